@@ -1,0 +1,3 @@
+from ssdcompare.cli import main
+
+main()

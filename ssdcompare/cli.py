@@ -1,0 +1,151 @@
+"""The `ssdcompare` command: parses options, calls core functions, prints results.
+
+Core code raises SsdcompareError with a message that says what to do; this module turns it into
+"error: ..." on stderr and exit status 2. Nothing here measures or decides anything.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import click
+
+from ssdcompare import __version__
+from ssdcompare.devices import describe
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.units import format_bytes, format_duration, parse_size
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+def _size_option(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 99})
+@click.version_option(__version__, prog_name="ssdcompare")
+def cli() -> None:
+    """Compare storage devices with fio, and say which numbers to trust."""
+
+
+@cli.command("suites")
+def suites_command() -> None:
+    """List the bundled suites with their job counts and measuring time per device."""
+    from ssdcompare.suites import list_suites
+
+    infos = list_suites()
+    width = max(len(i.name) for i in infos)
+    for info in infos:
+        kind = "writes" if info.writes else "read-only"
+        click.echo(
+            f"{info.name:<{width}}  {info.jobs:>3} jobs  "
+            f"{format_duration(info.duration_s):>11} per device  {kind}"
+        )
+        for line in textwrap.wrap(info.description, 96 - width):
+            click.echo(f"{'':<{width}}  {line}")
+        if info.source:
+            click.echo(f"{'':<{width}}  source: {info.source}")
+        click.echo()
+    click.echo("Use one with --suite NAME, or give the path of your own suite file.")
+
+
+@cli.command("plan")
+@click.option("--suite", "suite_name", required=True, help="Bundled suite name or suite file.")
+@click.option("--devices", required=True, help="Comma-separated: nvme0n1,/dev/sdb,./file.img")
+@click.option("--runtime", type=click.IntRange(min=1), help="Seconds per job (overrides suite).")
+@click.option("--size", help="Span of each target to use, e.g. 10g; size of new file targets.")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Write the jobfiles to this folder instead of printing them.")
+@click.option("--brief", is_flag=True, help="Print the job list only, not the jobfiles.")
+@click.option("--no-validate", is_flag=True, help="Skip `fio --parse-only` on the jobfiles.")
+def plan_command(
+    suite_name: str,
+    devices: str,
+    runtime: int | None,
+    size: str | None,
+    repeat: int,
+    read_only: bool,
+    out: Path | None,
+    brief: bool,
+    no_validate: bool,
+) -> None:
+    """Show what a sweep would run: jobs, jobfiles and the estimated duration."""
+    from ssdcompare.plan import make_plan, validate, write_jobfiles
+
+    plan = make_plan(
+        suite_name, devices, runtime_s=runtime, size_bytes=_size_option(size), repeat=repeat,
+        read_only=read_only,
+    )  # fmt: skip
+    suite = plan.suite
+    click.echo(f"suite {suite.name}: {suite.description}")
+    click.echo("targets:")
+    for target in plan.targets:
+        click.echo(f"  {describe(target)}")
+    click.echo()
+    header = f"{'job':<32} {'rw':<9} {'bs':>6} {'qd':>4} {'jobs':>4} {'read%':>5} " \
+             f"{'fsync':>5} {'time':>7}"  # fmt: skip
+    click.echo(header)
+    for w in suite.workloads:
+        mix = "" if w.rwmixread is None else str(w.rwmixread)
+        click.echo(
+            f"{w.job_id:<32} {w.rw:<9} {format_bytes(w.bs_bytes):>6} {w.iodepth:>4} "
+            f"{w.numjobs:>4} {mix:>5} {w.fsync or '':>5} {format_duration(w.duration_s):>7}"
+        )
+    click.echo()
+    if out is not None:
+        for path in write_jobfiles(plan, out):
+            click.echo(str(path))
+        click.echo()
+    elif not brief:
+        for job in plan.jobs:
+            click.echo(f"----- {job.target.name}/{job.file_name}")
+            click.echo(job.text)
+    for warning in plan.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    rejected = 0
+    if plan.fio is not None and not no_validate:
+        rejections = validate(plan)
+        rejected = len(rejections)
+        for rejection in rejections:
+            click.echo(
+                f"fio rejects {rejection.job.target.name}/{rejection.job.file_name}:\n"
+                f"  {rejection.reason}",
+                err=True,
+            )
+        if not rejections:
+            click.echo(f"{plan.fio.version} accepts all {len(plan.jobs)} jobfiles.")
+    click.echo(
+        f"{len(suite.workloads)} jobs x {len(plan.targets)} target(s) x {plan.repeat} "
+        f"repeat(s) = {len(plan.jobs) * plan.repeat} fio runs, estimated "
+        f"{format_duration(plan.estimated_s)}."
+    )
+    if rejected:
+        raise SsdcompareError(f"fio rejected {rejected} jobfile(s); see above")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI and turn project errors into clean messages."""
+    try:
+        cli.main(args=argv, prog_name="ssdcompare", standalone_mode=False)
+    except SsdcompareError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(EXIT_ERROR)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)

@@ -1,0 +1,189 @@
+"""Turning what users type after --devices into targets fio can open.
+
+"nvme0n1" means /dev/nvme0n1; "/dev/disk/by-id/..." is followed to its kernel name; a path to a
+regular file (existing, or to be created by fio with a size) is a file target. Everything about
+resolution and its errors lives here; the runner and the safety guard build on `Target`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.units import format_bytes
+
+TargetKind = Literal["block", "file"]
+
+
+class Target(BaseModel):
+    """A device or file that jobs run against."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: str  # as the user typed it
+    name: str  # short name for tables and file names: "nvme0n1", "scratch.img"
+    path: str  # what fio opens
+    kind: TargetKind
+    size_bytes: int | None  # block: capacity; file: the file's size (existing or to create)
+    exists: bool = True  # False for a file fio will create
+
+    @property
+    def kernel_name(self) -> str | None:
+        """The name under /sys/class/block for block targets."""
+        return Path(self.path).name if self.kind == "block" else None
+
+
+def available_block_devices(sys_root: Path = Path("/sys")) -> list[str]:
+    """Names of the block devices with a non-zero size (what a user could mean)."""
+    block = sys_root / "block"
+    names = []
+    try:
+        entries = sorted(block.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            if int((entry / "size").read_text().strip()) > 0:
+                names.append(entry.name)
+        except (OSError, ValueError):
+            continue
+    return names
+
+
+def block_size_bytes(kernel_name: str, sys_root: Path = Path("/sys")) -> int | None:
+    """Capacity from sysfs (the size file counts 512-byte sectors whatever the block size)."""
+    try:
+        sectors = int((sys_root / "class" / "block" / kernel_name / "size").read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return sectors * 512
+
+
+def _unknown_device(spec: str, sys_root: Path) -> SsdcompareError:
+    known = available_block_devices(sys_root)
+    listing = ", ".join(known) if known else "none found"
+    return SsdcompareError(
+        f"unknown device {spec!r}: no such block device. Block devices on this machine: "
+        f"{listing}. To test a file instead, give a path such as ./{Path(spec).name}.img "
+        "with --size"
+    )
+
+
+def resolve_target(
+    spec: str,
+    size_bytes: int | None = None,
+    dev_root: Path = Path("/dev"),
+    sys_root: Path = Path("/sys"),
+) -> Target:
+    """Resolve one --devices entry.
+
+    `size_bytes` is the size for a file target (required when the file does not exist yet or
+    is empty). Raises SsdcompareError naming what was wrong and what would work.
+    """
+    text = spec.strip()
+    if not text:
+        raise SsdcompareError("empty device name in --devices (check for a stray comma)")
+    is_path = "/" in text or text.startswith(".")
+    path = Path(text).expanduser() if is_path else dev_root / text
+    if not is_path and not path.exists():
+        raise _unknown_device(text, sys_root)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        if str(path).startswith(str(dev_root) + "/"):
+            raise _unknown_device(text, sys_root) from None
+        return _new_file_target(text, path, size_bytes)
+    except PermissionError:
+        raise SsdcompareError(f"cannot inspect {path}: permission denied (run as root?)") from None
+
+    if stat.S_ISBLK(info.st_mode):
+        real = Path(os.path.realpath(path))
+        capacity = block_size_bytes(real.name, sys_root)
+        return Target(
+            spec=text, name=real.name, path=str(real), kind="block", size_bytes=capacity
+        )
+    if stat.S_ISREG(info.st_mode):
+        size = size_bytes or info.st_size or None
+        if size is None:
+            raise SsdcompareError(
+                f"file target {path} is empty: give its size with --size (e.g. --size 4g)"
+            )
+        return Target(
+            spec=text,
+            name=path.name,
+            path=str(path.resolve()),
+            kind="file",
+            size_bytes=size,
+        )
+    if stat.S_ISDIR(info.st_mode):
+        raise SsdcompareError(
+            f"{path} is a directory; give a file inside it for fio to create, e.g. "
+            f"{path / 'ssdcompare.scratch'} with --size 4g"
+        )
+    raise SsdcompareError(f"{path} is neither a block device nor a regular file")
+
+
+def _new_file_target(spec: str, path: Path, size_bytes: int | None) -> Target:
+    parent = path.parent
+    if not parent.is_dir():
+        raise SsdcompareError(
+            f"{path} does not exist and neither does its folder {parent}; give an existing "
+            "block device or a file path in an existing folder"
+        )
+    if not size_bytes:
+        raise SsdcompareError(
+            f"{path} does not exist: fio can create it as a test file, but needs a size "
+            "(e.g. --size 4g)"
+        )
+    return Target(
+        spec=spec,
+        name=path.name,
+        path=str(path.resolve()),
+        kind="file",
+        size_bytes=size_bytes,
+        exists=False,
+    )
+
+
+def resolve_targets(
+    specs: str | list[str],
+    size_bytes: int | None = None,
+    dev_root: Path = Path("/dev"),
+    sys_root: Path = Path("/sys"),
+) -> list[Target]:
+    """Resolve a comma-separated --devices value (or a list); names must be distinct."""
+    items = specs.split(",") if isinstance(specs, str) else list(specs)
+    if not [i for i in items if i.strip()]:
+        raise SsdcompareError("no devices given: use --devices nvme0n1,nvme1n1 (or file paths)")
+    targets = [resolve_target(item, size_bytes, dev_root, sys_root) for item in items]
+    by_path: dict[str, Target] = {}
+    for target in targets:
+        if target.path in by_path:
+            raise SsdcompareError(
+                f"{target.spec!r} and {by_path[target.path].spec!r} are the same target "
+                f"({target.path}); list each device once"
+            )
+        by_path[target.path] = target
+    names = [t.name for t in targets]
+    if len(set(names)) != len(names):
+        # two files with the same base name in different folders: use full paths as names
+        targets = [
+            t.model_copy(update={"name": t.path.strip("/").replace("/", "_")})
+            if names.count(t.name) > 1
+            else t
+            for t in targets
+        ]
+    return targets
+
+
+def describe(target: Target) -> str:
+    """One line for people: "nvme0n1 (block device /dev/nvme0n1, 932 GiB)"."""
+    kind = "block device" if target.kind == "block" else "file"
+    size = format_bytes(target.size_bytes) if target.size_bytes else "size unknown"
+    new = ", to be created" if not target.exists else ""
+    return f"{target.name} ({kind} {target.path}, {size}{new})"

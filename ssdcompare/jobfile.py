@@ -1,0 +1,140 @@
+"""Rendering one fio jobfile per workload per target from templates/job.fio.j2.
+
+The rendered text is exactly what fio runs and what is stored with the result, so it is written
+for people to read: a header saying what and why, then plain fio options.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+
+import jinja2
+from pydantic import BaseModel, ConfigDict
+
+from ssdcompare import __version__
+from ssdcompare.devices import Target
+from ssdcompare.matrix import Workload
+from ssdcompare.resources import templates_dir
+from ssdcompare.units import format_bytes, parse_size, size_token
+
+TEMPLATE = "job.fio.j2"
+
+
+class RenderedJob(BaseModel):
+    """A jobfile ready to run: the workload, the target and the exact text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: Workload
+    target: Target
+    ioengine: str
+    text: str
+    workload_hash: str  # identical for every target running the same workload
+
+    @property
+    def job_id(self) -> str:
+        return self.workload.job_id
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.job_id}.fio"
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # fio jobfiles are plain text
+    )
+
+
+def span(workload: Workload, target: Target) -> str | None:
+    """The fio `size=` value: the workload's span, bounded by a file target's size.
+
+    Block devices take percentages natively; files get bytes because fio may have to create
+    them and cannot take a share of a file that does not exist yet.
+    """
+    if target.kind == "file":
+        capacity = target.size_bytes
+        assert capacity is not None  # file targets always know their size
+        wanted = workload.size_bytes
+        if workload.size_pct is not None:
+            wanted = int(capacity * workload.size_pct / 100)
+        if wanted is None or wanted > capacity:
+            wanted = capacity
+        # fio wants whole blocks; round down to the block size
+        wanted -= wanted % workload.bs_bytes
+        return size_token(max(wanted, workload.bs_bytes))
+    if workload.size_pct is not None:
+        return f"{workload.size_pct:g}%"
+    if workload.size_bytes is not None:
+        if target.size_bytes is not None and workload.size_bytes > target.size_bytes:
+            return None  # the whole device is smaller than the span asked for
+        return size_token(workload.size_bytes)
+    return None
+
+
+def _summary(workload: Workload, size: str | None, target: Target) -> str:
+    what = {
+        "read": "sequential read", "write": "sequential write", "randread": "random read",
+        "randwrite": "random write", "rw": "sequential mix", "randrw": "random mix",
+        "trim": "sequential trim", "randtrim": "random trim",
+    }[workload.rw]  # fmt: skip
+    parts = [what]
+    if workload.rwmixread is not None:
+        parts.append(f"{workload.rwmixread}% read / {100 - workload.rwmixread}% write")
+    parts.append(f"{format_bytes(workload.bs_bytes)} blocks")
+    parts.append(f"queue depth {workload.iodepth} x {workload.numjobs} job(s)")
+    if workload.fsync:
+        parts.append(f"fsync every {workload.fsync} write(s)")
+    if size is None:
+        parts.append("over the whole device")
+    elif size.endswith("%"):
+        parts.append(f"over {size} of the device")
+    else:
+        parts.append(f"over {format_bytes(parse_size(size))}")
+    if target.kind == "file":
+        parts.append("of a file")
+    return ", ".join(parts)
+
+
+def _hash(text: str) -> str:
+    # what makes two results comparable: every option except where it ran (filename) and
+    # the comment header, which names the target
+    lines = [
+        line
+        for line in text.splitlines()
+        if line.strip() and not line.startswith((";", "#", "filename="))
+    ]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
+def render(workload: Workload, target: Target, suite: str, ioengine: str) -> RenderedJob:
+    """Render the jobfile for one workload on one target.
+
+    `ioengine` is the engine to use when the workload does not name one (see
+    fio.default_ioengine).
+    """
+    engine = workload.ioengine or ioengine
+    size = span(workload, target)
+    text = _environment().get_template(TEMPLATE).render(
+        version=__version__,
+        suite=suite,
+        job=workload,
+        target=target,
+        size=size,
+        ioengine=engine,
+        bs=size_token(workload.bs_bytes),
+        extra=[
+            (k, int(v) if isinstance(v, bool) else v) for k, v in sorted(workload.extra.items())
+        ],
+        summary=_summary(workload, size, target),
+    )
+    return RenderedJob(
+        workload=workload, target=target, ioengine=engine, text=text, workload_hash=_hash(text)
+    )

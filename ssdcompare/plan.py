@@ -1,0 +1,157 @@
+"""A plan: the suite's jobs rendered for every target, with an estimate and fio's verdict."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ssdcompare import fio as fio_mod
+from ssdcompare.devices import Target, resolve_targets
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.jobfile import RenderedJob, render
+from ssdcompare.matrix import Suite
+from ssdcompare.suites import load_suite
+
+# fio start-up, engine set-up and writing the JSON cost about a second per job on a quiet
+# machine; laying out a new test file costs more and is not counted here.
+JOB_OVERHEAD_S = 1.0
+
+
+@dataclass
+class Plan:
+    """Everything a sweep will run, in order: targets outermost, then workloads."""
+
+    suite: Suite
+    targets: list[Target]
+    jobs: list[RenderedJob]
+    repeat: int = 1
+    fio: fio_mod.FioInfo | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def estimated_s(self) -> float:
+        return self.repeat * sum(j.workload.duration_s + JOB_OVERHEAD_S for j in self.jobs)
+
+    def jobs_for(self, target: Target) -> list[RenderedJob]:
+        return [j for j in self.jobs if j.target.path == target.path]
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A rendered jobfile that the installed fio would not run."""
+
+    job: RenderedJob
+    reason: str
+
+
+def make_plan(
+    suite: str | Suite,
+    devices: str | list[str] | list[Target],
+    runtime_s: int | None = None,
+    size_bytes: int | None = None,
+    repeat: int = 1,
+    read_only: bool = False,
+    fio_bin: str | None = None,
+    require_fio: bool = False,
+) -> Plan:
+    """Load a suite, resolve the devices and render every jobfile.
+
+    `runtime_s` overrides every workload's runtime; `size_bytes` is the span of each target to
+    use (and the size of file targets fio has to create). Without fio installed the plan is
+    still made (with io_uring as the engine) unless `require_fio` is set.
+    """
+    if repeat < 1:
+        raise SsdcompareError(f"--repeat must be at least 1, got {repeat}")
+    loaded = load_suite(suite) if isinstance(suite, str) else suite
+    if read_only:
+        loaded = loaded.read_only()
+    overrides: dict[str, object] = {}
+    if runtime_s is not None:
+        overrides["runtime_s"] = runtime_s
+    if size_bytes is not None:
+        overrides["size"] = size_bytes
+    loaded = loaded.with_overrides(**overrides)
+
+    if devices and isinstance(devices, list) and isinstance(devices[0], Target):
+        targets = list(devices)  # type: ignore[arg-type]
+    else:
+        targets = resolve_targets(devices, size_bytes)  # type: ignore[arg-type]
+
+    warnings: list[str] = []
+    try:
+        fio_info: fio_mod.FioInfo | None = fio_mod.find_fio(fio_bin)
+    except SsdcompareError as err:
+        if require_fio:
+            raise
+        fio_info = None
+        warnings.append(f"{err}; jobfiles were not checked by fio")
+    engine = fio_mod.default_ioengine(fio_info)
+    if fio_info is not None and engine != "io_uring":
+        warnings.append(
+            "io_uring does not work here (fio build or kernel); using libaio instead"
+        )
+
+    jobs = [
+        render(workload, target, loaded.name, engine)
+        for target in targets
+        for workload in loaded.workloads
+    ]
+    for target in targets:
+        if target.kind == "block":
+            continue
+        pct_jobs = [w.job_id for w in loaded.workloads if w.size_pct is not None]
+        if pct_jobs and size_bytes is None:
+            warnings.append(
+                f"{target.name} is a file: its spans are shares of the file's "
+                f"{target.size_bytes} bytes, not of a device"
+            )
+    sync_engines = {"psync", "sync", "pvsync", "pvsync2", "vsync"}
+    deep_sync = [
+        w.job_id for w in loaded.workloads if w.ioengine in sync_engines and w.iodepth > 1
+    ]
+    if deep_sync:
+        warnings.append(
+            "synchronous engines ignore iodepth > 1 (each job keeps one I/O in flight): "
+            + ", ".join(deep_sync)
+        )
+    return Plan(
+        suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings
+    )
+
+
+def validate(plan: Plan) -> list[Rejection]:
+    """Have the installed fio parse every distinct jobfile; return what it rejects.
+
+    `fio --parse-only` does not load engines, so the engine is checked against
+    `fio --enghelp` as well.
+    """
+    if plan.fio is None:
+        raise SsdcompareError(f"cannot validate jobfiles: fio not found; {fio_mod.INSTALL_HINT}")
+    available = fio_mod.engines(plan.fio)
+    rejections = []
+    with tempfile.TemporaryDirectory(prefix="ssdcompare-plan-") as scratch:
+        for index, job in enumerate(plan.jobs):
+            if job.ioengine not in available:
+                rejections.append(
+                    Rejection(job, f"ioengine {job.ioengine} is not in this fio build")
+                )
+                continue
+            path = Path(scratch) / f"{index}-{job.file_name}"
+            path.write_text(job.text)
+            complaint = fio_mod.parse_only(plan.fio, path)
+            if complaint:
+                rejections.append(Rejection(job, complaint))
+    return rejections
+
+
+def write_jobfiles(plan: Plan, out_dir: Path) -> list[Path]:
+    """Write every rendered jobfile as OUT/<target>/<job id>.fio; return the paths."""
+    paths = []
+    for job in plan.jobs:
+        folder = out_dir / job.target.name
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / job.file_name
+        path.write_text(job.text)
+        paths.append(path)
+    return paths

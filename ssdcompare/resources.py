@@ -1,0 +1,28 @@
+"""Where the bundled suites (jobs/) and templates (templates/) are.
+
+In a wheel they are inside the package (ssdcompare/jobs, ssdcompare/templates); in a source
+checkout or an editable install they are at the top of the repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _find(name: str) -> Path:
+    for candidate in (_PACKAGE_DIR / name, _PACKAGE_DIR.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"ssdcompare is installed without its {name}/ folder")
+
+
+def jobs_dir() -> Path:
+    """The folder of bundled suite files."""
+    return _find("jobs")
+
+
+def templates_dir() -> Path:
+    """The folder of jinja2 templates (fio jobfiles, HTML report)."""
+    return _find("templates")

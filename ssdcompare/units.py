@@ -1,0 +1,69 @@
+"""Parsing sizes as people type them, and formatting numbers for people.
+
+Sizes follow fio's default (kb_base=1024): "4k", "4K", "4KiB" and "4kb" all mean 4096 bytes.
+All formatting for display lives here so that stored values keep their units in field names.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SUFFIX_POWER = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
+
+
+def parse_size(value: int | str) -> int:
+    """Return a size in bytes from 4096, "4k", "4K", "4KiB", "1M", "4m" or "512b".
+
+    Raises ValueError with the accepted forms when the value cannot be read.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a size")
+    if isinstance(value, int):
+        if value <= 0:
+            raise ValueError(f"size must be positive, got {value}")
+        return value
+    match = _SIZE_RE.match(str(value))
+    if not match:
+        raise ValueError(
+            f"{value!r} is not a size; use bytes (4096) or a number with a suffix "
+            "k/K/KiB, m/M/MiB, g/G/GiB, t/T/TiB (powers of 1024), e.g. 4k, 128K, 1M"
+        )
+    number, suffix, _ = match.groups()
+    size = int(number) * 1024 ** _SUFFIX_POWER[suffix.lower()]
+    if size <= 0:
+        raise ValueError(f"size must be positive, got {value!r}")
+    return size
+
+
+def size_token(size_bytes: int) -> str:
+    """A compact, fio-compatible spelling used in ids and jobfiles: 4096 -> "4k", 2**20 -> "1m"."""
+    for suffix in ("p", "t", "g", "m", "k"):
+        unit = 1024 ** _SUFFIX_POWER[suffix]
+        if size_bytes >= unit and size_bytes % unit == 0:
+            return f"{size_bytes // unit}{suffix}"
+    return str(size_bytes)
+
+
+def format_bytes(size_bytes: float | None) -> str:
+    """Human display of a byte count with binary units: 4096 -> "4 KiB"."""
+    if size_bytes is None:
+        return "-"
+    value = float(size_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_duration(seconds: float) -> str:
+    """Human display of a duration: 59 -> "59 s", 125 -> "2 min 05 s", 7260 -> "2 h 01 min"."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, secs = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
