@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what ssdcompare needs: fio (Debian/Ubuntu package) and a virtual environment in
+# .venv with ssdcompare and its test tools. Safe to run again; it only adds what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        echo "need root to run: $*" >&2; exit 1; fi
+}
+
+apt_packages=()
+command -v fio >/dev/null || apt_packages+=(fio)
+python3 -c 'import venv, ensurepip' 2>/dev/null || apt_packages+=(python3-venv)
+if [ "${SSDCOMPARE_BROWSER_TESTS:-0}" = 1 ] && ! command -v chromium >/dev/null; then
+    apt_packages+=(chromium)
+fi
+if [ ${#apt_packages[@]} -gt 0 ]; then
+    if ! command -v apt-get >/dev/null; then
+        echo "please install: ${apt_packages[*]} (no apt-get on this machine)" >&2; exit 1
+    fi
+    echo "installing ${apt_packages[*]} ..."
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_packages[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+echo "ready: $(fio --version), $(.venv/bin/ssdcompare --version)"

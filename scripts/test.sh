@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Runs the test suite. Installs what the tests need first (fio, a .venv with ssdcompare). The
+# end-to-end tests make their own loop devices and RAM disks, so run as root (CI does).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install.sh >/dev/null
+exec .venv/bin/python -m pytest -q "$@"
