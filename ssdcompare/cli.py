@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,9 @@ from ssdcompare import __version__
 from ssdcompare.devices import describe
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.units import format_bytes, format_duration, parse_size
+
+if TYPE_CHECKING:
+    from ssdcompare.sweep import Progress
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -131,6 +135,127 @@ def plan_command(
     )
     if rejected:
         raise SsdcompareError(f"fio rejected {rejected} jobfile(s); see above")
+
+
+class _ProgressLine:
+    """One updating status line on a terminal; silent when output is not a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.width = 0
+
+    def __call__(self, event: Progress) -> None:
+        if not self.enabled:
+            return
+        eta = f", ETA {format_duration(event.eta_s)}" if event.eta_s is not None else ""
+        if event.state == "start":
+            line = (
+                f"[{event.index}/{event.total}] {event.target}: {event.job}"
+                f" (repeat {event.repeat}){eta}"
+            )
+            self._show(line)
+        elif event.state != "ok":
+            self._show("")
+            click.echo(
+                f"[{event.index}/{event.total}] {event.target}: {event.job} {event.state}"
+                f"{': ' + event.error if event.error else ''}",
+                err=True,
+            )
+
+    def _show(self, line: str) -> None:
+        pad = max(self.width - len(line), 0)
+        click.echo("\r" + line + " " * pad, nl=False, err=True)
+        self.width = len(line)
+
+    def close(self) -> None:
+        if self.enabled and self.width:
+            self._show("")
+            click.echo("\r", nl=False, err=True)
+
+
+@cli.command("sweep")
+@click.option("--devices", help="Comma-separated: nvme0n1,/dev/sdb,./file.img")
+@click.option("--suite", "suite_name", default="quick", show_default=True,
+              help="Bundled suite name or suite file.")
+@click.option("--runtime", type=click.IntRange(min=1), help="Seconds per job (overrides suite).")
+@click.option("--size", help="Span of each target to use, e.g. 10g; size of new file targets.")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run the whole suite N times (each repeat stored apart).")
+@click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
+@click.option("--destroy-data", is_flag=True,
+              help="Allow writing to devices that hold partitions or filesystem signatures.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Results folder (default: ./results/<time>-<suite>).")
+@click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Continue an interrupted sweep: run only what is not finished.")
+def sweep_command(
+    devices: str | None,
+    suite_name: str,
+    runtime: int | None,
+    size: str | None,
+    repeat: int,
+    read_only: bool,
+    destroy_data: bool,
+    out: Path | None,
+    resume_dir: Path | None,
+) -> None:
+    """Run a suite on each device in turn, sampling the CPU, keeping every raw result."""
+    from ssdcompare import sweep
+    from ssdcompare.plan import make_plan
+
+    if resume_dir is not None:
+        plan, results, findings = sweep.reopen(resume_dir, destroy_data=destroy_data)
+    else:
+        if not devices:
+            raise SsdcompareError("say which devices to test: --devices nvme0n1,nvme1n1")
+        plan = make_plan(
+            suite_name, devices, runtime_s=runtime, size_bytes=_size_option(size),
+            repeat=repeat, read_only=read_only, require_fio=True,
+        )  # fmt: skip
+        results, findings = sweep.start(
+            plan, out, destroy_data=destroy_data, command_line=["ssdcompare", *sys.argv[1:]],
+            read_only=read_only,
+        )  # fmt: skip
+    for finding in findings:
+        click.echo(f"warning: overwriting {finding.device}: {finding.detail} (--destroy-data)",
+                   err=True)  # fmt: skip
+    for warning in plan.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    runs = len(plan.jobs) * plan.repeat
+    click.echo(
+        f"{plan.suite.name}: {len(plan.suite.workloads)} jobs x {len(plan.targets)} device(s) x "
+        f"{plan.repeat} repeat(s) = {runs} runs, about {format_duration(plan.estimated_s)}; "
+        f"results in {results.path}",
+        err=True,
+    )
+    progress = _ProgressLine()
+    try:
+        outcome = sweep.run(plan, results, progress=progress)
+    finally:
+        progress.close()
+    _print_summary(results.path)
+    done = outcome.count("ok") + outcome.skipped_existing
+    click.echo(
+        f"{done}/{runs} runs ok, {outcome.count('failed')} failed, "
+        f"{outcome.count('skipped')} skipped. Results: {results.path}"
+    )
+    if outcome.interrupted:
+        click.echo(
+            f"interrupted: finished runs are kept. Continue with: ssdcompare sweep --resume "
+            f"{results.path}",
+            err=True,
+        )
+        sys.exit(EXIT_INTERRUPTED)
+    if outcome.count("failed") or outcome.count("skipped"):
+        sys.exit(1)
+
+
+def _print_summary(path: Path) -> None:
+    """Per job: IOPS, MB/s and latency per device, with CPU-bound marks."""
+    from ssdcompare.summary import summary_lines
+
+    for line in summary_lines(path):
+        click.echo(line)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -422,7 +422,7 @@ def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
         keys = list(matrix.axes)
         combos = []
         for values in itertools.product(*(matrix.axes[k] for k in keys)):
-            combos.append(dict(zip(keys, values)))
+            combos.append(dict(zip(keys, values, strict=True)))
         used_excludes = set()
         for combo in combos:
             raw = {**base, **combo}

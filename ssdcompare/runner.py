@@ -1,0 +1,210 @@
+"""Running one fio job: a subprocess in its own process group, with a timeout, while the CPU
+is sampled; everything fio printed is kept in the run's folder.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ssdcompare.fio import FioInfo
+from ssdcompare.fioresult import FioOutputError, parse_fio_file
+from ssdcompare.store import RunState, write_atomic
+
+FIO_JSON = "fio.json"
+CPU_JSON = "cpu.json"
+STDOUT = "fio.stdout.txt"
+STDERR = "fio.stderr.txt"
+
+# fio errors that say the target itself cannot be used: the next job would fail the same way
+DEVICE_ERRNOS = {
+    errno.ENOENT, errno.ENXIO, errno.ENODEV, errno.EACCES, errno.EPERM, errno.EBUSY,
+    errno.EROFS, errno.ENOSPC,
+}  # fmt: skip
+SIGINT_GRACE_S = 15.0  # fio writes its partial results on SIGINT; give it time to
+TERM_GRACE_S = 10.0
+
+
+class Trace(Protocol):
+    """What a CPU sampler returns: a JSON-serialisable trace."""
+
+    def model_dump_json(self) -> str: ...
+
+
+class Sampler(Protocol):
+    """Samples CPU use while fio runs (see ssdcompare.cpu.CpuSampler)."""
+
+    def start(self, root_pid: int) -> None: ...
+
+    def stop(self) -> Trace: ...
+
+
+@dataclass
+class RunOutcome:
+    """What happened to one fio run."""
+
+    state: RunState
+    exit_code: int | None
+    duration_s: float
+    error: str | None = None
+    stderr_tail: str | None = None
+    fio_errno: int | None = None
+    device_unusable: bool = False
+    interrupted: bool = False
+    sampler_cpu_pct: float | None = None
+
+
+def fio_command(fio: FioInfo, jobfile: Path, output: Path) -> list[str]:
+    """The exact command line ssdcompare runs (stored with every result)."""
+    return [fio.path, "--output-format=json+", f"--output={output}", str(jobfile)]
+
+
+def timeout_for(duration_s: float, layout_bytes: int = 0) -> float:
+    """Generous wall-clock limit: twice the job's time plus start-up, plus laying out a new
+    test file at a pessimistic 20 MB/s; a job past this is hung (e.g. a dead device)."""
+    return 2 * duration_s + 120 + layout_bytes / 20e6
+
+
+def _tail(path: Path, lines: int = 20) -> str | None:
+    try:
+        text = path.read_text(errors="replace").strip()
+    except OSError:
+        return None
+    return "\n".join(text.splitlines()[-lines:]) or None
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stop(proc: subprocess.Popen, first: int, grace_s: float) -> int:
+    """Send `first` to fio's group, wait, then kill; return the exit code."""
+    _signal_group(proc, first)
+    try:
+        return proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc, signal.SIGKILL)
+        return proc.wait()
+    except KeyboardInterrupt:
+        # a second Ctrl-C: stop waiting for fio's partial results
+        _signal_group(proc, signal.SIGKILL)
+        return proc.wait()
+
+
+def run_fio(
+    fio: FioInfo,
+    jobfile: Path,
+    folder: Path,
+    timeout_s: float,
+    sampler: Sampler | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> RunOutcome:
+    """Run fio on `jobfile`, storing fio.json, fio.stdout/stderr.txt and cpu.json in `folder`.
+
+    Ctrl-C (KeyboardInterrupt) is forwarded to fio as SIGINT so it writes what it measured;
+    the outcome is then "interrupted" and the caller decides whether to stop the sweep.
+    """
+    partial = folder / f"{FIO_JSON}.partial"
+    command = fio_command(fio, jobfile, partial)
+    started = clock()
+    interrupted = timed_out = False
+    with open(folder / STDOUT, "wb") as out, open(folder / STDERR, "wb") as err:
+        try:
+            proc = subprocess.Popen(
+                command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                start_new_session=True,  # Ctrl-C reaches us, and we stop fio cleanly
+            )  # fmt: skip
+        except OSError as exc:
+            return RunOutcome("failed", None, 0.0, error=f"cannot start fio: {exc}")
+        if sampler is not None:
+            sampler.start(proc.pid)
+        trace = None
+        try:
+            try:
+                exit_code = proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                exit_code = _stop(proc, signal.SIGTERM, TERM_GRACE_S)
+            except KeyboardInterrupt:
+                interrupted = True
+                exit_code = _stop(proc, signal.SIGINT, SIGINT_GRACE_S)
+        finally:
+            if proc.poll() is None:  # anything unexpected: never leave fio running
+                _signal_group(proc, signal.SIGKILL)
+                proc.wait()
+            if sampler is not None:
+                trace = sampler.stop()
+                write_atomic(folder / CPU_JSON, trace.model_dump_json())
+    duration = clock() - started
+    if partial.exists():
+        os.replace(partial, folder / FIO_JSON)
+    outcome = RunOutcome(
+        state="ok",
+        exit_code=exit_code,
+        duration_s=round(duration, 3),
+        stderr_tail=_tail(folder / STDERR),
+        interrupted=interrupted,
+        sampler_cpu_pct=getattr(trace, "sampler_cpu_pct", None),
+    )
+    if interrupted:
+        outcome.state = "interrupted"
+        outcome.error = "interrupted by Ctrl-C; fio's partial output is kept in fio.json"
+        return outcome
+    if timed_out:
+        outcome.state = "failed"
+        outcome.error = f"fio did not finish within {timeout_s:.0f} s and was stopped"
+        return outcome
+    return _judge(outcome, folder)
+
+
+def _judge(outcome: RunOutcome, folder: Path) -> RunOutcome:
+    """Decide ok/failed from the exit code and what fio wrote."""
+    try:
+        result = parse_fio_file(folder / FIO_JSON)
+    except (FioOutputError, OSError) as exc:
+        outcome.state = "failed"
+        notes = _tail(folder / FIO_JSON, 5) or outcome.stderr_tail or ""
+        outcome.error = f"fio exited with status {outcome.exit_code} and no usable results"
+        if outcome.exit_code == 0:
+            outcome.error = f"fio output unreadable: {exc}"
+        outcome.stderr_tail = "\n".join(t for t in (outcome.stderr_tail, notes) if t) or None
+        outcome.device_unusable = _device_problem(outcome.stderr_tail or "")
+        return outcome
+    failed = [job for job in result.jobs if job.error]
+    if failed or outcome.exit_code:
+        outcome.state = "failed"
+        if failed:
+            code = failed[0].error
+            outcome.fio_errno = code
+            outcome.error = f"fio job error {code} ({os.strerror(code)})"
+            outcome.device_unusable = code in DEVICE_ERRNOS
+        else:
+            outcome.error = f"fio exited with status {outcome.exit_code}"
+        if result.notes:
+            notes = "\n".join(result.notes[-10:])
+            outcome.stderr_tail = "\n".join(t for t in (outcome.stderr_tail, notes) if t)
+        if not outcome.device_unusable:
+            outcome.device_unusable = _device_problem(outcome.stderr_tail or "")
+    return outcome
+
+
+def _device_problem(text: str) -> bool:
+    """fio's messages for a target that cannot be opened or used with O_DIRECT."""
+    lowered = text.lower()
+    return any(
+        marker in lowered
+        for marker in (
+            "no such file or directory", "permission denied", "device or resource busy",
+            "read-only file system", "o_direct", "no space left",
+        )
+    )  # fmt: skip
