@@ -25,13 +25,16 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 
-def _size_option(value: str | None) -> int | None:
+def _size_option(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> int | None:
+    """Click callback: "--size 4g" -> bytes, with the option named in the error."""
     if value is None:
         return None
     try:
         return parse_size(value)
     except ValueError as err:
-        raise click.BadParameter(str(err)) from None
+        raise click.BadParameter(str(err), ctx=ctx, param=param) from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 99})
@@ -65,7 +68,8 @@ def suites_command() -> None:
 @click.option("--suite", "suite_name", required=True, help="Bundled suite name or suite file.")
 @click.option("--devices", required=True, help="Comma-separated: nvme0n1,/dev/sdb,./file.img")
 @click.option("--runtime", type=click.IntRange(min=1), help="Seconds per job (overrides suite).")
-@click.option("--size", help="Span of each target to use, e.g. 10g; size of new file targets.")
+@click.option("--size", callback=_size_option,
+              help="Span of each target to use, e.g. 10g; size of new file targets.")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
@@ -76,7 +80,7 @@ def plan_command(
     suite_name: str,
     devices: str,
     runtime: int | None,
-    size: str | None,
+    size: int | None,
     repeat: int,
     read_only: bool,
     out: Path | None,
@@ -87,7 +91,7 @@ def plan_command(
     from ssdcompare.plan import make_plan, validate, write_jobfiles
 
     plan = make_plan(
-        suite_name, devices, runtime_s=runtime, size_bytes=_size_option(size), repeat=repeat,
+        suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
         read_only=read_only,
     )  # fmt: skip
     suite = plan.suite
@@ -178,7 +182,8 @@ class _ProgressLine:
 @click.option("--suite", "suite_name", default="quick", show_default=True,
               help="Bundled suite name or suite file.")
 @click.option("--runtime", type=click.IntRange(min=1), help="Seconds per job (overrides suite).")
-@click.option("--size", help="Span of each target to use, e.g. 10g; size of new file targets.")
+@click.option("--size", callback=_size_option,
+              help="Span of each target to use, e.g. 10g; size of new file targets.")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="Run the whole suite N times (each repeat stored apart).")
 @click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
@@ -192,7 +197,7 @@ def sweep_command(
     devices: str | None,
     suite_name: str,
     runtime: int | None,
-    size: str | None,
+    size: int | None,
     repeat: int,
     read_only: bool,
     destroy_data: bool,
@@ -209,7 +214,7 @@ def sweep_command(
         if not devices:
             raise SsdcompareError("say which devices to test: --devices nvme0n1,nvme1n1")
         plan = make_plan(
-            suite_name, devices, runtime_s=runtime, size_bytes=_size_option(size),
+            suite_name, devices, runtime_s=runtime, size_bytes=size,
             repeat=repeat, read_only=read_only, require_fio=True,
         )  # fmt: skip
         results, findings = sweep.start(

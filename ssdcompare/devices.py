@@ -67,10 +67,12 @@ def block_size_bytes(kernel_name: str, sys_root: Path = Path("/sys")) -> int | N
 def _unknown_device(spec: str, sys_root: Path) -> SsdcompareError:
     known = available_block_devices(sys_root)
     listing = ", ".join(known) if known else "none found"
+    name = Path(spec).name
+    # "scratch.img" typed without ./ is most likely a file: suggest ./scratch.img, not .img.img
+    example = f"./{name}" if Path(name).suffix else f"./{name}.img"
     return SsdcompareError(
         f"unknown device {spec!r}: no such block device. Block devices on this machine: "
-        f"{listing}. To test a file instead, give a path such as ./{Path(spec).name}.img "
-        "with --size"
+        f"{listing}. To test a file instead, give a path such as {example} with --size"
     )
 
 

@@ -235,6 +235,15 @@ WORKLOAD_KEYS: frozenset[str] = frozenset(
     }
 )
 
+# Alias -> field name ("runtime" -> "runtime_s"), so overrides can use either spelling.
+_FIELD_BY_ALIAS: dict[str, str] = {
+    alias: field_name
+    for field_name, info in Workload.model_fields.items()
+    if isinstance(info.validation_alias, AliasChoices)
+    for alias in info.validation_alias.choices
+    if isinstance(alias, str)
+}
+
 
 class MatrixSpec(BaseModel):
     """A product of axes (e.g. bs x iodepth), with fixed fields, additions and exclusions."""
@@ -334,12 +343,14 @@ class Suite(BaseModel):
         """Override fields on every workload (e.g. runtime=5), re-validating each one."""
         if not fields:
             return self
+        # an alias next to its dumped field name would make pydantic reject the field name
+        fields = {_FIELD_BY_ALIAS.get(key, key): value for key, value in fields.items()}
         rebuilt = []
         for workload in self.workloads:
             data = workload.model_dump(exclude_none=True)
             if workload.id == workload.generated_id():
                 del data["id"]  # a generated id follows the parameters it names
-            if "size" in fields:
+            if {"size", "size_bytes", "size_pct"} & set(fields):
                 data.pop("size_bytes", None)
                 data.pop("size_pct", None)
             data.update(fields)
@@ -461,7 +472,8 @@ def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
 
     if problems:
         label = path or spec.name
-        listing = "\n".join(f"  {p}" for p in problems)
+        # a bad default or axis value fails every combination it is in: report it once
+        listing = "\n".join(f"  {p}" for p in dict.fromkeys(problems))
         raise SsdcompareError(f"{label}: invalid suite:\n{listing}")
     suite = Suite(
         name=spec.name,

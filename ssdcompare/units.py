@@ -67,3 +67,37 @@ def format_duration(seconds: float) -> str:
         return f"{minutes} min {secs:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+def format_count(value: float | None) -> str:
+    """IOPS and other rates for people: 950 -> "950", 85210 -> "85.2k", 1.2e6 -> "1.20M"."""
+    if value is None or value != value:  # None or NaN
+        return "-"
+    if value >= 1e6:
+        return f"{value / 1e6:.2f}M"
+    if value >= 1e4:
+        return f"{value / 1e3:.1f}k"
+    if value >= 1e3:
+        return f"{value / 1e3:.2f}k"
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def format_rate(bytes_per_s: float | None) -> str:
+    """Bandwidth for people in decimal megabytes per second, as drive vendors quote it."""
+    if bytes_per_s is None or bytes_per_s != bytes_per_s:
+        return "-"
+    mb = bytes_per_s / 1e6
+    if mb >= 1000:
+        return f"{mb / 1000:.2f} GB/s"
+    return f"{mb:.0f} MB/s" if mb >= 10 else f"{mb:.1f} MB/s"
+
+
+def format_latency(us: float | None) -> str:
+    """Latency for people: microseconds below 1 ms, milliseconds below 1 s."""
+    if us is None or us != us:
+        return "-"
+    if us >= 1e6:
+        return f"{us / 1e6:.2f} s"
+    if us >= 1000:
+        return f"{us / 1000:.2f} ms"
+    return f"{us:.1f} µs" if us < 100 else f"{us:.0f} µs"

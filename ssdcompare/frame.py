@@ -1,0 +1,258 @@
+"""Results as a tidy pandas frame: one row per (host, device, job, repeat, direction).
+
+Every number in the frame is read from a stored fio JSON file or CPU trace (the `fio_json`
+column names the file), so any cell can be traced back and recomputed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from ssdcompare.cpu import CpuTrace
+from ssdcompare.cpubound import Thresholds, judge
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.fioresult import FioOutputError, JobResult, parse_fio_file
+from ssdcompare.matrix import Workload
+from ssdcompare.runner import CPU_JSON, FIO_JSON
+from ssdcompare.store import ResultsDir, RunStatus
+from ssdcompare.units import parse_size
+
+DIRECTIONS = ("read", "write", "trim", "sync")
+
+# The column order of every frame; numeric columns stay numeric (NaN when unknown).
+COLUMNS = [
+    "host", "device", "job", "repeat", "direction", "status", "error",
+    "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "runtime_s",
+    "iops", "bw_bytes", "io_bytes", "total_ios",
+    "lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_p50_us", "lat_p99_us", "lat_p999_us",
+    "lat_max_us", "lat_source",
+    "fio_cpu_usr_pct", "fio_cpu_sys_pct",
+    "cpu_bound", "cpu_bound_reason",
+    "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
+    "fio_workers_total_cores", "cpu_count", "sampler_cpu_pct",
+    "suite", "workload_hash", "model", "firmware", "size_bytes", "transport", "rotational",
+    "scheduler", "target_kind", "fio_version", "started_at", "sweep", "fio_json",
+]  # fmt: skip
+
+_FLOAT_COLUMNS = [
+    "iops", "bw_bytes", "io_bytes", "total_ios", "lat_mean_us", "lat_stddev_us", "lat_min_us",
+    "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "fio_cpu_usr_pct",
+    "fio_cpu_sys_pct", "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct",
+    "fio_worker_max_pct", "fio_workers_total_cores", "sampler_cpu_pct", "size_bytes",
+]  # fmt: skip
+_INT_COLUMNS = ["repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "runtime_s",
+                "cpu_count"]  # fmt: skip
+
+
+def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
+    result = job.directions.get(direction)
+    if result is None:
+        return {}
+    lat = result.latency
+    values: dict[str, object] = {
+        "iops": result.iops,
+        "bw_bytes": result.bw_bytes,
+        "io_bytes": result.io_bytes,
+        "total_ios": result.total_ios,
+    }
+    if lat is not None:
+        values.update(
+            lat_mean_us=lat.mean_us,
+            lat_stddev_us=lat.stddev_us,
+            lat_min_us=lat.min_us,
+            lat_max_us=lat.max_us,
+            lat_p50_us=lat.percentile_us(50),
+            lat_p99_us=lat.percentile_us(99),
+            lat_p999_us=lat.percentile_us(99.9),
+            lat_source=result.latency_source,
+        )
+    return values
+
+
+def _workload_columns(workload: Workload | None) -> dict[str, object]:
+    if workload is None:
+        return {}
+    return {
+        "rw": workload.rw,
+        "bs_bytes": workload.bs_bytes,
+        "iodepth": workload.iodepth,
+        "numjobs": workload.numjobs,
+        "rwmixread": workload.rwmixread,
+        "fsync": workload.fsync,
+        "runtime_s": workload.runtime_s,
+    }
+
+
+def _run_rows(
+    results: ResultsDir,
+    status: RunStatus,
+    workload: Workload | None,
+    device: dict[str, object],
+    thresholds: Thresholds,
+) -> list[dict[str, object]]:
+    manifest = results.manifest
+    folder = results.run_dir(status.target, status.job, status.repeat)
+    base: dict[str, object] = {
+        "host": manifest.host.hostname,
+        "device": status.target,
+        "job": status.job,
+        "repeat": status.repeat,
+        "status": status.status,
+        "error": status.error,
+        "suite": manifest.suite.name,
+        "workload_hash": status.workload_hash,
+        "fio_version": manifest.host.fio_version,
+        "started_at": status.started_at,
+        "sweep": str(results.path),
+        "sampler_cpu_pct": status.sampler_cpu_pct,
+        "cpu_count": manifest.host.cpu_threads,
+        **_workload_columns(workload),
+        **device,
+    }
+    directions = list(workload.directions) if workload is not None else ["read"]
+    fio_path = folder / FIO_JSON
+    job: JobResult | None = None
+    if status.status == "ok" and fio_path.exists():
+        base["fio_json"] = str(fio_path)
+        try:
+            output = parse_fio_file(fio_path)
+        except FioOutputError as err:
+            base.update(status="failed", error=str(err))
+        else:
+            job = output.jobs[0] if output.jobs else None
+    cpu_summary = None
+    cpu_path = folder / CPU_JSON
+    if cpu_path.exists():
+        try:
+            trace = CpuTrace.model_validate_json(cpu_path.read_text())
+            skip = workload.ramp_s + 0.5 if workload is not None else 0.5
+            cpu_summary = trace.summary(skip_s=skip)
+        except (OSError, ValueError):
+            cpu_summary = None
+    if cpu_summary is not None:
+        base.update(
+            cpu_busy_pct=cpu_summary.cpu_busy_pct,
+            cpu_max_busy_pct=cpu_summary.cpu_max_busy_pct,
+            irq_softirq_max_pct=cpu_summary.irq_softirq_max_pct,
+            fio_worker_max_pct=cpu_summary.fio_worker_max_pct,
+            fio_workers_total_cores=cpu_summary.fio_workers_total_cores,
+        )
+    if job is not None:
+        base.update(fio_cpu_usr_pct=job.usr_cpu_pct, fio_cpu_sys_pct=job.sys_cpu_pct)
+        verdict = judge(
+            cpu_summary, job.usr_cpu_pct, job.sys_cpu_pct, manifest.host.cpu_threads, thresholds
+        )
+        base.update(cpu_bound=verdict.cpu_bound, cpu_bound_reason=verdict.reason)
+    rows = []
+    for direction in directions:
+        row = dict(base, direction=direction)
+        if job is not None:
+            row.update(_direction_values(job, direction))
+        rows.append(row)
+    return rows
+
+
+def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    for column in _FLOAT_COLUMNS:
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
+    for column in _INT_COLUMNS:
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
+    frame["cpu_bound"] = frame["cpu_bound"].astype("boolean")
+    frame["rotational"] = frame["rotational"].astype("boolean")
+    return frame
+
+
+def load_results(results: ResultsDir, thresholds: Thresholds = Thresholds()) -> pd.DataFrame:
+    """The frame of one results folder, failed and interrupted runs included (numbers NaN)."""
+    manifest = results.manifest
+    workloads = {w.job_id: w for w in manifest.suite.workloads}
+    devices: dict[str, dict[str, object]] = {}
+    for info in manifest.devices:
+        devices[info.name] = {
+            "model": info.model,
+            "firmware": info.firmware,
+            "size_bytes": info.size_bytes,
+            "transport": info.transport,
+            "rotational": info.rotational,
+            "scheduler": info.scheduler,
+            "target_kind": info.kind,
+        }
+    rows: list[dict[str, object]] = []
+    order = {w.job_id: i for i, w in enumerate(manifest.suite.workloads)}
+    targets = {t.name: i for i, t in enumerate(manifest.targets)}
+    statuses = sorted(
+        results.statuses(),
+        key=lambda s: (s.repeat, targets.get(s.target, 99), order.get(s.job, 10**6)),
+    )
+    for status in statuses:
+        rows.extend(
+            _run_rows(
+                results,
+                status,
+                workloads.get(status.job),
+                devices.get(status.target, {}),
+                thresholds,
+            )
+        )
+    return _typed(rows)
+
+
+def load(
+    paths: str | Path | Iterable[str | Path], thresholds: Thresholds = Thresholds()
+) -> pd.DataFrame:
+    """Load one or more sweep results folders into one tidy frame."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    frames = [load_results(ResultsDir.open(Path(p)), thresholds) for p in paths]
+    if not frames:
+        raise SsdcompareError("no results folders given")
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def read_fio(path: str | Path, thresholds: Thresholds = Thresholds()) -> pd.DataFrame:
+    """A frame from one raw fio JSON output made outside ssdcompare.
+
+    Columns fio's output cannot tell (device metadata, CPU samples) are null; the CPU-bound
+    judgement uses fio's own usr/sys figures and stays null unless they show a saturated worker.
+    """
+    output = parse_fio_file(Path(path))
+    rows = []
+    for job in output.jobs:
+        options = {**output.global_options, **job.job_options}
+        verdict = judge(None, job.usr_cpu_pct, job.sys_cpu_pct, None, thresholds)
+        base: dict[str, object] = {
+            "host": job.hostname,
+            "device": options.get("filename"),
+            "job": job.name,
+            "repeat": 1,
+            "status": "ok" if job.ok else "failed",
+            "error": None if job.ok else f"fio job error {job.error}",
+            "rw": options.get("rw") or options.get("readwrite"),
+            "iodepth": options.get("iodepth"),
+            "numjobs": job.processes,
+            "rwmixread": options.get("rwmixread"),
+            "fsync": options.get("fsync"),
+            "fio_cpu_usr_pct": job.usr_cpu_pct,
+            "fio_cpu_sys_pct": job.sys_cpu_pct,
+            "cpu_bound": verdict.cpu_bound,
+            "cpu_bound_reason": verdict.reason,
+            "fio_version": output.fio_version,
+            "fio_json": str(path),
+            "sweep": None,
+            "target_kind": None,
+        }
+        bs = options.get("bs") or options.get("blocksize")
+        if bs:
+            try:
+                base["bs_bytes"] = parse_size(bs)
+            except ValueError:
+                pass
+        directions = [d for d in DIRECTIONS if d in job.directions] or ["read"]
+        for direction in directions:
+            rows.append(dict(base, direction=direction, **_direction_values(job, direction)))
+    return _typed(rows)
+

@@ -1,0 +1,52 @@
+"""Real block devices made by the tests themselves: loop devices and zram RAM disks.
+
+Every device is created here and removed in teardown; nothing else on the machine is touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+ZRAM_CONTROL = Path("/sys/class/zram-control")
+
+
+@contextlib.contextmanager
+def loop_device(image: Path, size_bytes: int, direct_io: bool = True) -> Iterator[str]:
+    """Attach a fresh sparse image of `size_bytes` as a loop device; yields /dev/loopN."""
+    with open(image, "wb") as handle:
+        handle.truncate(size_bytes)
+    command = ["losetup", "--find", "--show"]
+    if direct_io:
+        command.append("--direct-io=on")
+    device = subprocess.run(
+        [*command, str(image)], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    try:
+        yield device
+    finally:
+        subprocess.run(["losetup", "--detach", device], check=False)
+
+
+@contextlib.contextmanager
+def zram_device(size_bytes: int) -> Iterator[str]:
+    """Hot-add a new zram RAM disk of `size_bytes`; yields /dev/zramN and removes it after."""
+    index = (ZRAM_CONTROL / "hot_add").read_text().strip()
+    name = f"zram{index}"
+    try:
+        Path(f"/sys/block/{name}/disksize").write_text(str(size_bytes))
+        yield f"/dev/{name}"
+    finally:
+        with contextlib.suppress(OSError):
+            Path(f"/sys/block/{name}/reset").write_text("1")
+        with contextlib.suppress(OSError):
+            (ZRAM_CONTROL / "hot_remove").write_text(index)
+
+
+def can_make_devices() -> bool:
+    """Root with loop and zram support: what the end-to-end tests need."""
+    import os
+
+    return os.geteuid() == 0 and ZRAM_CONTROL.exists() and Path("/dev/loop-control").exists()

@@ -1,0 +1,272 @@
+"""Suite files: the bundled methodologies load as documented, and broken files say where."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.resources import jobs_dir
+from ssdcompare.suites import bundled_suite_paths, list_suites, load_suite
+
+DOCUMENTED_SUITES = {
+    "crystaldiskmark", "database", "mix-sweep", "optane-vs-nand", "qd-sweep", "quick",
+    "storagereview",
+}  # fmt: skip
+OPTANE_VS_NAND_IDS = [
+    "randwrite-4k-qd1-fsync",
+    "randwrite-4k-qd128",
+    "write-4m-qd16",
+    "randread-4k-qd1",
+    "randread-4k-qd128",
+    "read-4m-qd16",
+]
+
+
+def write_suite(tmp_path: Path, text: str, name: str = "mine.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def load_error(path: Path) -> str:
+    """The message a user gets for a broken suite file (a SsdcompareError, nothing else)."""
+    with pytest.raises(SsdcompareError) as caught:
+        load_suite(path)
+    message = str(caught.value)
+    assert str(path) in message
+    return message
+
+
+def test_every_file_in_jobs_is_a_bundled_suite() -> None:
+    on_disk = {p.stem for p in jobs_dir().iterdir() if p.suffix in (".yaml", ".yml")}
+    assert set(bundled_suite_paths()) == on_disk
+    assert DOCUMENTED_SUITES <= on_disk
+
+
+@pytest.mark.parametrize("name", sorted(bundled_suite_paths()))
+def test_bundled_suite_loads(name: str) -> None:
+    suite = load_suite(name)
+    assert suite.name == name
+    assert suite.description
+    assert suite.workloads
+    ids = [w.job_id for w in suite.workloads]
+    assert len(ids) == len(set(ids))
+    assert Path(suite.path or "").parent == jobs_dir()
+
+
+def test_optane_vs_nand_has_the_six_methodology_jobs_in_order() -> None:
+    suite = load_suite("optane-vs-nand")
+    assert [w.job_id for w in suite.workloads] == OPTANE_VS_NAND_IDS
+    assert {(w.runtime_s, w.numjobs) for w in suite.workloads} == {(30, 1)}
+    assert suite.workloads[0].fsync == 1
+    assert suite.workloads[0].description
+
+
+def test_database_is_45_random_67_33_points() -> None:
+    suite = load_suite("database")
+    assert len(suite.workloads) == 45
+    assert {(w.rw, w.rwmixread) for w in suite.workloads} == {("randrw", 67)}
+    assert {w.bs_bytes for w in suite.workloads} == {4096 << i for i in range(5)}
+    assert {w.iodepth for w in suite.workloads} == {1 << i for i in range(9)}
+    assert suite.workloads[0].job_id == "randrw67-4k-qd1"
+    assert suite.workloads[-1].job_id == "randrw67-64k-qd256"
+
+
+def test_mix_sweep_is_22_points_from_all_reads_to_all_writes() -> None:
+    suite = load_suite("mix-sweep")
+    assert len(suite.workloads) == 22
+    assert [w.rwmixread for w in suite.workloads[:11]] == list(range(100, -1, -10))
+    assert {w.iodepth for w in suite.workloads} == {2, 8}
+    assert {w.bs_bytes for w in suite.workloads} == {65536}
+    # 100 % read is a read-only point, 0 % a pure write one
+    assert suite.workloads[0].directions == ("read",)
+    assert suite.workloads[10].directions == ("write",)
+
+
+def test_qd_sweep_is_32_points() -> None:
+    suite = load_suite("qd-sweep")
+    assert len(suite.workloads) == 32
+    assert {w.rw for w in suite.workloads} == {"randread", "randwrite"}
+    assert [w.iodepth for w in suite.workloads[:8]] == [1, 2, 4, 8, 16, 32, 64, 128]
+
+
+def test_crystaldiskmark_and_storagereview_shapes() -> None:
+    cdm = load_suite("crystaldiskmark")
+    assert [w.job_id for w in cdm.workloads][:2] == ["seq1m-q8t1-read", "seq1m-q8t1-write"]
+    assert {w.size_bytes for w in cdm.workloads} == {1024**3}
+    storagereview = load_suite("storagereview")
+    assert len(storagereview.workloads) == 8 + 25
+    assert {w.size_pct for w in storagereview.workloads} == {20.0}
+
+
+def test_list_suites_describes_each_bundled_suite() -> None:
+    infos = {info.name: info for info in list_suites()}
+    assert set(infos) == set(bundled_suite_paths())
+    quick = infos["quick"]
+    assert quick.jobs == 6
+    assert quick.duration_s == 6 * 8  # 7 s runtime + 1 s ramp each
+    assert quick.writes
+    assert infos["database"].jobs == 45
+    assert infos["optane-vs-nand"].source
+
+
+def test_load_suite_by_path_as_str_or_path(tmp_path: Path) -> None:
+    path = write_suite(
+        tmp_path, "name: mine\ndescription: d\nworkloads:\n  - {rw: read, bs: 1m}\n"
+    )
+    assert load_suite(path).workloads[0].job_id == "read-1m-qd1"
+    assert load_suite(str(path)).path == str(path)
+
+
+def test_read_only_keeps_reads_in_order() -> None:
+    suite = load_suite("optane-vs-nand").read_only()
+    assert [w.job_id for w in suite.workloads] == [
+        "randread-4k-qd1", "randread-4k-qd128", "read-4m-qd16",
+    ]  # fmt: skip
+    assert not suite.writes
+    mixes = load_suite("mix-sweep").read_only()
+    assert [w.job_id for w in mixes.workloads] == ["randrw100-64k-qd2", "randrw100-64k-qd8"]
+
+
+def test_read_only_of_an_all_writing_suite_says_what_to_use() -> None:
+    with pytest.raises(SsdcompareError, match="no read-only workloads.*qd-sweep"):
+        load_suite("database").read_only()
+
+
+def test_with_overrides_keeps_ids_and_the_original() -> None:
+    for name in ("crystaldiskmark", "optane-vs-nand"):
+        original = load_suite(name)
+        short = original.with_overrides(runtime_s=2)
+        assert [w.job_id for w in short.workloads] == [w.job_id for w in original.workloads]
+        assert {w.runtime_s for w in short.workloads} == {2}
+        assert {w.runtime_s for w in original.workloads} != {2}
+    assert original.with_overrides() is original
+
+
+def test_with_overrides_accepts_suite_file_spellings() -> None:
+    quick = load_suite("quick").with_overrides(runtime=3, ramp_time=0, size="64m")
+    assert {(w.runtime_s, w.ramp_s, w.size_bytes) for w in quick.workloads} == {(3, 0, 64 << 20)}
+    shares = load_suite("storagereview").with_overrides(size=1 << 30)
+    assert {(w.size_bytes, w.size_pct) for w in shares.workloads} == {(1 << 30, None)}
+
+
+def test_with_overrides_regenerates_generated_ids_only() -> None:
+    cdm = load_suite("crystaldiskmark").with_overrides(bs="8k")
+    assert cdm.workloads[0].job_id == "seq1m-q8t1-read"  # explicit ids stay
+    quick = load_suite("quick").with_overrides(bs="8k")
+    assert quick.workloads[0].job_id == "randread-8k-qd1"
+
+
+def test_invalid_override_is_a_clean_error() -> None:
+    with pytest.raises(
+        SsdcompareError, match="override .* is invalid for randread-4k-qd1: iodepth"
+    ):
+        load_suite("quick").with_overrides(iodepth=0)
+
+
+# ---- broken suite files: the message names the file, the place and the fix ------------------
+
+
+def test_yaml_syntax_error_gives_the_line(tmp_path: Path) -> None:
+    path = write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\nworkloads:\n  - {rw: read, bs: 4k\n  - {rw: write}\n",
+    )
+    message = load_error(path)
+    assert "not valid YAML at line 5" in message
+
+
+def test_top_level_list_is_refused(tmp_path: Path) -> None:
+    message = load_error(write_suite(tmp_path, "- rw: read\n  bs: 4k\n"))
+    assert "a suite file is a YAML mapping" in message
+
+
+def test_empty_file_is_refused(tmp_path: Path) -> None:
+    assert "YAML mapping" in load_error(write_suite(tmp_path, ""))
+
+
+def test_unknown_top_level_key_lists_the_allowed_ones(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\nworkload:\n  - {rw: read, bs: 4k}\n",
+    ))  # fmt: skip
+    assert "workload: unknown key; allowed: name, description" in message
+    assert "matrices" in message
+
+
+def test_missing_description_is_named(tmp_path: Path) -> None:
+    message = load_error(write_suite(tmp_path, "name: mine\nworkloads:\n  - {rw: read, bs: 4k}\n"))
+    assert "description: Field required" in message
+
+
+def test_zero_iodepth_in_an_axis_points_at_the_value(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\nmatrices:\n  - axes:\n      rw: [randread, randwrite]\n"
+        "      bs: [4k]\n      iodepth: [1, 0, 4]\n",
+    ))  # fmt: skip
+    assert "matrices[0].axes.iodepth[1]" in message
+    assert "greater than or equal to 1 (got 0)" in message
+    assert message.count("axes.iodepth[1]") == 1
+
+
+def test_bad_block_size_in_defaults_points_at_defaults(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\ndefaults:\n  bs: 4q\nworkloads:\n  - {rw: read}\n"
+        "  - {rw: randread}\n",
+    ))  # fmt: skip
+    assert "defaults.bs: '4q' is not a size" in message
+
+
+def test_workload_problems_are_all_listed(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\nworkloads:\n  - {rw: read, bs: 4k, blocksize: 4k}\n"
+        "  - {rw: randread, bs: 4k, rwmixread: 70}\n  - {rw: sequential, bs: 4k}\n"
+        "  - {rw: read, bs: 4k, extra: {bs: 8k}}\n",
+    ))  # fmt: skip
+    assert "workloads[0]: unknown key 'blocksize'" in message
+    assert "workloads[1]: rwmixread applies only to mixed patterns" in message
+    assert "workloads[2].rw: Input should be 'read', 'write'" in message
+    assert "workloads[3].extra: fio option 'bs' is set by ssdcompare" in message
+
+
+def test_duplicate_ids_in_a_file_name_both_entries(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\nworkloads:\n  - {rw: read, bs: 4k}\n"
+        "  - {rw: read, bs: 4096, runtime: 5}\n",
+    ))  # fmt: skip
+    assert "workloads[1]: duplicate id 'read-4k-qd1' (also workloads[0])" in message
+
+
+def test_exclude_typo_in_a_file_is_reported(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\nmatrices:\n  - base: {rw: randread}\n"
+        "    axes: {bs: [4k, 8k]}\n    exclude:\n      - {bs: 16k}\n",
+    ))  # fmt: skip
+    assert "matrices[0].exclude[0]: {'bs': '16k'} matches no combination" in message
+
+
+def test_unknown_suite_name_lists_the_bundled_ones() -> None:
+    with pytest.raises(SsdcompareError) as caught:
+        load_suite("optane-vs-tlc")
+    message = str(caught.value)
+    assert "unknown suite 'optane-vs-tlc'" in message
+    for name in DOCUMENTED_SUITES:
+        assert name in message
+
+
+def test_missing_suite_file(tmp_path: Path) -> None:
+    with pytest.raises(SsdcompareError, match="suite file .*nothere.yaml does not exist"):
+        load_suite(tmp_path / "nothere.yaml")
+
+
+def test_binary_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "blob.yaml"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    assert "not a text (UTF-8) file" in load_error(path)

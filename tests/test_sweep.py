@@ -1,0 +1,233 @@
+"""End-to-end sweeps: the real fio against real block devices and files made by the tests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from blockdevs import can_make_devices, loop_device, zram_device
+from ssdcompare.fioresult import parse_fio_file
+
+SUITES = Path(__file__).parent / "suites"
+needs_devices = pytest.mark.skipif(
+    not can_make_devices(), reason="needs root with loop and zram support (CI runs as root)"
+)
+
+
+def ssdcompare(*args: str, check: bool = False, **kwargs) -> subprocess.CompletedProcess:
+    """Run the command as a user would, through `python -m ssdcompare`."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ssdcompare", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        **kwargs,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"exit {done.returncode}\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def run_dirs(results: Path) -> list[Path]:
+    return sorted(p for p in (results / "runs").glob("*/*/r*") if ".attempt-" not in p.name)
+
+
+def statuses(results: Path) -> dict[tuple[str, str, str], str]:
+    found = {}
+    for folder in run_dirs(results):
+        status = json.loads((folder / "status.json").read_text())
+        found[(folder.parent.parent.name, folder.parent.name, folder.name)] = status["status"]
+    return found
+
+
+@needs_devices
+def test_sweep_over_a_ram_disk_and_a_loop_device(tmp_path: Path) -> None:
+    with zram_device(256 << 20) as zram, loop_device(tmp_path / "loop.img", 256 << 20) as loop:
+        out = tmp_path / "results"
+        done = ssdcompare(
+            "sweep", "--devices", f"{zram},{loop}", "--suite", str(SUITES / "tiny.yaml"),
+            "--out", str(out), check=True,
+        )  # fmt: skip
+        zname, lname = Path(zram).name, Path(loop).name
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["format_version"] == 1
+    assert manifest["suite"]["name"] == "tiny"
+    assert [d["name"] for d in manifest["devices"]] == [zname, lname]
+    zinfo, linfo = manifest["devices"]
+    assert zinfo["transport"] == "zram" and zinfo["size_bytes"] == 256 << 20
+    assert linfo["transport"] == "loop" and linfo["loop_backing_file"].endswith("loop.img")
+    assert linfo["loop_direct_io"] is True
+    assert manifest["host"]["fio_version"].startswith("fio-3")
+    assert manifest["host"]["cpu_threads"] == os.cpu_count()
+
+    folders = run_dirs(out)
+    assert len(folders) == 6  # 3 jobs x 2 devices
+    for folder in folders:
+        status = json.loads((folder / "status.json").read_text())
+        assert status["status"] == "ok", status
+        text = (folder / "jobfile.fio").read_text()
+        assert f"[{folder.parent.name}]" in text
+        result = parse_fio_file(folder / "fio.json")
+        (job,) = result.jobs
+        assert job.ok and job.name == folder.parent.name
+        assert sum(d.iops for d in job.directions.values()) > 0
+        cpu = json.loads((folder / "cpu.json").read_text())
+        # >= 10 Hz over a 2 s job
+        assert len(cpu["samples"]) >= 15
+    # the terminal summary names every job and device
+    for job in ("randread-4k-qd1", "randwrite-4k-qd16", "read-128k-qd4"):
+        assert job in done.stdout
+    assert zname in done.stdout and lname in done.stdout
+    assert str(out) in done.stdout
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@needs_devices
+def test_filesystem_on_device_is_never_written_without_the_flag(tmp_path: Path) -> None:
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    with loop_device(tmp_path / "fs.img", 64 << 20) as loop:
+        subprocess.run(["mkfs.ext4", "-q", "-F", loop], check=True)
+        subprocess.run(["mount", loop, str(mnt)], check=True)
+        try:
+            (mnt / "precious.bin").write_bytes(os.urandom(1 << 20))
+            before = _sha256(mnt / "precious.bin")
+        finally:
+            subprocess.run(["umount", str(mnt)], check=True)
+
+        refused = ssdcompare(
+            "sweep", "--devices", loop, "--suite", str(SUITES / "tiny.yaml"),
+            "--out", str(tmp_path / "refused"),
+        )  # fmt: skip
+        assert refused.returncode == 2
+        assert "ext4" in refused.stderr and "--destroy-data" in refused.stderr
+        assert "Traceback" not in refused.stderr
+        assert not (tmp_path / "refused").exists()
+
+        subprocess.run(["mount", loop, str(mnt)], check=True)
+        try:
+            assert _sha256(mnt / "precious.bin") == before
+            mounted = ssdcompare(
+                "sweep", "--devices", loop, "--suite", str(SUITES / "tiny.yaml"),
+                "--destroy-data", "--out", str(tmp_path / "mounted"),
+            )  # fmt: skip
+            assert mounted.returncode == 2
+            assert "mounted" in mounted.stderr
+        finally:
+            subprocess.run(["umount", str(mnt)], check=True)
+
+        read_only = ssdcompare(
+            "sweep", "--devices", loop, "--suite", str(SUITES / "tiny.yaml"), "--read-only",
+            "--out", str(tmp_path / "read-only"), check=True,
+        )  # fmt: skip
+        assert len(run_dirs(tmp_path / "read-only")) == 2
+        subprocess.run(["mount", loop, str(mnt)], check=True)
+        try:
+            assert _sha256(mnt / "precious.bin") == before
+        finally:
+            subprocess.run(["umount", str(mnt)], check=True)
+        del read_only
+
+        allowed = ssdcompare(
+            "sweep", "--devices", loop, "--suite", str(SUITES / "tiny.yaml"),
+            "--destroy-data", "--out", str(tmp_path / "allowed"), check=True,
+        )  # fmt: skip
+        assert "overwriting" in allowed.stderr and "ext4" in allowed.stderr
+        assert set(statuses(tmp_path / "allowed").values()) == {"ok"}
+
+
+def test_failing_job_in_the_middle_is_recorded_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    done = ssdcompare(
+        "sweep", "--devices", str(tmp_path / "target.img"), "--size", "16m",
+        "--suite", str(SUITES / "trim-in-middle.yaml"), "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    found = statuses(out)
+    assert found == {
+        ("target.img", "randread-4k-qd1", "r1"): "ok",
+        ("target.img", "randtrim-4k-qd1", "r1"): "failed",
+        ("target.img", "read-64k-qd2", "r1"): "ok",
+    }
+    failed = json.loads((out / "runs/target.img/randtrim-4k-qd1/r1/status.json").read_text())
+    assert failed["exit_code"] == 1 and failed["fio_errno"] == 25
+    assert "error 25" in failed["error"]
+    assert "FAILED" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_interrupt_keeps_finished_runs_and_resume_completes(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(tmp_path / "t.img"),
+         "--size", "16m", "--suite", str(SUITES / "slow-reads.yaml"), "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    first = out / "runs/t.img/randread-4k-qd1/r1/status.json"
+    second = out / "runs/t.img/randread-4k-qd8/r1"
+    deadline = time.monotonic() + 60
+    while not (first.exists() and (second / "fio.stdout.txt").exists()):
+        assert time.monotonic() < deadline, "the sweep did not reach its second job"
+        time.sleep(0.1)
+    time.sleep(1.5)  # well inside the second job's 4 s
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "--resume" in stderr and "Traceback" not in stderr
+    found = statuses(out)
+    assert found[("t.img", "randread-4k-qd1", "r1")] == "ok"
+    assert found[("t.img", "randread-4k-qd8", "r1")] == "interrupted"
+    assert ("t.img", "read-64k-qd2", "r1") not in found
+    partial = parse_fio_file(second / "fio.json")  # fio's partial results are kept
+    assert partial.jobs[0].directions["read"].iops > 0
+    finished_before = (out / "runs/t.img/randread-4k-qd1/r1/fio.json").read_bytes()
+
+    resumed = ssdcompare("sweep", "--resume", str(out), check=True)
+    assert set(statuses(out).values()) == {"ok"}
+    assert len(statuses(out)) == 3
+    assert (out / "runs/t.img/randread-4k-qd1/r1/fio.json").read_bytes() == finished_before
+    assert (out / "runs/t.img/randread-4k-qd8/r1.attempt-1/status.json").exists()
+    assert "3/3 runs ok" in resumed.stdout
+    del stdout
+
+
+def test_fio_missing_is_a_clear_error(tmp_path: Path) -> None:
+    env = dict(os.environ, SSDCOMPARE_FIO=str(tmp_path / "no-fio-here"))
+    done = ssdcompare(
+        "sweep", "--devices", str(tmp_path / "t.img"), "--size", "16m", "--suite", "quick",
+        env=env,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "fio not found" in done.stderr and "apt-get install fio" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_unknown_device_is_a_clear_error(tmp_path: Path) -> None:
+    done = ssdcompare("sweep", "--devices", "nvme9n9", "--suite", "quick")
+    assert done.returncode == 2
+    assert "unknown device 'nvme9n9'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_existing_results_are_never_overwritten(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "keep.txt").write_text("measured")
+    done = ssdcompare(
+        "sweep", "--devices", str(tmp_path / "t.img"), "--size", "16m",
+        "--suite", str(SUITES / "tiny.yaml"), "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 2 and "--resume" in done.stderr
+    assert (out / "keep.txt").read_text() == "measured"
