@@ -166,8 +166,9 @@ def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
     return frame
 
 
-def load_results(results: ResultsDir, thresholds: Thresholds = Thresholds()) -> pd.DataFrame:
+def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> pd.DataFrame:
     """The frame of one results folder, failed and interrupted runs included (numbers NaN)."""
+    thresholds = thresholds or Thresholds()
     manifest = results.manifest
     workloads = {w.job_id: w for w in manifest.suite.workloads}
     devices: dict[str, dict[str, object]] = {}
@@ -202,7 +203,7 @@ def load_results(results: ResultsDir, thresholds: Thresholds = Thresholds()) -> 
 
 
 def load(
-    paths: str | Path | Iterable[str | Path], thresholds: Thresholds = Thresholds()
+    paths: str | Path | Iterable[str | Path], thresholds: Thresholds | None = None
 ) -> pd.DataFrame:
     """Load one or more sweep results folders into one tidy frame."""
     if isinstance(paths, (str, Path)):
@@ -210,15 +211,17 @@ def load(
     frames = [load_results(ResultsDir.open(Path(p)), thresholds) for p in paths]
     if not frames:
         raise SsdcompareError("no results folders given")
-    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return _label_devices(frame)
 
 
-def read_fio(path: str | Path, thresholds: Thresholds = Thresholds()) -> pd.DataFrame:
+def read_fio(path: str | Path, thresholds: Thresholds | None = None) -> pd.DataFrame:
     """A frame from one raw fio JSON output made outside ssdcompare.
 
     Columns fio's output cannot tell (device metadata, CPU samples) are null; the CPU-bound
     judgement uses fio's own usr/sys figures and stays null unless they show a saturated worker.
     """
+    thresholds = thresholds or Thresholds()
     output = parse_fio_file(Path(path))
     rows = []
     for job in output.jobs:
@@ -254,5 +257,131 @@ def read_fio(path: str | Path, thresholds: Thresholds = Thresholds()) -> pd.Data
         directions = [d for d in DIRECTIONS if d in job.directions] or ["read"]
         for direction in directions:
             rows.append(dict(base, direction=direction, **_direction_values(job, direction)))
-    return _typed(rows)
+    return _label_devices(_typed(rows))
 
+
+
+def _label_devices(frame: pd.DataFrame) -> pd.DataFrame:
+    """A `label` per compared unit: the device, qualified by host or sweep when ambiguous."""
+    frame = frame.copy()
+    label = frame["device"].astype("string")
+    if frame["host"].nunique(dropna=True) > 1:
+        label = frame["host"].astype("string") + ":" + label
+    pairs = frame[["host", "device", "sweep"]].drop_duplicates()
+    if pairs.duplicated(["host", "device"]).any():
+        # the same device in several sweeps (e.g. before/after a firmware update)
+        sweep_name = frame["sweep"].map(lambda p: Path(p).name if isinstance(p, str) else "")
+        label = label + " @" + sweep_name.astype("string")
+    frame["label"] = label
+    return frame
+
+
+_PER_RUN_KEYS = ["sweep", "host", "device", "label", "job", "repeat"]
+_WORKLOAD_KEYS = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "workload_hash"]
+
+
+def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
+    """Read, write and trim of one run combined: IOPS and bandwidth add up, the mean latency
+    is weighted by each direction's I/O count, the p99 is the worst direction's."""
+    data = frame[frame["direction"] != "sync"].copy()
+    data["lat_weighted"] = data["lat_mean_us"] * data["total_ios"]
+    keys = [k for k in _PER_RUN_KEYS if k in data.columns]
+    grouped = data.groupby(keys, sort=False, dropna=False)
+    runs = grouped.agg(
+        status=("status", "first"),
+        error=("error", "first"),
+        **{k: (k, "first") for k in _WORKLOAD_KEYS},
+        iops=("iops", lambda s: s.sum(min_count=1)),
+        bw_bytes=("bw_bytes", lambda s: s.sum(min_count=1)),
+        total_ios=("total_ios", lambda s: s.sum(min_count=1)),
+        lat_weighted=("lat_weighted", lambda s: s.sum(min_count=1)),
+        lat_p99_us=("lat_p99_us", "max"),
+        lat_max_us=("lat_max_us", "max"),
+        cpu_bound=("cpu_bound", lambda s: bool(s.fillna(False).any()) if s.notna().any()
+                   else pd.NA),
+        cpu_bound_reason=("cpu_bound_reason", "first"),
+    ).reset_index()  # fmt: skip
+    runs["lat_mean_us"] = runs["lat_weighted"] / runs["total_ios"]
+    return runs.drop(columns=["lat_weighted"])
+
+
+def job_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per (device, job): repeats aggregated to mean, stddev, min, max and coefficient
+    of variation (cv_pct = stddev / mean x 100; 10 % or more means the runs disagree).
+
+    Failed or interrupted repeats are left out of the figures and counted in `failed_runs`;
+    a job with no successful repeat keeps its status and NaN figures, never zeros.
+    """
+    frame = _label_devices(frame) if "label" not in frame.columns else frame
+    runs = _per_run(frame)
+    rows = []
+    keys = ["sweep", "host", "device", "label", "job"]
+    for key, group in runs.groupby(keys, sort=False, dropna=False):
+        ok = group[group["status"] == "ok"]
+        row: dict[str, object] = dict(zip(keys, key, strict=True))
+        first = group.iloc[0]
+        row.update({k: first[k] for k in _WORKLOAD_KEYS})
+        row["repeats"] = len(ok)
+        row["failed_runs"] = len(group) - len(ok)
+        row["status"] = "ok" if len(ok) else str(group["status"].iloc[-1])
+        row["error"] = None if len(ok) else group["error"].iloc[-1]
+        for metric in ("iops", "bw_bytes", "lat_mean_us", "lat_p99_us", "lat_max_us"):
+            values = ok[metric].astype("float64")
+            mean = values.mean() if len(values) else float("nan")
+            std = values.std(ddof=1) if len(values) > 1 else float("nan")
+            row[f"{metric}_mean"] = mean
+            row[f"{metric}_std"] = std
+            row[f"{metric}_min"] = values.min() if len(values) else float("nan")
+            row[f"{metric}_max"] = values.max() if len(values) else float("nan")
+            row[f"{metric}_cv_pct"] = std / mean * 100 if mean else float("nan")
+        bound = ok["cpu_bound"].dropna()
+        row["cpu_bound"] = bool(bound.astype(bool).any()) if len(bound) else pd.NA
+        reasons = ok.loc[ok["cpu_bound"].fillna(False).astype(bool), "cpu_bound_reason"]
+        row["cpu_bound_reason"] = reasons.iloc[0] if len(reasons) else None
+        rows.append(row)
+    summary = pd.DataFrame(rows)
+    if not summary.empty:
+        summary["cpu_bound"] = summary["cpu_bound"].astype("boolean")
+    return summary
+
+
+def side_by_side(
+    summary: pd.DataFrame, metric: str = "iops", baseline: str | None = None
+) -> pd.DataFrame:
+    """Devices side by side for one metric, with each device's ratio to the baseline device.
+
+    Columns: `<label>` (mean), `<label>/<baseline>` (ratio) and `<label> significant` (False
+    when the min-max ranges of the repeats overlap, so the difference may be noise; NA with
+    fewer than two repeats on either side). `baseline` defaults to the first device.
+    """
+    column = f"{metric}_mean"
+    labels = list(dict.fromkeys(summary["label"]))
+    if not labels:
+        raise SsdcompareError("no results to compare")
+    baseline = baseline or labels[0]
+    if baseline not in labels:
+        raise SsdcompareError(
+            f"baseline {baseline!r} is not among the devices: {', '.join(labels)}"
+        )
+    jobs = list(dict.fromkeys(summary["job"]))
+    table = summary.pivot_table(
+        index="job", columns="label", values=column, aggfunc="first", dropna=False
+    ).reindex(index=jobs, columns=labels)
+    lows = summary.pivot_table(index="job", columns="label", values=f"{metric}_min",
+                               aggfunc="first", dropna=False).reindex(index=jobs, columns=labels)
+    highs = summary.pivot_table(index="job", columns="label", values=f"{metric}_max",
+                                aggfunc="first", dropna=False).reindex(index=jobs, columns=labels)
+    counts = summary.pivot_table(index="job", columns="label", values="repeats",
+                                 aggfunc="first", dropna=False).reindex(index=jobs, columns=labels)
+    out = pd.DataFrame(index=jobs)
+    out.index.name = "job"
+    for label in labels:
+        out[label] = table[label]
+    for label in labels:
+        if label == baseline:
+            continue
+        out[f"{label}/{baseline}"] = table[label] / table[baseline]
+        enough = (counts[label] >= 2) & (counts[baseline] >= 2)
+        overlap = (lows[label] <= highs[baseline]) & (lows[baseline] <= highs[label])
+        out[f"{label} significant"] = (~overlap).where(enough).astype("boolean")
+    return out
