@@ -20,7 +20,7 @@ from ssdcompare.runner import CPU_JSON, FIO_JSON
 from ssdcompare.store import ResultsDir, RunStatus
 from ssdcompare.units import parse_size
 
-DIRECTIONS = ("read", "write", "trim", "sync")
+DIRECTIONS = ("read", "write", "trim", "sync", "mixed")  # mixed: unified_rw_reporting
 
 # The column order of every frame; numeric columns stay numeric (NaN when unknown).
 COLUMNS = [

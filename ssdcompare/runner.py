@@ -4,6 +4,7 @@ is sampled; everything fio printed is kept in the run's folder.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -13,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+import psutil
 
 from ssdcompare.fio import FioInfo
 from ssdcompare.fioresult import FioOutputError, parse_fio_file
@@ -87,18 +90,32 @@ def _signal_group(proc: subprocess.Popen, sig: int) -> None:
         pass
 
 
+def _kill_all(proc: subprocess.Popen) -> int:
+    """SIGKILL fio and its job processes. fio's workers call setsid(), so they are not in
+    fio's process group and would keep doing I/O if only the group were killed."""
+    try:
+        workers = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        workers = []
+    _signal_group(proc, signal.SIGKILL)
+    for worker in workers:
+        with contextlib.suppress(psutil.Error):
+            worker.kill()
+    psutil.wait_procs(workers, timeout=5)
+    return proc.wait()
+
+
 def _stop(proc: subprocess.Popen, first: int, grace_s: float) -> int:
-    """Send `first` to fio's group, wait, then kill; return the exit code."""
+    """Send `first` to fio (which stops its workers and writes what it measured), wait,
+    then kill everything; return the exit code."""
     _signal_group(proc, first)
     try:
         return proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
-        _signal_group(proc, signal.SIGKILL)
-        return proc.wait()
+        return _kill_all(proc)
     except KeyboardInterrupt:
         # a second Ctrl-C: stop waiting for fio's partial results
-        _signal_group(proc, signal.SIGKILL)
-        return proc.wait()
+        return _kill_all(proc)
 
 
 def run_fio(
@@ -140,8 +157,7 @@ def run_fio(
                 exit_code = _stop(proc, signal.SIGINT, SIGINT_GRACE_S)
         finally:
             if proc.poll() is None:  # anything unexpected: never leave fio running
-                _signal_group(proc, signal.SIGKILL)
-                proc.wait()
+                _kill_all(proc)
             if sampler is not None:
                 trace = sampler.stop()
                 write_atomic(folder / CPU_JSON, trace.model_dump_json())

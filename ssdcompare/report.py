@@ -1,0 +1,324 @@
+"""The HTML comparison report: one self-contained file built from result frames.
+
+It never runs fio: everything comes from the stored results through `frame.load`.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+
+from ssdcompare import __version__, charts
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.frame import job_summary, load, side_by_side
+from ssdcompare.resources import templates_dir
+from ssdcompare.store import ResultsDir, write_atomic
+from ssdcompare.units import (
+    format_bytes,
+    format_count,
+    format_duration,
+    format_latency,
+    format_rate,
+)
+
+TEMPLATE = "report.html.j2"
+CV_WARN_PCT = 10.0
+
+_FAMILY = {
+    "randread": (0, "Random read"), "randwrite": (1, "Random write"),
+    "randrw": (2, "Random read/write mix"), "read": (3, "Sequential read"),
+    "write": (4, "Sequential write"), "rw": (5, "Sequential read/write mix"),
+    "randtrim": (6, "Random trim"), "trim": (7, "Sequential trim"),
+}  # fmt: skip
+
+
+@dataclass
+class Cell:
+    """One device's figures for one job, ready to display."""
+
+    status: str
+    iops: str = "-"
+    bw: str = "-"
+    lat: str = "-"
+    p99: str = "-"
+    ratio: str = ""
+    ratio_note: str = ""
+    spread: str = ""
+    cpu_bound: bool = False
+    reason: str | None = None
+    footnote: int | None = None
+    sort_iops: float = 0.0
+
+
+@dataclass
+class Row:
+    job: str
+    what: str
+    cells: list[Cell]
+
+
+@dataclass
+class Group:
+    name: str
+    rows: list[Row] = field(default_factory=list)
+
+
+def _what(row: pd.Series) -> str:
+    parts = [format_bytes(row["bs_bytes"])]
+    if pd.notna(row["rwmixread"]) and row["rw"] in ("rw", "randrw"):
+        parts.append(f"{int(row['rwmixread'])}/{100 - int(row['rwmixread'])} r/w")
+    parts.append(f"QD{int(row['iodepth'])}")
+    if int(row["numjobs"]) > 1:
+        parts.append(f"x{int(row['numjobs'])} jobs")
+    if row["fsync"] and int(row["fsync"]):
+        parts.append("fsync" if int(row["fsync"]) == 1 else f"fsync/{int(row['fsync'])}")
+    return " ".join(parts)
+
+
+def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDir]) -> list[str]:
+    found = []
+    for results in sweeps:
+        host = results.manifest.host
+        odd = [g for g in host.cpu_governors if g != "performance"]
+        if odd:
+            found.append(
+                f"{host.hostname}: CPU frequency governor is {', '.join(odd)}, not "
+                "performance: clock changes add noise and can lower QD1 results "
+                "(set it with `cpupower frequency-set -g performance`)."
+            )
+    found.append(
+        "Devices were not preconditioned to steady state: results show each drive in the "
+        "state it was in (fresh drives score above spec; SLC caches flatter short runs)."
+    )
+    noisy = summary[(summary["repeats"] >= 2) & (summary["iops_cv_pct"] >= CV_WARN_PCT)]
+    for _, row in noisy.iterrows():
+        found.append(
+            f"{row['job']} on {row['label']}: repeats differ by {row['iops_cv_pct']:.0f} % "
+            "(coefficient of variation): run more repeats or longer jobs before trusting it."
+        )
+    if (summary["repeats"] < 2).all():
+        found.append(
+            "Each job ran once: run-to-run spread is unknown (use --repeat 3 to measure it)."
+        )
+    bad = summary[summary["status"] != "ok"]
+    if not bad.empty:
+        found.append(
+            f"{len(bad)} job(s) did not complete on some device: shown as FAILED or "
+            "INTERRUPTED, never as numbers."
+        )
+    return found
+
+
+def _sweep_info(results: ResultsDir) -> dict[str, object]:
+    manifest = results.manifest
+    runtimes = sorted({w.runtime_s for w in manifest.suite.workloads})
+    ramps = sorted({w.ramp_s for w in manifest.suite.workloads})
+    return {
+        "path": str(results.path),
+        "name": results.path.name,
+        "suite": manifest.suite.name,
+        "description": manifest.suite.description,
+        "created_at": manifest.created_at,
+        "host": manifest.host,
+        "memory": format_bytes(manifest.host.memory_bytes),
+        "runtime": ", ".join(format_duration(r) for r in runtimes),
+        "ramp": ", ".join(format_duration(r) for r in ramps),
+        "repeat": manifest.repeat,
+        "jobs": len(manifest.suite.workloads),
+        "ioengine": manifest.ioengine,
+        "targets": ", ".join(t.name for t in manifest.targets),
+    }
+
+
+def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -> list[dict]:
+    rows = []
+    seen = set()
+    for results in sweeps:
+        for info in results.manifest.devices:
+            match = frame[(frame["sweep"] == str(results.path)) & (frame["device"] == info.name)]
+            label = match["label"].iloc[0] if not match.empty else info.name
+            if label in seen or label not in labels:
+                continue
+            seen.add(label)
+            rows.append({
+                "label": label,
+                "model": info.model or "-",
+                "firmware": info.firmware or "-",
+                "size": format_bytes(info.size_bytes),
+                "interface": info.transport or "-",
+                "rotational": "-" if info.rotational is None else (
+                    "yes" if info.rotational else "no"),
+                "scheduler": info.scheduler or "-",
+                "host": results.manifest.host.hostname,
+                "path": info.path,
+                "extra": ", ".join(
+                    f"{k}={v}" for k, v in (
+                        ("backing file", info.loop_backing_file),
+                        ("compression", info.zram_comp_algorithm),
+                        ("filesystem", info.filesystem),
+                    ) if v
+                ),
+            })  # fmt: skip
+    return rows
+
+
+def _cell(row: pd.Series | None, ratio: float | None, significant: object, baseline: bool,
+          footnotes: list[str]) -> Cell:  # fmt: skip
+    if row is None:
+        return Cell(status="missing")
+    if row["status"] != "ok":
+        text = f"{str(row['status']).upper()}: {row['error'] or 'no result'}"
+        footnotes.append(text)
+        return Cell(status=str(row["status"]), reason=text, footnote=len(footnotes))
+    cell = Cell(
+        status="ok",
+        iops=format_count(row["iops_mean"]),
+        bw=format_rate(row["bw_bytes_mean"]),
+        lat=format_latency(row["lat_mean_us_mean"]),
+        p99=format_latency(row["lat_p99_us_mean"]),
+        sort_iops=float(row["iops_mean"]) if pd.notna(row["iops_mean"]) else 0.0,
+    )
+    if row["repeats"] >= 2 and pd.notna(row["iops_min"]):
+        cell.spread = (
+            f"{row['repeats']} repeats: IOPS {format_count(row['iops_min'])}–"
+            f"{format_count(row['iops_max'])}, CV {row['iops_cv_pct']:.1f} %"
+        )
+    if baseline:
+        cell.ratio = "baseline"
+    elif ratio is not None and pd.notna(ratio):
+        cell.ratio = f"×{ratio:.2f}"
+        if significant is False:
+            cell.ratio_note = "not significant: repeats overlap"
+    if bool(row["cpu_bound"]) if pd.notna(row["cpu_bound"]) else False:
+        cell.cpu_bound = True
+        cell.reason = str(row["cpu_bound_reason"])
+        footnotes.append(f"{row['job']} on {row['label']}: {cell.reason}")
+        cell.footnote = len(footnotes)
+    return cell
+
+
+def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
+                  baseline: str | None = None) -> dict[str, object]:  # fmt: skip
+    """Everything the template shows, computed from the frame (no fio, no sysfs)."""
+    if frame.empty:
+        raise SsdcompareError("no results to report: the sweep recorded no runs yet")
+    summary = job_summary(frame)
+    labels = list(dict.fromkeys(summary["label"]))
+    baseline = baseline or labels[0]
+    if baseline not in labels:
+        raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
+    ratios = side_by_side(summary, "iops", baseline)
+    footnotes: list[str] = []
+    groups: dict[str, Group] = {}
+    jobs = summary.drop_duplicates("job").copy()
+    jobs["family"] = jobs["rw"].map(lambda rw: _FAMILY.get(rw, (9, rw))[0])
+    jobs = jobs.sort_values(["family", "bs_bytes", "numjobs", "fsync", "rwmixread", "iodepth"],
+                            ascending=[True, True, True, True, False, True], kind="stable")
+    for _, job_row in jobs.iterrows():
+        name = _FAMILY.get(job_row["rw"], (9, str(job_row["rw"])))[1]
+        group = groups.setdefault(name, Group(name))
+        cells = []
+        for label in labels:
+            match = summary[(summary["job"] == job_row["job"]) & (summary["label"] == label)]
+            row = match.iloc[0] if not match.empty else None
+            ratio = significant = None
+            if label != baseline and job_row["job"] in ratios.index:
+                ratio = ratios.loc[job_row["job"], f"{label}/{baseline}"]
+                significant = ratios.loc[job_row["job"], f"{label} significant"]
+                significant = None if pd.isna(significant) else bool(significant)
+            cells.append(_cell(row, ratio, significant, label == baseline, footnotes))
+        group.rows.append(Row(job=str(job_row["job"]), what=_what(job_row), cells=cells))
+    return {
+        "version": __version__,
+        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "labels": labels,
+        "baseline": baseline,
+        "sweeps": [_sweep_info(s) for s in sweeps],
+        "devices": _devices(sweeps, labels, frame),
+        "warnings": _warnings(frame, summary, sweeps),
+        "groups": list(groups.values()),
+        "footnotes": footnotes,
+        "charts": _charts(frame, summary),
+        "cpu_bound_count": int(summary["cpu_bound"].fillna(False).astype(bool).sum()),
+        "title": " vs ".join(labels),
+    }
+
+
+def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> list[dict[str, str]]:
+    found = []
+    ok = summary[summary["status"] == "ok"]
+    keys = ["rw", "bs_bytes", "numjobs", "rwmixread", "fsync"]
+    for key, points in ok.groupby(keys, sort=False, dropna=False):
+        if points["iodepth"].nunique() < 2:
+            continue
+        rw, bs, numjobs, mix, fsync = key
+        what = f"{_FAMILY.get(rw, (9, rw))[1].lower()}, {format_bytes(bs)}"
+        if pd.notna(mix) and rw in ("rw", "randrw"):
+            what += f", {int(mix)} % read"
+        if numjobs and int(numjobs) > 1:
+            what += f", {int(numjobs)} jobs"
+        found.append({
+            "title": f"IOPS against queue depth: {what}",
+            "src": charts.qd_chart(points, "iops", "IOPS", f"IOPS vs queue depth — {what}"),
+        })
+        found.append({
+            "title": f"Mean latency against queue depth: {what}",
+            "src": charts.qd_chart(points, "lat_mean_us", "mean latency (µs)",
+                                   f"Mean latency vs queue depth — {what}"),
+        })  # fmt: skip
+    for key, points in ok.groupby(["rw", "bs_bytes", "iodepth", "numjobs"], sort=False):
+        if points["rwmixread"].nunique() < 3:
+            continue
+        rw, bs, qd, numjobs = key
+        what = f"{format_bytes(bs)} QD{qd}" + (f" x{numjobs} jobs" if numjobs > 1 else "")
+        found.append({
+            "title": f"Read/write mix: {what}",
+            "src": charts.mix_chart(points, f"IOPS vs read share — {what}"),
+        })
+    for job in dict.fromkeys(ok["job"]):
+        if len(found) > 40:
+            break
+        found.append({"title": f"Latency percentiles: {job}",
+                      "src": charts.percentile_chart(frame, job)})  # fmt: skip
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["e"] = html.escape
+    return env
+
+
+def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir],
+                  baseline: str | None = None) -> str:  # fmt: skip
+    """The report as one HTML string."""
+    context = build_context(frame, sweeps, baseline)
+    return _environment().get_template(TEMPLATE).render(**context)
+
+
+def write_report(paths: Iterable[str | Path], output: str | Path,
+                 baseline: str | None = None) -> Path:  # fmt: skip
+    """Load results folders, render the report and write it atomically to `output`."""
+    folders = [Path(p) for p in paths]
+    if not folders:
+        raise SsdcompareError("give at least one results folder")
+    sweeps = [ResultsDir.open(p) for p in folders]
+    frame = load(folders)
+    text = render_report(frame, sweeps, baseline)
+    target = Path(output)
+    write_atomic(target, text)
+    return target
