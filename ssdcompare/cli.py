@@ -239,11 +239,14 @@ def sweep_command(
     finally:
         progress.close()
     _print_summary(results.path)
+    report = _write_report(results.path)
     done = outcome.count("ok") + outcome.skipped_existing
     click.echo(
         f"{done}/{runs} runs ok, {outcome.count('failed')} failed, "
         f"{outcome.count('skipped')} skipped. Results: {results.path}"
     )
+    if report is not None:
+        click.echo(f"Report: {report}")
     if outcome.interrupted:
         click.echo(
             f"interrupted: finished runs are kept. Continue with: ssdcompare sweep --resume "
@@ -255,12 +258,52 @@ def sweep_command(
         sys.exit(1)
 
 
+def _write_report(path: Path) -> Path | None:
+    """The HTML report of a finished (or interrupted) sweep; a failure here is only a warning,
+    since every result is already safe on disk."""
+    from ssdcompare.report import write_report
+
+    try:
+        return write_report([path], path / "report.html")
+    except SsdcompareError as err:
+        click.echo(f"warning: no report written: {err}", err=True)
+        return None
+
+
 def _print_summary(path: Path) -> None:
     """Per job: IOPS, MB/s and latency per device, with CPU-bound marks."""
     from ssdcompare.summary import summary_lines
 
     for line in summary_lines(path):
         click.echo(line)
+
+
+@cli.command("report")
+@click.argument("results", nargs=-1, required=True,
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="HTML file to write (default: report.html in the first results folder).")
+@click.option("--baseline", help="Device the ratios are relative to (default: the first).")
+def report_command(results: tuple[Path, ...], output: Path | None, baseline: str | None) -> None:
+    """Write a self-contained HTML comparison report from one or more results folders."""
+    from ssdcompare.report import write_report
+
+    target = write_report(results, output or results[0] / "report.html", baseline)
+    click.echo(f"report: {target}")
+
+
+@cli.command("export")
+@click.argument("results", nargs=-1, required=True,
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="results.csv or results.parquet (parquet needs pyarrow).")
+@click.option("--summary", is_flag=True, help="One row per device and job (repeats averaged).")
+def export_command(results: tuple[Path, ...], output: Path, summary: bool) -> None:
+    """Export the results frame for spreadsheets and other tools."""
+    from ssdcompare.frame import export
+
+    rows = export(results, output, summary=summary)
+    click.echo(f"{rows} rows written to {output}")
 
 
 def main(argv: list[str] | None = None) -> None:

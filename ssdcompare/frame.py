@@ -17,7 +17,7 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.fioresult import FioOutputError, JobResult, parse_fio_file
 from ssdcompare.matrix import Workload
 from ssdcompare.runner import CPU_JSON, FIO_JSON
-from ssdcompare.store import ResultsDir, RunStatus
+from ssdcompare.store import ResultsDir, RunStatus, write_atomic
 from ssdcompare.units import parse_size
 
 DIRECTIONS = ("read", "write", "trim", "sync", "mixed")  # mixed: unified_rw_reporting
@@ -385,3 +385,29 @@ def side_by_side(
         overlap = (lows[label] <= highs[baseline]) & (lows[baseline] <= highs[label])
         out[f"{label} significant"] = (~overlap).where(enough).astype("boolean")
     return out
+
+
+def export(paths: Iterable[str | Path], output: str | Path, summary: bool = False) -> int:
+    """Write the frame (or the per-job summary) of results folders to CSV or Parquet.
+
+    Returns the number of rows written.
+    """
+    frame = load(list(paths))
+    if summary:
+        frame = job_summary(frame)
+    target = Path(output)
+    suffix = target.suffix.lower()
+    if suffix == ".csv":
+        text = frame.to_csv(index=False)
+        write_atomic(target, text)
+    elif suffix == ".parquet":
+        try:
+            data = frame.to_parquet(index=False)
+        except ImportError:
+            raise SsdcompareError(
+                "Parquet export needs pyarrow: `pip install pyarrow`, or export to .csv"
+            ) from None
+        write_atomic(target, data)
+    else:
+        raise SsdcompareError(f"cannot export to {target.name}: use a .csv or .parquet name")
+    return len(frame)
