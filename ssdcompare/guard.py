@@ -1,0 +1,275 @@
+"""The safety guard: ssdcompare never destroys data the user did not explicitly offer.
+
+Before a sweep with any writing job, every block-device target is inspected:
+- refused whatever the flags: mounted (it or a partition), active swap, held by another
+  device (LVM, dm-crypt, md RAID), the disk holding / or /boot, or opened exclusively;
+- refused unless --destroy-data: partitions, or a filesystem / RAID / partition-table signature.
+File targets are not guarded this way: fio creates and overwrites its own test file there.
+Reads never change data, so read-only sweeps pass on any device.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ssdcompare.devices import Target
+from ssdcompare.errors import SsdcompareError
+
+FindingKind = Literal["mounted", "swap", "holders", "root", "busy", "partitions", "signature"]
+# Signature magic numbers for when blkid is not installed: (offset, bytes, what)
+_MAGIC = [
+    (512, b"EFI PART", "a GPT partition table"),
+    (1024 + 56, b"\x53\xef", "an ext2/3/4 filesystem"),
+    (0, b"XFSB", "an XFS filesystem"),
+    (65536 + 64, b"_BHRfS_M", "a btrfs filesystem"),
+    (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
+    (4096, b"\xfc\x4e\x2b\xa9", "an md RAID member"),
+    (4096 - 10, b"SWAPSPACE2", "swap space"),
+    (512 + 0, b"LABELONE", "an LVM physical volume"),
+    (3, b"NTFS    ", "an NTFS filesystem"),
+    (54, b"FAT12", "a FAT filesystem"),
+    (54, b"FAT16", "a FAT filesystem"),
+    (82, b"FAT32", "a FAT filesystem"),
+]
+
+
+class Finding(BaseModel):
+    """Something on a device that writing would destroy or disturb."""
+
+    model_config = ConfigDict(frozen=True)
+
+    target: str
+    device: str
+    kind: FindingKind
+    detail: str
+    overridable: bool
+
+
+Probe = Callable[[str], list[str]]
+
+
+def probe_signatures(path: str) -> list[str]:
+    """Signatures on a device, in words ("an ext4 filesystem (UUID ..., label data)").
+
+    Uses util-linux's `blkid -p` (low-level probe, ignores caches); without blkid, reads the
+    first 68 KiB for common magic numbers.
+    """
+    blkid = shutil.which("blkid") or ("/sbin/blkid" if Path("/sbin/blkid").exists() else None)
+    if blkid:
+        done = subprocess.run(
+            [blkid, "-p", "-o", "export", path], capture_output=True, text=True, timeout=30,
+            check=False,
+        )  # fmt: skip
+        if done.returncode == 2:  # nothing found
+            return []
+        if done.returncode == 0:
+            return [_describe_blkid(done.stdout)]
+        # other failures (e.g. ambivalent results): fall through to the magic numbers
+    return _magic_signatures(path)
+
+
+def _describe_blkid(text: str) -> str:
+    values = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    kind = values.get("TYPE") or values.get("PTTYPE")
+    usage = values.get("USAGE", "")
+    if "PTTYPE" in values and "TYPE" not in values:
+        what = f"a {values['PTTYPE'].upper()} partition table"
+    elif usage == "raid":
+        what = f"a {kind} RAID/volume member"
+    elif usage == "crypto":
+        what = f"a {kind} encrypted volume"
+    elif kind == "swap":
+        what = "swap space"
+    else:
+        what = f"a{'n' if (kind or 'x')[0] in 'aeiou' else ''} {kind} filesystem"
+    extras = [f"{key} {values[key]}" for key in ("UUID", "LABEL") if values.get(key)]
+    return what + (f" ({', '.join(extras)})" if extras else "") + " [blkid]"
+
+
+def _magic_signatures(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(68 * 1024)
+    except OSError:
+        return []
+    found = []
+    for offset, magic, what in _MAGIC:
+        if head[offset : offset + len(magic)] == magic and what not in found:
+            found.append(what)
+    if not found and len(head) >= 512 and head[510:512] == b"\x55\xaa":
+        entries = head[446:510]
+        if any(entries[i * 16 + 4] for i in range(4)):  # a partition type byte is set
+            found.append("an MBR partition table")
+    return [f"{what} [magic numbers]" for what in found]
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _members(name: str, sys_root: Path) -> list[str]:
+    """The device and its partitions (what a mount, swap or holder could be on)."""
+    base = sys_root / "class" / "block" / name
+    parts = [p.name for p in sorted(base.glob(f"{name}*")) if (p / "partition").exists()]
+    return [name, *parts]
+
+
+def _devnum(name: str, sys_root: Path) -> str | None:
+    return _read(sys_root / "class" / "block" / name / "dev")
+
+
+def _mounts(proc_root: Path) -> list[tuple[str, str, str]]:
+    """(major:minor, mount point, source) from mountinfo."""
+    found = []
+    text = _read(proc_root / "self" / "mountinfo") or ""
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 5:
+            continue
+        tail = line.split(" - ", 1)[1].split() if " - " in line else []
+        found.append((fields[2], fields[4], tail[1] if len(tail) > 1 else ""))
+    return found
+
+
+def _disk_of(name: str, sys_root: Path) -> str:
+    entry = sys_root / "class" / "block" / name
+    if (entry / "partition").exists():
+        return entry.resolve().parent.name
+    return name
+
+
+def _disks_under(name: str, sys_root: Path, seen: set[str] | None = None) -> set[str]:
+    """The whole disks a device sits on (through partitions and dm/md slaves)."""
+    seen = seen if seen is not None else set()
+    if name in seen:
+        return set()
+    seen.add(name)
+    disk = _disk_of(name, sys_root)
+    slaves = sys_root / "class" / "block" / disk / "slaves"
+    below = [s.name for s in slaves.iterdir()] if slaves.is_dir() else []
+    if not below:
+        return {disk}
+    result: set[str] = set()
+    for slave in below:
+        result |= _disks_under(slave, sys_root, seen)
+    return result
+
+
+def _system_disks(sys_root: Path, proc_root: Path) -> dict[str, str]:
+    """Disks holding /, /boot, /boot/efi or /usr -> which mount point."""
+    by_devnum = {}
+    block = sys_root / "class" / "block"
+    if block.is_dir():
+        for entry in block.iterdir():
+            number = _read(entry / "dev")
+            if number:
+                by_devnum[number] = entry.name
+    result = {}
+    for devnum, mountpoint, _source in _mounts(proc_root):
+        if mountpoint in ("/", "/boot", "/boot/efi", "/usr") and devnum in by_devnum:
+            for disk in _disks_under(by_devnum[devnum], sys_root):
+                result.setdefault(disk, mountpoint)
+    return result
+
+
+def inspect_target(
+    target: Target,
+    sys_root: Path = Path("/sys"),
+    proc_root: Path = Path("/proc"),
+    probe: Probe = probe_signatures,
+    check_exclusive: bool = True,
+) -> list[Finding]:
+    """Everything on a block target that a writing job would destroy or disturb."""
+    if target.kind != "block":
+        return []
+    name = target.kernel_name or Path(target.path).name
+    findings: list[Finding] = []
+
+    def add(kind: FindingKind, device: str, detail: str, overridable: bool) -> None:
+        findings.append(Finding(target=target.name, device=device, kind=kind, detail=detail,
+                                overridable=overridable))  # fmt: skip
+
+    members = _members(name, sys_root)
+    numbers = {_devnum(m, sys_root): m for m in members}
+    numbers.pop(None, None)
+    for devnum, mountpoint, _source in _mounts(proc_root):
+        if devnum in numbers:
+            add("mounted", numbers[devnum], f"{numbers[devnum]} is mounted at {mountpoint}",
+                False)  # fmt: skip
+    swaps = _read(proc_root / "swaps") or ""
+    for line in swaps.splitlines()[1:]:
+        device = Path(line.split()[0]).name if line.split() else ""
+        if device in members:
+            add("swap", device, f"{device} is in use as swap", False)
+    for member in members:
+        holders = sys_root / "class" / "block" / member / "holders"
+        held = sorted(h.name for h in holders.iterdir()) if holders.is_dir() else []
+        if held:
+            add("holders", member,
+                f"{member} is in use by {', '.join(held)} (LVM, device-mapper or RAID)", False)
+    system = _system_disks(sys_root, proc_root)
+    for disk in _disks_under(name, sys_root):
+        if disk in system:
+            add("root", disk, f"{disk} holds the system's {system[disk]} filesystem", False)
+    if check_exclusive and not findings:
+        try:
+            fd = os.open(target.path, os.O_RDONLY | os.O_EXCL)
+            os.close(fd)
+        except OSError as err:
+            if err.errno == errno.EBUSY:
+                add("busy", name, f"{name} is claimed by another user (open exclusively: "
+                    "mounted, in a RAID or LVM, or used by a program)", False)  # fmt: skip
+    partitions = [m for m in members if m != name]
+    if partitions:
+        add("partitions", name, f"{name} has partitions: {', '.join(partitions)}", True)
+    for signature in probe(target.path):
+        add("signature", name, f"{name} carries {signature}", True)
+    return findings
+
+
+def check_write_safety(
+    targets: list[Target],
+    writes: bool,
+    destroy_data: bool,
+    sys_root: Path = Path("/sys"),
+    proc_root: Path = Path("/proc"),
+    probe: Probe = probe_signatures,
+) -> list[Finding]:
+    """Refuse (SsdcompareError listing every problem on every target) or allow.
+
+    Returns the findings that `destroy_data` overrode, so the caller can say what it will
+    overwrite. Read-only work passes without inspection.
+    """
+    if not writes:
+        return []
+    findings = [f for t in targets for f in inspect_target(t, sys_root, proc_root, probe)]
+    hard = [f for f in findings if not f.overridable]
+    soft = [f for f in findings if f.overridable]
+    if hard or (soft and not destroy_data):
+        lines = ["refusing to write: this suite writes to the devices, and"]
+        lines += [f"  - {f.detail}" for f in hard]
+        lines += [f"  - {f.detail}" for f in soft if not destroy_data]
+        if hard:
+            lines.append(
+                "Mounted or in-use devices are never written. Unmount it or pick another "
+                "device; to measure it as it is, use --read-only (reads only); or test a file "
+                "on its filesystem instead (--devices /mountpoint/test.img --size 4g)."
+            )
+        if soft and not destroy_data:
+            lines.append(
+                "Writing destroys what is on it. If you mean to, add --destroy-data; to "
+                "measure without writing, use --read-only."
+            )
+        raise SsdcompareError("\n".join(lines))
+    return soft
