@@ -170,7 +170,7 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
 
 
 def _cell(row: pd.Series | None, ratio: float | None, significant: object, baseline: bool,
-          footnotes: list[str]) -> Cell:  # fmt: skip
+          footnotes: list[str], baseline_bound: bool = False) -> Cell:  # fmt: skip
     if row is None:
         return Cell(status="missing")
     if row["status"] != "ok":
@@ -196,6 +196,8 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
         cell.ratio = f"×{ratio:.2f}"
         if significant is False:
             cell.ratio_note = "not significant: repeats overlap"
+        elif baseline_bound:
+            cell.ratio_note = "vs a CPU-bound baseline: the ratio says little about the drives"
     if bool(row["cpu_bound"]) if pd.notna(row["cpu_bound"]) else False:
         cell.cpu_bound = True
         cell.reason = str(row["cpu_bound_reason"])
@@ -225,6 +227,8 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
         name = _FAMILY.get(job_row["rw"], (9, str(job_row["rw"])))[1]
         group = groups.setdefault(name, Group(name))
         cells = []
+        base_rows = summary[(summary["job"] == job_row["job"]) & (summary["label"] == baseline)]
+        baseline_bound = bool(base_rows["cpu_bound"].fillna(False).astype(bool).any())
         for label in labels:
             match = summary[(summary["job"] == job_row["job"]) & (summary["label"] == label)]
             row = match.iloc[0] if not match.empty else None
@@ -233,7 +237,9 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
                 ratio = ratios.loc[job_row["job"], f"{label}/{baseline}"]
                 significant = ratios.loc[job_row["job"], f"{label} significant"]
                 significant = None if pd.isna(significant) else bool(significant)
-            cells.append(_cell(row, ratio, significant, label == baseline, footnotes))
+            cells.append(
+                _cell(row, ratio, significant, label == baseline, footnotes, baseline_bound)
+            )
         group.rows.append(Row(job=str(job_row["job"]), what=_what(job_row), cells=cells))
     return {
         "version": __version__,
