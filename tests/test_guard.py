@@ -1,0 +1,190 @@
+"""The safety guard: fake sysfs/procfs trees for each finding, and real loop devices."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from blockdevs import can_make_devices, loop_device
+from ssdcompare.devices import Target, resolve_target
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.guard import check_write_safety, inspect_target, probe_signatures
+
+needs_root = pytest.mark.skipif(not can_make_devices(), reason="needs root for loop devices")
+
+
+def fake_tree(tmp_path: Path, partitions: int = 0, mounts: str = "", swaps: str = "",
+              holders: list[str] | None = None, name: str = "sdz") -> tuple[Path, Path]:  # fmt: skip
+    """A fake /sys and /proc with disk `name` (8:0) and its partitions (8:1, 8:2, ...)."""
+    sys_root, proc_root = tmp_path / "sys", tmp_path / "proc"
+    disk = sys_root / "devices" / name
+    disk.mkdir(parents=True)
+    (disk / "dev").write_text("8:0\n")
+    (disk / "holders").mkdir()
+    for holder in holders or []:
+        (disk / "holders" / holder).mkdir()
+    block = sys_root / "class" / "block"
+    block.mkdir(parents=True)
+    (block / name).symlink_to(disk)
+    for index in range(1, partitions + 1):
+        part = disk / f"{name}{index}"
+        part.mkdir()
+        (part / "partition").write_text(f"{index}\n")
+        (part / "dev").write_text(f"8:{index}\n")
+        (part / "holders").mkdir()
+        (block / part.name).symlink_to(part)
+    (proc_root / "self").mkdir(parents=True)
+    (proc_root / "self" / "mountinfo").write_text(mounts)
+    (proc_root / "swaps").write_text("Filename Type Size Used Priority\n" + swaps)
+    return sys_root, proc_root
+
+
+TARGET = Target(spec="sdz", name="sdz", path="/dev/sdz", kind="block", size_bytes=1 << 30)
+
+
+def no_signature(path: str) -> list[str]:
+    return []
+
+
+def check(tmp_path: Path, destroy: bool, probe=no_signature, **tree) -> list:
+    sys_root, proc_root = fake_tree(tmp_path, **tree)
+    return check_write_safety([TARGET], True, destroy, sys_root, proc_root, probe)
+
+
+def test_a_blank_device_may_be_written(tmp_path: Path) -> None:
+    assert check(tmp_path, destroy=False) == []
+
+
+def test_mounted_partition_is_refused_even_with_the_flag(tmp_path: Path) -> None:
+    mounts = "36 25 8:2 / /home rw,relatime shared:1 - ext4 /dev/sdz2 rw\n"
+    with pytest.raises(SsdcompareError) as err:
+        check(tmp_path, destroy=True, partitions=2, mounts=mounts)
+    assert "sdz2 is mounted at /home" in str(err.value)
+    assert "--read-only" in str(err.value)
+
+
+def test_swap_and_holders_are_refused_even_with_the_flag(tmp_path: Path) -> None:
+    with pytest.raises(SsdcompareError, match="sdz1 is in use as swap"):
+        check(tmp_path / "a", destroy=True, partitions=1,
+              swaps="/dev/sdz1 partition 1024 0 -2\n")  # fmt: skip
+    with pytest.raises(SsdcompareError, match="in use by dm-0"):
+        check(tmp_path / "b", destroy=True, holders=["dm-0"])
+
+
+def test_the_root_disk_is_refused(tmp_path: Path) -> None:
+    mounts = "22 1 8:1 / / rw,relatime - ext4 /dev/sdz1 rw\n"
+    sys_root, proc_root = fake_tree(tmp_path, partitions=1, mounts=mounts)
+    kinds = {f.kind for f in inspect_target(TARGET, sys_root, proc_root, no_signature)}
+    assert {"mounted", "root", "partitions"} <= kinds
+
+
+def test_partitions_and_signatures_need_the_flag(tmp_path: Path) -> None:
+    def ext4(path: str) -> list[str]:
+        return ["an ext4 filesystem (UUID 1234) [blkid]"]
+
+    with pytest.raises(SsdcompareError) as err:
+        check(tmp_path / "a", destroy=False, probe=ext4, partitions=1)
+    text = str(err.value)
+    assert "sdz has partitions: sdz1" in text and "ext4" in text and "--destroy-data" in text
+    overridden = check(tmp_path / "b", destroy=True, probe=ext4, partitions=1)
+    assert {f.kind for f in overridden} == {"partitions", "signature"}
+
+
+def test_reads_and_files_are_not_guarded(tmp_path: Path) -> None:
+    mounts = "36 25 8:0 / /data rw - ext4 /dev/sdz rw\n"
+    sys_root, proc_root = fake_tree(tmp_path, mounts=mounts)
+    assert check_write_safety([TARGET], False, False, sys_root, proc_root, no_signature) == []
+    file_target = Target(spec="x", name="x", path=str(tmp_path / "x"), kind="file",
+                         size_bytes=1 << 20)  # fmt: skip
+    assert check_write_safety([file_target], True, False, sys_root, proc_root) == []
+
+
+def test_every_target_is_checked_before_refusing(tmp_path: Path) -> None:
+    mounts = "36 25 8:0 / /data rw - ext4 /dev/sdz rw\n"
+    sys_root, proc_root = fake_tree(tmp_path, mounts=mounts)
+    other = TARGET.model_copy(update={"name": "sdz-again"})
+    with pytest.raises(SsdcompareError) as err:
+        check_write_safety([TARGET, other], True, False, sys_root, proc_root, no_signature)
+    assert str(err.value).count("is mounted at /data") == 2
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@needs_root
+def test_real_loop_devices(tmp_path: Path) -> None:
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    with loop_device(tmp_path / "blank.img", 32 << 20) as blank:
+        assert check_write_safety([resolve_target(blank)], True, False) == []
+    with loop_device(tmp_path / "fs.img", 32 << 20) as loop:
+        subprocess.run(["mkfs.ext4", "-q", "-L", "precious", loop], check=True)
+        subprocess.run(["mount", loop, str(mnt)], check=True)
+        try:
+            (mnt / "data.bin").write_bytes(os.urandom(256 << 10))
+            target = resolve_target(loop)
+            with pytest.raises(SsdcompareError, match="is mounted at"):
+                check_write_safety([target], True, True)
+            before = sha256(mnt / "data.bin")
+        finally:
+            subprocess.run(["umount", str(mnt)], check=True)
+        with pytest.raises(SsdcompareError) as err:
+            check_write_safety([target], True, False)
+        assert "ext4 filesystem" in str(err.value) and "LABEL precious" in str(err.value)
+        assert "--destroy-data" in str(err.value)
+        allowed = check_write_safety([target], True, True)
+        assert [f.kind for f in allowed] == ["signature"]
+        subprocess.run(["mount", loop, str(mnt)], check=True)
+        try:
+            assert sha256(mnt / "data.bin") == before
+        finally:
+            subprocess.run(["umount", str(mnt)], check=True)
+
+
+@needs_root
+def test_real_partition_table(tmp_path: Path) -> None:
+    image = tmp_path / "parts.img"
+    with open(image, "wb") as handle:
+        handle.truncate(16 << 20)
+        entry = bytes([0, 0, 2, 0, 0x83, 0, 0, 0]) + (2048).to_bytes(4, "little") + (
+            8192).to_bytes(4, "little")  # fmt: skip
+        handle.seek(446)
+        handle.write(entry)
+        handle.seek(510)
+        handle.write(b"\x55\xaa")
+    device = subprocess.run(["losetup", "--find", "--show", "--partscan", str(image)],
+                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    try:
+        subprocess.run(["udevadm", "settle"], check=False, capture_output=True)
+        findings = inspect_target(resolve_target(device))
+        details = " ".join(f.detail for f in findings)
+        assert "partition table" in details
+        with pytest.raises(SsdcompareError, match="--destroy-data"):
+            check_write_safety([resolve_target(device)], True, False)
+    finally:
+        subprocess.run(["losetup", "--detach", device], check=False)
+
+
+def test_magic_numbers_without_blkid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    image = tmp_path / "ext.img"
+    data = bytearray(128 << 10)
+    data[1024 + 56 : 1024 + 58] = b"\x53\xef"
+    image.write_bytes(bytes(data))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no blkid on PATH
+    monkeypatch.setattr("ssdcompare.guard.Path.exists", lambda self: False)
+    assert probe_signatures(str(image)) == ["an ext2/3/4 filesystem [magic numbers]"]
+
+
+@needs_root
+def test_the_root_disk_of_this_machine_is_refused() -> None:
+    root_device = subprocess.run(["findmnt", "-n", "-o", "SOURCE", "/"], capture_output=True,
+                                 text=True, check=False).stdout.strip()  # fmt: skip
+    if not root_device.startswith("/dev/"):
+        pytest.skip(f"/ is on {root_device or 'an unknown source'}, not a block device")
+    with pytest.raises(SsdcompareError, match="never written|holds the system"):
+        check_write_safety([resolve_target(root_device)], True, True)
