@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from blockdevs import can_make_devices, loop_device, zram_device
+
 from ssdcompare import sweep
 from ssdcompare.cpu import CpuSummary
 from ssdcompare.cpubound import Thresholds, judge

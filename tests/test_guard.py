@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from blockdevs import can_make_devices, loop_device
+
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.guard import check_write_safety, inspect_target, probe_signatures
@@ -17,8 +17,14 @@ from ssdcompare.guard import check_write_safety, inspect_target, probe_signature
 needs_root = pytest.mark.skipif(not can_make_devices(), reason="needs root for loop devices")
 
 
-def fake_tree(tmp_path: Path, partitions: int = 0, mounts: str = "", swaps: str = "",
-              holders: list[str] | None = None, name: str = "sdz") -> tuple[Path, Path]:  # fmt: skip
+def fake_tree(
+    tmp_path: Path,
+    partitions: int = 0,
+    mounts: str = "",
+    swaps: str = "",
+    holders: list[str] | None = None,
+    name: str = "sdz",
+) -> tuple[Path, Path]:
     """A fake /sys and /proc with disk `name` (8:0) and its partitions (8:1, 8:2, ...)."""
     sys_root, proc_root = tmp_path / "sys", tmp_path / "proc"
     disk = sys_root / "devices" / name

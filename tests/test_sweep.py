@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from blockdevs import can_make_devices, loop_device, zram_device
+
 from ssdcompare.fioresult import parse_fio_file
 
 SUITES = Path(__file__).parent / "suites"
