@@ -12,8 +12,12 @@ as_root() {
 apt_packages=()
 command -v fio >/dev/null || apt_packages+=(fio)
 python3 -c 'import venv, ensurepip' 2>/dev/null || apt_packages+=(python3-venv)
-if [ "${SSDCOMPARE_BROWSER_TESTS:-0}" = 1 ] && ! command -v chromium >/dev/null; then
-    apt_packages+=(chromium)
+if [ "${SSDCOMPARE_TEST_DEPS:-0}" = 1 ]; then
+    # the tests open the report in a real browser and make filesystems on loop devices
+    command -v chromium >/dev/null || apt_packages+=(chromium)
+    command -v mkfs.ext4 >/dev/null || apt_packages+=(e2fsprogs)
+    command -v losetup >/dev/null && command -v blkid >/dev/null || apt_packages+=(util-linux)
+    command -v mount >/dev/null || apt_packages+=(mount)
 fi
 if [ ${#apt_packages[@]} -gt 0 ]; then
     if ! command -v apt-get >/dev/null; then

@@ -3,5 +3,5 @@
 # end-to-end tests make their own loop devices and RAM disks, so run as root (CI does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install.sh >/dev/null
+SSDCOMPARE_TEST_DEPS=1 scripts/install.sh >/dev/null
 exec .venv/bin/python -m pytest -q "$@"
