@@ -20,4 +20,5 @@ truncate -s 1280M "$img"
 loop=$(losetup --find --show --direct-io=on "$img")
 .venv/bin/ssdcompare sweep --suite examples/ramdisk-vs-loop.yaml --devices "/dev/$zram,$loop" \
     --repeat 2 --out "$out"
-.venv/bin/ssdcompare report "$out" -o examples/report.html
+rm -f "$out/report.html"  # the example report below is the one to read
+.venv/bin/ssdcompare report "$out" -o examples/report.html --baseline "$(basename "$loop")"

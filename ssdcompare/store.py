@@ -35,6 +35,9 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 STATUS = "status.json"
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 RunState = Literal["ok", "failed", "interrupted", "skipped"]
 
 
@@ -48,6 +51,8 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        # mkstemp makes the file private (0600); results and reports are meant to be shared
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode() if isinstance(data, str) else data)
             handle.flush()
