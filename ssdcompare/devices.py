@@ -97,7 +97,8 @@ def resolve_target(
     try:
         info = path.stat()
     except FileNotFoundError:
-        if str(path).startswith(str(dev_root) + "/"):
+        # /dev/NAME and /dev/disk/by-*/NAME name devices; /dev/shm/x is an ordinary file path
+        if path.parent == dev_root or str(path).startswith(str(dev_root / "disk") + "/"):
             raise _unknown_device(text, sys_root) from None
         return _new_file_target(text, path, size_bytes)
     except PermissionError:

@@ -229,7 +229,8 @@ def read_fio(path: str | Path, thresholds: Thresholds | None = None) -> pd.DataF
         verdict = judge(None, job.usr_cpu_pct, job.sys_cpu_pct, None, thresholds)
         base: dict[str, object] = {
             "host": job.hostname,
-            "device": options.get("filename"),
+            # what was measured: the filename, else the host (client/server), else the file
+            "device": options.get("filename") or job.hostname or Path(path).stem,
             "job": job.name,
             "repeat": 1,
             "status": "ok" if job.ok else "failed",

@@ -23,7 +23,9 @@ from pydantic import BaseModel, ConfigDict
 from ssdcompare.devices import Target
 from ssdcompare.errors import SsdcompareError
 
-FindingKind = Literal["mounted", "swap", "holders", "root", "busy", "partitions", "signature"]
+FindingKind = Literal[
+    "mounted", "swap", "holders", "root", "busy", "readonly", "partitions", "signature"
+]
 # Signature magic numbers for when blkid is not installed: (offset, bytes, what)
 _MAGIC = [
     (512, b"EFI PART", "a GPT partition table"),
@@ -218,6 +220,9 @@ def inspect_target(
         if held:
             add("holders", member,
                 f"{member} is in use by {', '.join(held)} (LVM, device-mapper or RAID)", False)
+    if _read(sys_root / "class" / "block" / name / "ro") == "1":
+        add("readonly", name, f"{name} is read-only (the kernel's ro flag is set); writes "
+            "would fail", False)  # fmt: skip
     system = _system_disks(sys_root, proc_root)
     for disk in _disks_under(name, sys_root):
         if disk in system:

@@ -8,6 +8,7 @@ state) spreads over all devices instead of favouring the one measured first.
 
 from __future__ import annotations
 
+import errno
 import sys
 import time
 from collections.abc import Callable
@@ -25,6 +26,8 @@ from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan
 from ssdcompare.runner import Sampler, run_fio, timeout_for
 from ssdcompare.store import Manifest, ResultsDir, RunStatus, now_iso, write_atomic
+
+WRITE_REFUSED_ERRNOS = {errno.EROFS, errno.EPERM, errno.EACCES}
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,7 @@ def run(
     planned_left = sum(j.workload.duration_s + JOB_OVERHEAD_S for _, j in pending)
     planned_done = actual_done = 0.0
     started = clock()
-    unusable: dict[str, str] = {}
+    unusable: dict[str, tuple[str, bool]] = {}  # target -> (reason, only writes blocked)
 
     def eta() -> float:
         scale = actual_done / planned_done if planned_done else 1.0
@@ -179,11 +182,12 @@ def run(
     for number, (repeat, job) in enumerate(pending, start=outcome.skipped_existing + 1):
         target = job.target
         planned = job.workload.duration_s + JOB_OVERHEAD_S
-        if target.name in unusable:
+        blocked = unusable.get(target.name)
+        if blocked is not None and (not blocked[1] or job.workload.writes):
             folder = results.prepare_run(target.name, job.job_id, repeat)
             status = RunStatus(
                 status="skipped", target=target.name, job=job.job_id, repeat=repeat,
-                workload_hash=job.workload_hash, error=unusable[target.name],
+                workload_hash=job.workload_hash, error=blocked[0],
             )  # fmt: skip
             results.write_status(folder, status)
             outcome.statuses.append(status)
@@ -210,8 +214,12 @@ def run(
             outcome.interrupted = True
             break
         if status.status == "failed" and getattr(status, "device_unusable", False):
+            # refused writes (read-only device, no write permission) still allow reads
+            writes_only = job.workload.writes and status.fio_errno in WRITE_REFUSED_ERRNOS
+            what = "cannot be written" if writes_only else "is unusable"
             unusable[target.name] = (
-                f"skipped: {target.name} is unusable ({job.job_id} failed: {status.error})"
+                f"skipped: {target.name} {what} ({job.job_id} failed: {status.error})",
+                writes_only,
             )
     return outcome
 

@@ -197,3 +197,13 @@ def test_real_loop_device(tmp_path: Path) -> None:
         by_name = resolve_target(name)
         assert by_name.path == device
         assert by_name.size_bytes == 64 * MIB
+
+
+def test_a_new_file_under_a_dev_folder_is_a_file_target(tmp_path: Path) -> None:
+    dev_root = tmp_path / "dev"
+    (dev_root / "shm").mkdir(parents=True)
+    target = resolve_target(str(dev_root / "shm" / "test.img"), 1 << 20, dev_root=dev_root,
+                            sys_root=tmp_path / "sys")  # fmt: skip
+    assert target.kind == "file" and not target.exists
+    with pytest.raises(SsdcompareError, match="unknown device"):
+        resolve_target(str(dev_root / "nvme7n1"), dev_root=dev_root, sys_root=tmp_path / "sys")

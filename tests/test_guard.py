@@ -194,3 +194,11 @@ def test_the_root_disk_of_this_machine_is_refused() -> None:
         pytest.skip(f"/ is on {root_device or 'an unknown source'}, not a block device")
     with pytest.raises(SsdcompareError, match="never written|holds the system"):
         check_write_safety([resolve_target(root_device)], True, True)
+
+
+def test_a_read_only_device_is_refused_for_writes(tmp_path: Path) -> None:
+    sys_root, proc_root = fake_tree(tmp_path)
+    (sys_root / "devices" / "sdz" / "ro").write_text("1\n")
+    with pytest.raises(SsdcompareError, match="sdz is read-only"):
+        check_write_safety([TARGET], True, True, sys_root, proc_root, no_signature)
+    assert check_write_safety([TARGET], False, False, sys_root, proc_root, no_signature) == []

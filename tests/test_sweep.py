@@ -231,3 +231,29 @@ def test_existing_results_are_never_overwritten(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2 and "--resume" in done.stderr
     assert (out / "keep.txt").read_text() == "measured"
+
+
+def test_a_target_refusing_writes_skips_later_writes_but_keeps_reading(tmp_path: Path) -> None:
+    target = tmp_path / "immutable.img"
+    with open(target, "wb") as handle:
+        handle.truncate(16 << 20)
+    if subprocess.run(["chattr", "+i", str(target)], capture_output=True).returncode != 0:
+        pytest.skip("this filesystem has no immutable attribute (chattr +i)")
+    try:
+        out = tmp_path / "results"
+        done = ssdcompare(
+            "sweep", "--devices", str(target), "--suite", str(SUITES / "write-refused.yaml"),
+            "--out", str(out),
+        )  # fmt: skip
+    finally:
+        subprocess.run(["chattr", "-i", str(target)], check=True)
+    assert done.returncode == 1
+    assert statuses(out) == {
+        ("immutable.img", "randread-4k-qd1", "r1"): "ok",
+        ("immutable.img", "randwrite-4k-qd1", "r1"): "failed",
+        ("immutable.img", "read-64k-qd2", "r1"): "ok",
+        ("immutable.img", "write-64k-qd2", "r1"): "skipped",
+    }
+    skipped = json.loads((out / "runs/immutable.img/write-64k-qd2/r1/status.json").read_text())
+    assert "cannot be written" in skipped["error"]
+    assert "SKIPPED" in done.stdout

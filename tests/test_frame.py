@@ -1,0 +1,119 @@
+"""Result frames: raw fio files, stored sweeps, per-job summaries, side-by-side and export."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import ssdcompare
+from ssdcompare.errors import SsdcompareError
+
+DATA = Path(__file__).parent / "data"
+EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
+
+
+def test_read_fio_mixed_job_gives_read_and_write_rows_with_numbers_from_the_file() -> None:
+    frame = ssdcompare.read_fio(DATA / "randrw-latpct-json.json")
+    raw = json.loads((DATA / "randrw-latpct-json.json").read_text())["jobs"][0]
+    assert list(frame["direction"]) == ["read", "write"]
+    read = frame.iloc[0]
+    assert read["iops"] == pytest.approx(raw["read"]["iops"])
+    assert read["bw_bytes"] == pytest.approx(raw["read"]["bw_bytes"])
+    # lat_percentiles=1 in that job: total latency (lat_ns) is used, in microseconds
+    assert read["lat_mean_us"] == pytest.approx(raw["read"]["lat_ns"]["mean"] / 1000)
+    assert read["lat_p99_us"] == pytest.approx(raw["read"]["lat_ns"]["percentile"]["99.000000"]
+                                               / 1000)  # fmt: skip
+    assert read["lat_source"] == "lat"
+    assert frame["iops"].dtype == "float64" and frame["iodepth"].dtype == "Int64"
+
+
+def test_read_fio_keeps_failed_jobs_as_failed_not_zero() -> None:
+    frame = ssdcompare.read_fio(DATA / "job-error-enotdir-jsonplus.json")
+    bad = frame[frame["job"] == "bad"].iloc[0]
+    assert bad["status"] == "failed" and "error 20" in bad["error"]
+    assert pd.isna(bad["iops"]) and pd.isna(bad["lat_mean_us"])
+    assert frame[frame["job"] == "good"].iloc[0]["status"] == "ok"
+
+
+def test_read_fio_client_server_is_per_host_and_judges_from_fio_cpu() -> None:
+    frame = ssdcompare.read_fio(DATA / "client-server-numjobs2-json.json")
+    assert list(frame["host"]) == ["127.0.0.1"]
+    assert frame.iloc[0]["numjobs"] == 2
+    # the null engine: fio's own figure shows a saturated worker
+    assert bool(frame.iloc[0]["cpu_bound"]) is True
+    assert frame.iloc[0]["label"] == "127.0.0.1"
+
+
+def test_read_fio_sync_rows_carry_latency_but_no_rate() -> None:
+    frame = ssdcompare.read_fio(DATA / "fdatasync-write-jsonplus.json")
+    sync = frame[frame["direction"] == "sync"].iloc[0]
+    assert pd.isna(sync["iops"]) and sync["lat_mean_us"] > 0
+
+
+def test_read_fio_rejects_what_is_not_fio_output() -> None:
+    with pytest.raises(SsdcompareError, match="sigkill-empty"):
+        ssdcompare.read_fio(DATA / "sigkill-empty-jsonplus.json")
+
+
+def test_load_a_sweep_one_row_per_device_job_repeat_direction() -> None:
+    frame = ssdcompare.load(EXAMPLE)
+    keys = ["device", "job", "repeat", "direction"]
+    assert not frame.duplicated(keys).any()
+    manifest = json.loads((EXAMPLE / "manifest.json").read_text())
+    jobs = len(manifest["suite"]["workloads"])
+    fsync_jobs = sum(1 for w in manifest["suite"]["workloads"] if w["fsync"])
+    assert len(frame) == 2 * 2 * (jobs + fsync_jobs)  # devices x repeats x rows per run
+    assert set(frame["status"]) == {"ok"}
+    assert frame["model"].notna().all() and frame["fio_version"].str.startswith("fio-3").all()
+    # every number traces back to its raw file
+    row = frame[(frame["job"] == "read-4m-qd16") & (frame["repeat"] == 2)].iloc[0]
+    raw = json.loads(Path(row["fio_json"]).read_text())["jobs"][0]["read"]
+    assert row["bw_bytes"] == pytest.approx(raw["bw_bytes"])
+
+
+def test_job_summary_aggregates_repeats() -> None:
+    frame = ssdcompare.load(EXAMPLE)
+    summary = ssdcompare.job_summary(frame)
+    one = summary[(summary["device"] == "loop0") & (summary["job"] == "randread-4k-qd1")].iloc[0]
+    values = frame[(frame["device"] == "loop0") & (frame["job"] == "randread-4k-qd1")]["iops"]
+    assert one["repeats"] == 2
+    assert one["iops_mean"] == pytest.approx(values.mean())
+    assert one["iops_std"] == pytest.approx(values.std(ddof=1))
+    assert one["iops_cv_pct"] == pytest.approx(values.std(ddof=1) / values.mean() * 100)
+    mixed = summary[summary["job"] == "randwrite-4k-qd1-fsync"]
+    assert (mixed["repeats"] == 2).all()  # the sync row does not count as a direction of I/O
+
+
+def test_side_by_side_ratios_and_significance() -> None:
+    summary = ssdcompare.job_summary(ssdcompare.load(EXAMPLE))
+    table = ssdcompare.side_by_side(summary, "iops", baseline="loop0")
+    ratio = table.loc["randread-4k-qd4", "zram1/loop0"]
+    assert ratio == pytest.approx(table.loc["randread-4k-qd4", "zram1"]
+                                  / table.loc["randread-4k-qd4", "loop0"])  # fmt: skip
+    # the RAM disk is several times faster at 4K QD4 reads: repeats do not overlap
+    assert bool(table.loc["randread-4k-qd4", "zram1 significant"]) is True
+    with pytest.raises(SsdcompareError, match="baseline 'nvme0n1' is not among"):
+        ssdcompare.side_by_side(summary, "iops", baseline="nvme0n1")
+
+
+def test_export_csv_from_the_command_line(tmp_path: Path) -> None:
+    out = tmp_path / "results.csv"
+    done = subprocess.run(
+        [sys.executable, "-m", "ssdcompare", "export", str(EXAMPLE), "-o", str(out)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    frame = pd.read_csv(out)
+    assert f"{len(frame)} rows written" in done.stdout
+    assert {"device", "job", "iops", "cpu_bound", "fio_json"} <= set(frame.columns)
+    summary = tmp_path / "summary.csv"
+    subprocess.run([sys.executable, "-m", "ssdcompare", "export", str(EXAMPLE), "-o",
+                    str(summary), "--summary"], check=True, capture_output=True)  # fmt: skip
+    assert len(pd.read_csv(summary)) == 2 * 19
+    bad = subprocess.run([sys.executable, "-m", "ssdcompare", "export", str(EXAMPLE), "-o",
+                          str(tmp_path / "x.xlsx")], capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 2 and "use a .csv or .parquet" in bad.stderr
