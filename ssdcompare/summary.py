@@ -6,26 +6,22 @@ from pathlib import Path
 
 import pandas as pd
 
-from ssdcompare.frame import load
+from ssdcompare.frame import job_summary, load
 from ssdcompare.units import format_count, format_latency, format_rate
 
 
-def _cell(rows: pd.DataFrame) -> str:
+def _cell(row: pd.Series) -> str:
     """One device's figures for one job: IOPS, MB/s, mean and p99 latency, repeats averaged."""
-    status = rows["status"]
-    if not (status == "ok").any():
-        return str(status.iloc[0]).upper()
-    ok = rows[status == "ok"]
-    per_repeat = ok.groupby("repeat").agg(
-        iops=("iops", "sum"), bw=("bw_bytes", "sum"),
-        lat=("lat_mean_us", "mean"), p99=("lat_p99_us", "max"),
-    )  # fmt: skip
+    if row["status"] != "ok":
+        return str(row["status"]).upper()
     text = (
-        f"{format_count(per_repeat['iops'].mean())} IOPS {format_rate(per_repeat['bw'].mean())}"
-        f" lat {format_latency(per_repeat['lat'].mean())}"
-        f" p99 {format_latency(per_repeat['p99'].mean())}"
+        f"{format_count(row['iops_mean'])} IOPS {format_rate(row['bw_bytes_mean'])}"
+        f" lat {format_latency(row['lat_mean_us_mean'])}"
+        f" p99 {format_latency(row['lat_p99_us_mean'])}"
     )
-    if ok["cpu_bound"].fillna(False).astype(bool).any():
+    if row["repeats"] > 1:
+        text += f" (CV {row['iops_cv_pct']:.0f} %)"
+    if pd.notna(row["cpu_bound"]) and bool(row["cpu_bound"]):
         text += " [CPU-bound]"
     return text
 
@@ -33,22 +29,19 @@ def _cell(rows: pd.DataFrame) -> str:
 def summary_lines(path: Path) -> list[str]:
     """Per job, one line per device; CPU-bound results marked, reasons listed at the end."""
     frame = load(path)
-    frame = frame[frame["direction"] != "sync"]
     if frame.empty:
         return ["no results recorded"]
+    summary = job_summary(frame)
     lines = []
-    devices = list(dict.fromkeys(frame["device"]))
-    width = max(len(d) for d in devices)
-    for job in dict.fromkeys(frame["job"]):
-        lines.append(job)
-        for device in devices:
-            rows = frame[(frame["job"] == job) & (frame["device"] == device)]
-            if not rows.empty:
-                lines.append(f"  {device:<{width}}  {_cell(rows)}")
-    bound = frame[frame["cpu_bound"].fillna(False).astype(bool)]
+    width = max(len(str(label)) for label in summary["label"])
+    for job, rows in summary.groupby("job", sort=False):
+        lines.append(str(job))
+        for _, row in rows.iterrows():
+            lines.append(f"  {row['label']:<{width}}  {_cell(row)}")
+    bound = summary[summary["cpu_bound"].fillna(False).astype(bool)]
     if not bound.empty:
         lines.append("")
         lines.append("CPU-bound: these numbers measure the CPU, not the drive:")
-        for (job, device), rows in bound.groupby(["job", "device"], sort=False):
-            lines.append(f"  {job} on {device}: {rows['cpu_bound_reason'].iloc[0]}")
+        for _, row in bound.iterrows():
+            lines.append(f"  {row['job']} on {row['label']}: {row['cpu_bound_reason']}")
     return lines
