@@ -51,6 +51,7 @@ class Cell:
     ratio: str = ""
     ratio_note: str = ""
     spread: str = ""
+    cv: str = ""
     cpu_bound: bool = False
     reason: str | None = None
     footnote: int | None = None
@@ -186,6 +187,7 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
         sort_iops=float(row["iops_mean"]) if pd.notna(row["iops_mean"]) else 0.0,
     )
     if row["repeats"] >= 2 and pd.notna(row["iops_min"]):
+        cell.cv = f"±{row['iops_cv_pct']:.0f}%"
         cell.spread = (
             f"{row['repeats']} repeats: IOPS {format_count(row['iops_min'])}–"
             f"{format_count(row['iops_max'])}, CV {row['iops_cv_pct']:.1f} %"
