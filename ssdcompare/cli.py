@@ -236,6 +236,12 @@ def sweep_command(
     progress = _ProgressLine()
     try:
         outcome = sweep.run(plan, results, progress=progress)
+    except KeyboardInterrupt:
+        # Ctrl-C between two fio runs: every finished run is already on disk
+        progress.close()
+        click.echo(f"interrupted: finished runs are kept. Continue with: ssdcompare sweep "
+                   f"--resume {results.path}", err=True)  # fmt: skip
+        sys.exit(EXIT_INTERRUPTED)
     finally:
         progress.close()
     _print_summary(results.path)
