@@ -53,9 +53,9 @@ def judge(
     fio_pct = None
     if fio_usr_pct is not None and fio_sys_pct is not None:
         fio_pct = fio_usr_pct + fio_sys_pct
-    worker = getattr(cpu, "fio_worker_max_pct", None) if cpu is not None else None
-    worker = max(v for v in (worker, fio_pct) if v is not None) if (
-        worker is not None or fio_pct is not None) else None  # fmt: skip
+    # the busiest worker by either account: the samples or fio's own figure
+    known = [v for v in (getattr(cpu, "fio_worker_max_pct", None), fio_pct) if v is not None]
+    worker = max(known) if known else None
     if worker is not None and worker >= thresholds.worker_pct:
         reasons.append(f"fio worker at {min(worker, 100):.0f} % of one core")
     if cpu is not None:

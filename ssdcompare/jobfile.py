@@ -6,16 +6,14 @@ for people to read: a header saying what and why, then plain fio options.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 
-import jinja2
 from pydantic import BaseModel, ConfigDict
 
 from ssdcompare import __version__
 from ssdcompare.devices import Target
 from ssdcompare.matrix import Workload
-from ssdcompare.resources import templates_dir
+from ssdcompare.resources import templates
 from ssdcompare.units import format_bytes, parse_size, size_token
 
 TEMPLATE = "job.fio.j2"
@@ -41,16 +39,6 @@ class RenderedJob(BaseModel):
         return f"{self.job_id}.fio"
 
 
-@functools.lru_cache(maxsize=1)
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,  # fio jobfiles are plain text
-    )
 
 
 def span(workload: Workload, target: Target) -> str | None:
@@ -122,7 +110,7 @@ def render(workload: Workload, target: Target, suite: str, ioengine: str) -> Ren
     """
     engine = workload.ioengine or ioengine
     size = span(workload, target)
-    text = _environment().get_template(TEMPLATE).render(
+    text = templates().get_template(TEMPLATE).render(
         version=__version__,
         suite=suite,
         job=workload,

@@ -5,7 +5,6 @@ Collectors never fail a run: what cannot be read is left out (None), never guess
 
 from __future__ import annotations
 
-import os
 import platform
 import socket
 from pathlib import Path
@@ -204,10 +203,3 @@ def _file_info(target: Target) -> DeviceInfo:
         model=f"file on {fs_type or 'unknown filesystem'}",
     )
 
-
-def cpu_count() -> int:
-    """Logical CPUs available to this process."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1

@@ -5,20 +5,17 @@ It never runs fio: everything comes from the stored results through `frame.load`
 
 from __future__ import annotations
 
-import functools
-import html
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import jinja2
 import pandas as pd
 
 from ssdcompare import __version__, charts
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.frame import job_summary, load, side_by_side
-from ssdcompare.resources import templates_dir
+from ssdcompare.resources import templates
 from ssdcompare.store import ResultsDir, write_atomic
 from ssdcompare.units import (
     format_bytes,
@@ -298,24 +295,13 @@ def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> list[dict[str, str]]:
     return found
 
 
-@functools.lru_cache(maxsize=1)
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
-        autoescape=jinja2.select_autoescape(["html", "j2"]),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["e"] = html.escape
-    return env
 
 
 def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir],
                   baseline: str | None = None) -> str:  # fmt: skip
     """The report as one HTML string."""
     context = build_context(frame, sweeps, baseline)
-    return _environment().get_template(TEMPLATE).render(**context)
+    return templates().get_template(TEMPLATE).render(**context)
 
 
 def write_report(paths: Iterable[str | Path], output: str | Path,

@@ -6,6 +6,7 @@ Every device is created here and removed in teardown; nothing else on the machin
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,4 @@ def zram_device(size_bytes: int) -> Iterator[str]:
 
 def can_make_devices() -> bool:
     """Root with loop and zram support: what the end-to-end tests need."""
-    import os
-
     return os.geteuid() == 0 and ZRAM_CONTROL.exists() and Path("/dev/loop-control").exists()
