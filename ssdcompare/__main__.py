@@ -1,3 +1,3 @@
-from ssdcompare.cli import main
+from ssdcompare.entry import main
 
 main()

@@ -6,8 +6,13 @@ Core code raises SsdcompareError with a message that says what to do; this modul
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import tempfile
 import textwrap
+import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,13 +20,18 @@ import click
 
 from ssdcompare import __version__
 from ssdcompare.devices import describe
-from ssdcompare.errors import SsdcompareError
+from ssdcompare.errors import SsdcompareError, Stopped, stop_reason
+from ssdcompare.fiooptions import OPT_IN
+from ssdcompare.terminal import ProgressLine, say
 from ssdcompare.units import format_bytes, format_duration, parse_size
 
 if TYPE_CHECKING:
-    from ssdcompare.sweep import Progress
+    from ssdcompare.guard import Finding
+    from ssdcompare.plan import Plan
+    from ssdcompare.store import ResultsDir
 
 EXIT_ERROR = 2
+EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -76,6 +86,8 @@ def suites_command() -> None:
               help="Write the jobfiles to this folder instead of printing them.")
 @click.option("--brief", is_flag=True, help="Print the job list only, not the jobfiles.")
 @click.option("--no-validate", is_flag=True, help="Skip `fio --parse-only` on the jobfiles.")
+@click.option("--allow-option", multiple=True, metavar="NAME[,NAME]",
+              help="Accept a fio option that makes results harder to read (see sweep).")
 def plan_command(
     suite_name: str,
     devices: str,
@@ -86,13 +98,14 @@ def plan_command(
     out: Path | None,
     brief: bool,
     no_validate: bool,
+    allow_option: tuple[str, ...],
 ) -> None:
     """Show what a sweep would run: jobs, jobfiles and the estimated duration."""
     from ssdcompare.plan import make_plan, validate, write_jobfiles
 
     plan = make_plan(
         suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
-        read_only=read_only,
+        read_only=read_only, allowed_options=_allowed_options(allow_option),
     )  # fmt: skip
     suite = plan.suite
     click.echo(f"suite {suite.name}: {suite.description}")
@@ -141,40 +154,59 @@ def plan_command(
         raise SsdcompareError(f"fio rejected {rejected} jobfile(s); see above")
 
 
-class _ProgressLine:
-    """One updating status line on a terminal; silent when output is not a terminal."""
+def _allowed_options(values: tuple[str, ...]) -> list[str]:
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self.width = 0
 
-    def __call__(self, event: Progress) -> None:
-        if not self.enabled:
-            return
-        eta = f", ETA {format_duration(event.eta_s)}" if event.eta_s is not None else ""
-        if event.state == "start":
-            line = (
-                f"[{event.index}/{event.total}] {event.target}: {event.job}"
-                f" (repeat {event.repeat}){eta}"
-            )
-            self._show(line)
-        elif event.state != "ok":
-            self._show("")
-            click.echo(
-                f"[{event.index}/{event.total}] {event.target}: {event.job} {event.state}"
-                f"{': ' + event.error if event.error else ''}",
-                err=True,
-            )
+# sweep options that define a new sweep; --resume continues one as it was planned
+_NEW_SWEEP_ONLY = {
+    "suite_name": "--suite", "runtime": "--runtime", "size": "--size", "repeat": "--repeat",
+    "read_only": "--read-only", "out": "--out", "allow_option": "--allow-option",
+}  # fmt: skip
 
-    def _show(self, line: str) -> None:
-        pad = max(self.width - len(line), 0)
-        click.echo("\r" + line + " " * pad, nl=False, err=True)
-        self.width = len(line)
 
-    def close(self) -> None:
-        if self.enabled and self.width:
-            self._show("")
-            click.echo("\r", nl=False, err=True)
+def _refuse_resume_conflicts(ctx: click.Context) -> None:
+    """--resume with options that would change the sweep: say so instead of ignoring them."""
+    given = [
+        flag for name, flag in _NEW_SWEEP_ONLY.items()
+        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+    ]  # fmt: skip
+    if given:
+        raise SsdcompareError(
+            f"--resume continues a sweep exactly as it was planned; {', '.join(given)} would "
+            "change it, so the results would not be comparable. Drop them, or start a new "
+            "sweep with --out. (--devices picks which targets to resume; --destroy-data must "
+            "be given again where needed.)"
+        )
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop a sweep the way Ctrl-C does: fio is stopped cleanly, finished
+    runs are kept, and the resume command is printed."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise Stopped(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _exit_code(stop: BaseException | str | None) -> int:
+    if isinstance(stop, Stopped):
+        return 128 + stop.signum
+    if isinstance(stop, str) and stop.startswith("SIG"):
+        return 128 + signal.Signals[stop].value
+    return EXIT_INTERRUPTED
+
+
+def _resume_hint(results: Path, reason: str | None) -> None:
+    say(f"interrupted{f' by {reason}' if reason else ''}: finished runs are kept. Continue "
+        f"with: ssdcompare sweep --resume {results}")  # fmt: skip
 
 
 @cli.command("sweep")
@@ -189,11 +221,19 @@ class _ProgressLine:
 @click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
 @click.option("--destroy-data", is_flag=True,
               help="Allow writing to devices that hold partitions or filesystem signatures.")
+@click.option("--allow-option", multiple=True, metavar="NAME[,NAME]",
+              help="Accept a fio option that makes results harder to read (e.g. bssplit); "
+                   "recorded in the results and shown in the report.")
+@click.option("--job-timeout", type=click.FloatRange(min=1), metavar="SECONDS",
+              help="Give up on a job after this long (default: twice its time + 2 min); the "
+                   "rest of that device's jobs are then skipped.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default: ./results/<time>-<suite>).")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Continue an interrupted sweep: run only what is not finished.")
+@click.pass_context
 def sweep_command(
+    ctx: click.Context,
     devices: str | None,
     suite_name: str,
     runtime: int | None,
@@ -201,6 +241,8 @@ def sweep_command(
     repeat: int,
     read_only: bool,
     destroy_data: bool,
+    allow_option: tuple[str, ...],
+    job_timeout: float | None,
     out: Path | None,
     resume_dir: Path | None,
 ) -> None:
@@ -208,58 +250,68 @@ def sweep_command(
     from ssdcompare import sweep
     from ssdcompare.plan import make_plan
 
-    if resume_dir is not None:
-        plan, results, findings = sweep.reopen(resume_dir, destroy_data=destroy_data)
-    else:
-        if not devices:
-            raise SsdcompareError("say which devices to test: --devices nvme0n1,nvme1n1")
-        plan = make_plan(
-            suite_name, devices, runtime_s=runtime, size_bytes=size,
-            repeat=repeat, read_only=read_only, require_fio=True,
-        )  # fmt: skip
-        results, findings = sweep.start(
-            plan, out, destroy_data=destroy_data, command_line=["ssdcompare", *sys.argv[1:]],
-            read_only=read_only,
-        )  # fmt: skip
+    with _stop_on_signals():
+        if resume_dir is not None:
+            _refuse_resume_conflicts(ctx)
+            plan, results, findings = sweep.reopen(
+                resume_dir, destroy_data=destroy_data,
+                devices=devices.split(",") if devices else None,
+            )  # fmt: skip
+        else:
+            if not devices:
+                raise SsdcompareError("say which devices to test: --devices nvme0n1,nvme1n1")
+            plan = make_plan(
+                suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
+                read_only=read_only, require_fio=True,
+                allowed_options=_allowed_options(allow_option),
+            )  # fmt: skip
+            results, findings = sweep.start(
+                plan, out, destroy_data=destroy_data,
+                command_line=["ssdcompare", *sys.argv[1:]], read_only=read_only,
+            )  # fmt: skip
+        _announce(plan, results.path, findings)
+        _run_and_report(plan, results, job_timeout)
+
+
+def _announce(plan: Plan, results: Path, findings: list[Finding]) -> None:
     for finding in findings:
-        click.echo(f"warning: overwriting {finding.device}: {finding.detail} (--destroy-data)",
-                   err=True)  # fmt: skip
+        say(f"warning: overwriting {finding.device}: {finding.detail} (--destroy-data)")
     for warning in plan.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        say(f"warning: {warning}")
+    for option in plan.allowed_options:
+        say(f"note: fio option {option} accepted (--allow-option): {OPT_IN[option]}")
     runs = len(plan.jobs) * plan.repeat
-    click.echo(
+    say(
         f"{plan.suite.name}: {len(plan.suite.workloads)} jobs x {len(plan.targets)} device(s) x "
         f"{plan.repeat} repeat(s) = {runs} runs, about {format_duration(plan.estimated_s)}; "
-        f"results in {results.path}",
-        err=True,
+        f"results in {results}"
     )
-    progress = _ProgressLine()
+
+
+def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) -> None:
+    from ssdcompare import sweep
+
+    progress = ProgressLine()
     try:
-        outcome = sweep.run(plan, results, progress=progress)
-    except KeyboardInterrupt:
-        # Ctrl-C between two fio runs: every finished run is already on disk
+        outcome = sweep.run(plan, results, progress=progress, job_timeout_s=job_timeout)
+    except KeyboardInterrupt as stop:
+        # stopped between two fio runs: every finished run is already on disk
         progress.close()
-        click.echo(f"interrupted: finished runs are kept. Continue with: ssdcompare sweep "
-                   f"--resume {results.path}", err=True)  # fmt: skip
-        sys.exit(EXIT_INTERRUPTED)
+        _resume_hint(results.path, stop_reason(stop))
+        sys.exit(_exit_code(stop))
     finally:
         progress.close()
     _print_summary(results.path)
     report = _write_report(results.path)
+    runs = len(plan.jobs) * plan.repeat
     done = outcome.count("ok") + outcome.skipped_existing
-    click.echo(
-        f"{done}/{runs} runs ok, {outcome.count('failed')} failed, "
-        f"{outcome.count('skipped')} skipped. Results: {results.path}"
-    )
+    say(f"{done}/{runs} runs ok, {outcome.count('failed')} failed, "
+        f"{outcome.count('skipped')} skipped. Results: {results.path}", sys.stdout)  # fmt: skip
     if report is not None:
-        click.echo(f"Report: {report}")
+        say(f"Report: {report}", sys.stdout)
     if outcome.interrupted:
-        click.echo(
-            f"interrupted: finished runs are kept. Continue with: ssdcompare sweep --resume "
-            f"{results.path}",
-            err=True,
-        )
-        sys.exit(EXIT_INTERRUPTED)
+        _resume_hint(results.path, outcome.stop_reason)
+        sys.exit(_exit_code(outcome.stop_reason))
     if outcome.count("failed") or outcome.count("skipped"):
         sys.exit(1)
 
@@ -312,19 +364,41 @@ def export_command(results: tuple[Path, ...], output: Path, summary: bool) -> No
     click.echo(f"{rows} rows written to {output}")
 
 
+def _crash_report(err: BaseException) -> str:
+    """Write the traceback of an unexpected error to a file; return its path."""
+    with tempfile.NamedTemporaryFile(
+        "w", prefix="ssdcompare-crash-", suffix=".txt", delete=False
+    ) as handle:
+        handle.write(f"ssdcompare {__version__}, {' '.join(sys.argv)}\n\n")
+        handle.write("".join(traceback.format_exception(err)))
+        return handle.name
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the CLI and turn project errors into clean messages."""
+    """Entry point: run the CLI and turn every failure into one clear line and an exit code."""
     try:
         cli.main(args=argv, prog_name="ssdcompare", standalone_mode=False)
     except SsdcompareError as err:
-        click.echo(f"error: {err}", err=True)
+        say(f"error: {err}")
         sys.exit(EXIT_ERROR)
-    except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except (click.exceptions.Abort, KeyboardInterrupt) as err:
+        say(f"interrupted{f' by {err.name}' if isinstance(err, Stopped) else ''}")
+        sys.exit(_exit_code(err))
     except click.ClickException as err:
         err.show()
         sys.exit(err.exit_code)
+    except BrokenPipeError:
+        # the reader went away (e.g. `ssdcompare suites | head`): nothing left to tell it
+        sys.stderr.close()
+        sys.exit(EXIT_ERROR)
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        say(f"error: {where}{err.strerror or err}")
+        sys.exit(EXIT_ERROR)
+    except Exception as err:  # a bug: say so in one line, keep the details for a report
+        try:
+            details = f"; details in {_crash_report(err)}"
+        except OSError:
+            details = ""
+        say(f"internal error (a bug in ssdcompare): {type(err).__name__}: {err}{details}")
+        sys.exit(EXIT_BUG)

@@ -3,7 +3,9 @@
 The rule (also in the README), applied per run from the CPU samples and fio's own figures:
 
 1. one fio worker busy >= `worker_pct` (90 %) of one core — the single-thread case: at 4K
-   QD128 one fio thread saturates a core and every fast drive "scores" the same;
+   QD128 one fio thread saturates a core and every fast drive "scores" the same. A worker that
+   is runnable (on a CPU, or waiting in the run queue for one) >= 90 % of the time counts too:
+   it never waits for the device, whatever share of a core other processes left it;
 2. all CPUs together >= `machine_pct` (90 %) busy — numjobs >= cores, or other load;
 3. one CPU >= `irq_pct` (90 %) in irq + softirq — completion handling is the bottleneck.
 
@@ -56,8 +58,18 @@ def judge(
     # the busiest worker by either account: the samples or fio's own figure
     known = [v for v in (getattr(cpu, "fio_worker_max_pct", None), fio_pct) if v is not None]
     worker = max(known) if known else None
+    # a worker that never waits for the device is CPU-bound even when other processes (or
+    # the hypervisor) leave it less than a full core: it is runnable all the time
+    runnable = getattr(cpu, "fio_worker_max_runnable_pct", None)
     if worker is not None and worker >= thresholds.worker_pct:
         reasons.append(f"fio worker at {min(worker, 100):.0f} % of one core")
+    elif runnable is not None and runnable >= thresholds.worker_pct:
+        on_cpu = f"on a CPU {worker:.0f} % of the time, " if worker is not None else ""
+        reasons.append(
+            f"fio worker never waits for the device: {on_cpu}runnable {min(runnable, 100):.0f} %"
+            " (it shares the CPU with other work)"
+        )
+        worker = runnable
     if cpu is not None:
         busy = cpu.cpu_busy_pct
         count = cpu_count or getattr(cpu, "cpu_count", None)

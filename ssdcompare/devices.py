@@ -76,6 +76,29 @@ def _unknown_device(spec: str, sys_root: Path) -> SsdcompareError:
     )
 
 
+# What fio does to these in a jobfile value: cuts the line (';', '#'), expands a variable ('$'),
+# treats as an escape ('\\'); a path holding one would make fio open another file.
+_FIO_UNSAFE = {";": "fio cuts a jobfile line there", "#": "fio cuts a jobfile line there",
+               "$": "fio expands it as a variable", "\\": "fio reads it as an escape"}  # fmt: skip
+
+
+def check_path_characters(path: str) -> None:
+    """Refuse a target path that fio could not be told exactly (it would open another file)."""
+    for char in path:
+        if ord(char) < 32 or ord(char) == 127:
+            raise SsdcompareError(
+                f"{path!r} contains a control character; rename the file or use a path without"
+                " it (fio's jobfiles are line-based)"
+            )
+        if char in _FIO_UNSAFE:
+            raise SsdcompareError(
+                f"{path!r} contains {char!r}, which fio cannot take in a file name "
+                f"({_FIO_UNSAFE[char]}); rename it or use another path"
+            )
+    if path != path.strip():
+        raise SsdcompareError(f"{path!r} starts or ends with blanks, which fio would drop")
+
+
 def resolve_target(
     spec: str,
     size_bytes: int | None = None,
@@ -90,6 +113,12 @@ def resolve_target(
     text = spec.strip()
     if not text:
         raise SsdcompareError("empty device name in --devices (check for a stray comma)")
+    target = _resolve(text, size_bytes, dev_root, sys_root)
+    check_path_characters(target.path)
+    return target
+
+
+def _resolve(text: str, size_bytes: int | None, dev_root: Path, sys_root: Path) -> Target:
     is_path = "/" in text or text.startswith(".")
     path = Path(text).expanduser() if is_path else dev_root / text
     if not is_path and not path.exists():

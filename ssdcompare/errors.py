@@ -1,4 +1,8 @@
-"""The one exception type that core code raises for problems a user can act on."""
+"""The exception types core code raises for problems a user can act on, and for being stopped."""
+
+from __future__ import annotations
+
+import signal
 
 
 class SsdcompareError(Exception):
@@ -6,3 +10,23 @@ class SsdcompareError(Exception):
 
     The CLI prints the message without a traceback; library users (e.g. Jupyter) catch it.
     """
+
+
+class Stopped(KeyboardInterrupt):
+    """The sweep was asked to stop by a signal other than Ctrl-C (SIGTERM, SIGHUP).
+
+    A KeyboardInterrupt, so every path that stops fio cleanly on Ctrl-C does the same here.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+def stop_reason(interrupt: BaseException) -> str:
+    """How a stop is described to people: "Ctrl-C" or "SIGTERM"."""
+    return interrupt.name if isinstance(interrupt, Stopped) else "Ctrl-C"

@@ -4,7 +4,9 @@ Before a sweep with any writing job, every block-device target is inspected:
 - refused whatever the flags: mounted (it or a partition), active swap, held by another
   device (LVM, dm-crypt, md RAID), the disk holding / or /boot, or opened exclusively;
 - refused unless --destroy-data: partitions, or a filesystem / RAID / partition-table signature.
-File targets are not guarded this way: fio creates and overwrites its own test file there.
+File targets are checked too: refused whatever the flags when the file backs a loop device
+(mounted or not) or is active swap, or when another process has it open; refused unless
+--destroy-data when it carries a filesystem or partition-table signature (a disk image).
 Reads never change data, so read-only sweeps pass on any device.
 """
 
@@ -24,7 +26,8 @@ from ssdcompare.devices import Target
 from ssdcompare.errors import SsdcompareError
 
 FindingKind = Literal[
-    "mounted", "swap", "holders", "root", "busy", "readonly", "partitions", "signature"
+    "mounted", "swap", "holders", "root", "busy", "readonly", "partitions", "signature",
+    "loop-backing", "open",
 ]
 # Signature magic numbers for when blkid is not installed: (offset, bytes, what)
 _MAGIC = [
@@ -185,6 +188,79 @@ def _system_disks(sys_root: Path, proc_root: Path) -> dict[str, str]:
     return result
 
 
+def _same_file(a: os.stat_result, path: str) -> bool:
+    try:
+        b = os.stat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def loop_devices_backed_by(path: str, sys_root: Path = Path("/sys")) -> list[str]:
+    """The loop devices whose backing file is the file at `path` (same inode, any name)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return []
+    found = []
+    for loop in sorted((sys_root / "block").glob("loop*")):
+        backing = _read(loop / "loop" / "backing_file")
+        if backing and _same_file(info, backing.removesuffix(" (deleted)")):
+            found.append(loop.name)
+    return found
+
+
+def _openers(path: str, proc_root: Path) -> list[str]:
+    """Other processes holding the file open ("1234 (postgres)")."""
+    real = os.path.realpath(path)
+    found = []
+    me = os.getpid()
+    for fd_dir in proc_root.glob("[0-9]*/fd"):
+        pid = int(fd_dir.parent.name)
+        if pid == me:
+            continue
+        try:
+            links = [os.readlink(fd) for fd in fd_dir.iterdir()]
+        except OSError:
+            continue  # gone, or not ours to look at
+        if real in links:
+            name = _read(fd_dir.parent / "comm") or "?"
+            found.append(f"{pid} ({name})")
+    return found
+
+
+def _inspect_file(
+    target: Target, sys_root: Path, proc_root: Path, probe: Probe
+) -> list[Finding]:
+    """A file target: fio may create and overwrite it, unless it is someone else's data."""
+    try:
+        info = os.stat(target.path)
+    except OSError:
+        return []  # fio will create it: nothing there yet
+    findings: list[Finding] = []
+
+    def add(kind: FindingKind, detail: str, overridable: bool) -> None:
+        findings.append(Finding(target=target.name, device=target.path, kind=kind,
+                                detail=detail, overridable=overridable))  # fmt: skip
+
+    loops = loop_devices_backed_by(target.path, sys_root)
+    if loops:
+        add("loop-backing", f"{target.path} is the backing file of {', '.join(loops)} "
+            "(a loop device: its data lives in this file)", False)  # fmt: skip
+    swaps = _read(proc_root / "swaps") or ""
+    for line in swaps.splitlines()[1:]:
+        fields = line.split()
+        if fields and _same_file(info, fields[0].replace("\\040", " ")):
+            add("swap", f"{target.path} is in use as swap", False)
+    openers = _openers(target.path, proc_root)
+    if openers:
+        add("open", f"{target.path} is open in process {', '.join(openers)}", False)
+    if info.st_size > 0:
+        for signature in probe(target.path):
+            add("signature", f"{target.path} carries {signature} (a disk image?)", True)
+    return findings
+
+
 def inspect_target(
     target: Target,
     sys_root: Path = Path("/sys"),
@@ -192,9 +268,9 @@ def inspect_target(
     probe: Probe = probe_signatures,
     check_exclusive: bool = True,
 ) -> list[Finding]:
-    """Everything on a block target that a writing job would destroy or disturb."""
+    """Everything on a target that a writing job would destroy or disturb."""
     if target.kind != "block":
-        return []
+        return _inspect_file(target, sys_root, proc_root, probe)
     name = target.kernel_name or Path(target.path).name
     findings: list[Finding] = []
 
@@ -254,7 +330,8 @@ def check_write_safety(
     """Refuse (SsdcompareError listing every problem on every target) or allow.
 
     Returns the findings that `destroy_data` overrode, so the caller can say what it will
-    overwrite. Read-only work passes without inspection.
+    overwrite. Read-only work passes without inspection. Callers pass the targets that some
+    rendered jobfile writes to, with `writes=True`.
     """
     if not writes:
         return []
@@ -267,9 +344,10 @@ def check_write_safety(
         lines += [f"  - {f.detail}" for f in soft if not destroy_data]
         if hard:
             lines.append(
-                "Mounted or in-use devices are never written. Unmount it or pick another "
-                "device; to measure it as it is, use --read-only (reads only); or test a file "
-                "on its filesystem instead (--devices /mountpoint/test.img --size 4g)."
+                "Mounted or in-use devices and files are never written. Unmount it, stop what "
+                "uses it, or pick another target; to measure it as it is, use --read-only "
+                "(reads only); or test a new file on a filesystem instead (--devices "
+                "/mountpoint/test.img --size 4g)."
             )
         if soft and not destroy_data:
             lines.append(

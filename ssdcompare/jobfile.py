@@ -1,17 +1,20 @@
 """Rendering one fio jobfile per workload per target from templates/job.fio.j2.
 
 The rendered text is exactly what fio runs and what is stored with the result, so it is written
-for people to read: a header saying what and why, then plain fio options.
+for people to read: a header saying what and why, then plain fio options. Every rendered text is
+read back as fio will read it (jobcheck) before it is accepted: whether it writes, and what it
+opens, come from that reading.
 """
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Collection
 
 from pydantic import BaseModel, ConfigDict
 
 from ssdcompare import __version__
 from ssdcompare.devices import Target
+from ssdcompare.jobcheck import check_jobfile, read_jobfile, workload_hash
 from ssdcompare.matrix import Workload
 from ssdcompare.resources import templates
 from ssdcompare.units import format_bytes, parse_size, size_token
@@ -29,6 +32,7 @@ class RenderedJob(BaseModel):
     ioengine: str
     text: str
     workload_hash: str  # identical for every target running the same workload
+    writes: bool  # read from the rendered text: the job writes or trims
 
     @property
     def job_id(self) -> str:
@@ -91,22 +95,34 @@ def _summary(workload: Workload, size: str | None, target: Target) -> str:
     return ", ".join(parts)
 
 
-def _hash(text: str) -> str:
-    # what makes two results comparable: every option except where it ran (filename) and
-    # the comment header, which names the target
-    lines = [
-        line
-        for line in text.splitlines()
-        if line.strip() and not line.startswith((";", "#", "filename="))
-    ]
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+def span_request(workload: Workload) -> str:
+    """The span the workload asks for, whatever the target: "20%", "10g" or "all"."""
+    if workload.size_pct is not None:
+        return f"{workload.size_pct:g}%"
+    if workload.size_bytes is not None:
+        return size_token(workload.size_bytes)
+    return "all"
 
 
-def render(workload: Workload, target: Target, suite: str, ioengine: str) -> RenderedJob:
-    """Render the jobfile for one workload on one target.
+def fio_path(path: str) -> str:
+    """A path as a fio `filename` value: fio splits filename lists at ':', so escape it."""
+    return path.replace(":", "\\:")
+
+
+def render(
+    workload: Workload,
+    target: Target,
+    suite: str,
+    ioengine: str,
+    allowed_options: Collection[str] = (),
+    read_only: bool = False,
+) -> RenderedJob:
+    """Render the jobfile for one workload on one target, and check the text.
 
     `ioengine` is the engine to use when the workload does not name one (see
-    fio.default_ioengine).
+    fio.default_ioengine). `allowed_options` are the opt-in fio options accepted for this
+    sweep (fiooptions.OPT_IN). Raises JobfileError when the text would open anything but the
+    target, holds a refused option, or writes in a read-only sweep.
     """
     engine = workload.ioengine or ioengine
     size = span(workload, target)
@@ -115,6 +131,7 @@ def render(workload: Workload, target: Target, suite: str, ioengine: str) -> Ren
         suite=suite,
         job=workload,
         target=target,
+        filename=fio_path(target.path),
         size=size,
         ioengine=engine,
         bs=size_token(workload.bs_bytes),
@@ -123,6 +140,13 @@ def render(workload: Workload, target: Target, suite: str, ioengine: str) -> Ren
         ],
         summary=_summary(workload, size, target),
     )
+    facts = read_jobfile(text)
+    check_jobfile(facts, target.path, workload.job_id, read_only, allowed_options)
     return RenderedJob(
-        workload=workload, target=target, ioengine=engine, text=text, workload_hash=_hash(text)
+        workload=workload,
+        target=target,
+        ioengine=engine,
+        text=text,
+        workload_hash=workload_hash(facts, span_request(workload)),
+        writes=facts.writes,
     )

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.fiooptions import control_character, extra_option_problem, value_problem
 from ssdcompare.units import parse_size, size_token
 
 RwPattern = Literal["read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim"]
@@ -38,21 +39,7 @@ IOENGINES = (
     "posixaio", "mmap", "sg", "splice", "null", "nbd", "rdma", "windowsaio", "solarisaio",
 )  # fmt: skip
 
-# Options that ssdcompare writes itself: a suite sets them through the typed fields, never
-# through `extra`, so that ids, estimates and the safety guard see the truth.
-OWNED_FIO_OPTIONS = {
-    "name": "id", "filename": "the --devices option", "directory": "the --devices option",
-    "rw": "rw", "readwrite": "rw", "bs": "bs", "blocksize": "bs", "iodepth": "iodepth",
-    "numjobs": "numjobs", "rwmixread": "rwmixread", "rwmixwrite": "rwmixread",
-    "fsync": "fsync", "runtime": "runtime", "ramp_time": "ramp_time",
-    "time_based": "runtime (ssdcompare always runs time-based jobs)", "size": "size",
-    "ioengine": "ioengine", "direct": "direct", "buffered": "direct", "thinktime": "thinktime",
-    "thinktime_blocks": "thinktime_blocks", "group_reporting": "(always on)",
-    "output-format": "(ssdcompare chooses the output format)", "output": "(ssdcompare)",
-}  # fmt: skip
-
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-_OPTION_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _PCT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 
 ExtraValue = str | int | float | bool | None
@@ -141,14 +128,20 @@ class Workload(BaseModel):
     @field_validator("extra")
     @classmethod
     def _valid_extra(cls, value: dict[str, ExtraValue]) -> dict[str, ExtraValue]:
-        for key in value:
-            if key in OWNED_FIO_OPTIONS:
-                raise ValueError(
-                    f"fio option {key!r} is set by ssdcompare; use the suite field "
-                    f"{OWNED_FIO_OPTIONS[key]} instead of extra"
-                )
-            if not _OPTION_RE.match(key):
-                raise ValueError(f"{key!r} is not a fio option name (lower case, digits, _)")
+        # options that need --allow-option are judged when the sweep is planned
+        for key, item in value.items():
+            problem = extra_option_problem(key) or value_problem(key, item)
+            if problem:
+                raise ValueError(problem)
+        return value
+
+    @field_validator("description", "group")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        # both are written into the jobfile's comment header: a newline would end the comment
+        bad = control_character(value) if value is not None else None
+        if bad:
+            raise ValueError(f"contains {bad}; it is written into the jobfile, keep it one line")
         return value
 
     @model_validator(mode="after")
@@ -160,8 +153,9 @@ class Workload(BaseModel):
             )
         if self.rw in MIXED_PATTERNS and self.rwmixread is None:
             self.rwmixread = 50  # fio's own default, made explicit so ids and tables show it
-        if self.fsync and self.rw not in WRITING_PATTERNS:
-            raise ValueError(f"fsync flushes after writes; rw={self.rw} does not write")
+        if (self.fsync or self.fdatasync) and self.rw not in WRITING_PATTERNS:
+            which = "fsync" if self.fsync else "fdatasync"
+            raise ValueError(f"{which} flushes after writes; rw={self.rw} does not write")
         if self.size_bytes is not None and self.size_pct is not None:
             raise ValueError("give size once, either in bytes or as a percentage")
         if self.thinktime_blocks is not None and self.thinktime_us is None:
@@ -183,7 +177,7 @@ class Workload(BaseModel):
             parts.append(f"think{self.thinktime_us}us{blocks}")
         if not self.direct:
             parts.append("buffered")
-        return "-".join(parts)
+        return "+".join(["-".join(parts), *map(_id_token, sorted(self.extra.items()))])
 
     @property
     def job_id(self) -> str:
@@ -206,9 +200,31 @@ class Workload(BaseModel):
             found.append("write")
         if self.rw in TRIM_PATTERNS:
             found.append("trim")
-        if self.fsync:
-            found.append("sync")
+        if self.fsync or self.fdatasync:
+            found.append("sync")  # fio reports fsync and fdatasync calls in one "sync" section
         return tuple(found)
+
+    @property
+    def fdatasync(self) -> int:
+        """Flush file data (fdatasync) after every N writes, given through `extra`; 0 = never."""
+        value = self.extra.get("fdatasync")
+        if value is None or isinstance(value, bool):
+            return int(bool(value))
+        try:
+            return max(int(value), 0)
+        except (TypeError, ValueError):
+            return 0
+
+    @property
+    def extra_label(self) -> str | None:
+        """The `extra` fio options as one line for tables ("rate_iops=200 zero_buffers"), or
+        None when there are none: anything beyond the typed fields is shown, never hidden."""
+        if not self.extra:
+            return None
+        return " ".join(
+            key if value is None else f"{key}={int(value) if isinstance(value, bool) else value}"
+            for key, value in sorted(self.extra.items())
+        )
 
     @property
     def random(self) -> bool:
@@ -365,6 +381,15 @@ class Suite(BaseModel):
     @property
     def duration_s(self) -> int:
         return sum(w.duration_s for w in self.workloads)
+
+
+def _id_token(option: tuple[str, ExtraValue]) -> str:
+    """An `extra` option as part of a generated id: rate_iops=200 -> "rate_iops200"."""
+    name, value = option
+    if value is None or value is True or (name == "fdatasync" and value == 1):
+        return name
+    text = str(int(value) if isinstance(value, bool) else value)
+    return name + re.sub(r"[^A-Za-z0-9._+-]+", ".", text).strip(".")
 
 
 def _first_msg(err: ValidationError) -> str:

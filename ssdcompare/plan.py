@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ssdcompare import fio as fio_mod
 from ssdcompare.devices import Target, resolve_targets
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.fiooptions import OPT_IN, canonical
 from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.matrix import Suite
 from ssdcompare.suites import load_suite
@@ -28,6 +30,14 @@ class Plan:
     repeat: int = 1
     fio: fio_mod.FioInfo | None = None
     warnings: list[str] = field(default_factory=list)
+    default_ioengine: str = "io_uring"  # for workloads that do not name an engine
+    allowed_options: list[str] = field(default_factory=list)  # accepted OPT_IN fio options
+    read_only: bool = False
+
+    @property
+    def written_targets(self) -> list[Target]:
+        """The targets some rendered jobfile writes to (read from the jobfiles themselves)."""
+        return [t for t in self.targets if any(j.writes for j in self.jobs_for(t))]
 
     @property
     def estimated_s(self) -> float:
@@ -54,15 +64,18 @@ def make_plan(
     read_only: bool = False,
     fio_bin: str | None = None,
     require_fio: bool = False,
+    allowed_options: Collection[str] = (),
 ) -> Plan:
     """Load a suite, resolve the devices and render every jobfile.
 
     `runtime_s` overrides every workload's runtime; `size_bytes` is the span of each target to
     use (and the size of file targets fio has to create). Without fio installed the plan is
-    still made (with io_uring as the engine) unless `require_fio` is set.
+    still made (with io_uring as the engine) unless `require_fio` is set. `allowed_options`
+    accepts fio options that make results harder to read (see fiooptions.OPT_IN).
     """
     if repeat < 1:
         raise SsdcompareError(f"--repeat must be at least 1, got {repeat}")
+    allowed = check_allowed_options(allowed_options)
     loaded = load_suite(suite) if isinstance(suite, str) else suite
     if read_only:
         loaded = loaded.read_only()
@@ -93,7 +106,7 @@ def make_plan(
         )
 
     jobs = [
-        render(workload, target, loaded.name, engine)
+        render(workload, target, loaded.name, engine, allowed, read_only)
         for target in targets
         for workload in loaded.workloads
     ]
@@ -115,9 +128,29 @@ def make_plan(
             "synchronous engines ignore iodepth > 1 (each job keeps one I/O in flight): "
             + ", ".join(deep_sync)
         )
+    unused = sorted(set(allowed) - {k for w in loaded.workloads for k in w.extra})
+    if unused:
+        warnings.append(f"--allow-option {', '.join(unused)}: no job of this suite uses it")
     return Plan(
-        suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings
-    )
+        suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings,
+        default_ioengine=engine, allowed_options=allowed, read_only=read_only,
+    )  # fmt: skip
+
+
+def check_allowed_options(names: Collection[str]) -> list[str]:
+    """The --allow-option names, checked: each must be an option that needs accepting."""
+    allowed = []
+    for name in names:
+        option = canonical(name.strip())
+        if option not in OPT_IN:
+            listing = ", ".join(sorted(OPT_IN))
+            raise SsdcompareError(
+                f"--allow-option {name}: not an option that needs accepting; those are: "
+                f"{listing}. Other options are either passed through as they are or refused "
+                "whatever the flags"
+            )
+        allowed.append(option)
+    return sorted(set(allowed))
 
 
 def validate(plan: Plan) -> list[Rejection]:
@@ -156,9 +189,13 @@ def write_jobfiles(plan: Plan, out_dir: Path) -> list[Path]:
     """Write every rendered jobfile as OUT/<target>/<job id>.fio; return the paths."""
     paths = []
     for job in plan.jobs:
-        folder = out_dir / job.target.name
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / job.file_name
-        path.write_text(job.text)
+        path = out_dir / job.target.name / job.file_name
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(job.text)
+        except OSError as err:
+            raise SsdcompareError(
+                f"cannot write {path}: {err.strerror or err}; choose another --out"
+            ) from None
         paths.append(path)
     return paths

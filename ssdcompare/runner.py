@@ -5,26 +5,25 @@ is sampled; everything fio printed is kept in the run's folder.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 import psutil
 
+from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import FioInfo
-from ssdcompare.fioresult import FioOutputError, parse_fio_file
-from ssdcompare.store import RunState, write_atomic
+from ssdcompare.fioresult import parse_fio_file
+from ssdcompare.store import CPU_JSON, FIO_JSON, STDERR, STDOUT, RunState, write_atomic
 
-FIO_JSON = "fio.json"
-CPU_JSON = "cpu.json"
-STDOUT = "fio.stdout.txt"
-STDERR = "fio.stderr.txt"
+__all__ = ["CPU_JSON", "FIO_JSON", "STDERR", "STDOUT", "run_fio", "timeout_for"]
 
 # fio errors that say the target itself cannot be used: the next job would fail the same way
 DEVICE_ERRNOS = {
@@ -33,6 +32,14 @@ DEVICE_ERRNOS = {
 }  # fmt: skip
 SIGINT_GRACE_S = 15.0  # fio writes its partial results on SIGINT; give it time to
 TERM_GRACE_S = 10.0
+# After SIGKILL a process stuck in the kernel on a dead device may never go away: stop waiting
+REAP_WAIT_S = 10.0
+PR_SET_PDEATHSIG = 1
+
+try:  # resolved once here: the child between fork and exec only calls it
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux
+    _prctl = None
 
 
 class Trace(Protocol):
@@ -62,11 +69,28 @@ class RunOutcome:
     device_unusable: bool = False
     interrupted: bool = False
     sampler_cpu_pct: float | None = None
+    command: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    stopped_by: str | None = None  # "Ctrl-C", "SIGTERM", ... for an interrupted run
 
 
 def fio_command(fio: FioInfo, jobfile: Path, output: Path) -> list[str]:
     """The exact command line ssdcompare runs (stored with every result)."""
     return [fio.path, "--output-format=json+", f"--output={output}", str(jobfile)]
+
+
+def _die_with_parent(parent_pid: int) -> Callable[[], None]:
+    """Runs in the child before fio starts: if this process dies, however it dies (SIGKILL,
+    OOM), the kernel sends fio SIGTERM, and fio stops its workers instead of measuring on
+    alone and disturbing whatever runs next on the device."""
+
+    def setup() -> None:
+        if _prctl is not None:
+            _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent_pid:  # the parent died before the line above took effect
+            os._exit(1)
+
+    return setup
 
 
 def timeout_for(duration_s: float, layout_bytes: int = 0) -> float:
@@ -102,7 +126,11 @@ def _kill_all(proc: subprocess.Popen) -> int:
         with contextlib.suppress(psutil.Error):
             worker.kill()
     psutil.wait_procs(workers, timeout=5)
-    return proc.wait()
+    try:
+        return proc.wait(timeout=REAP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        # in uninterruptible I/O on a device that does not answer: it goes when the I/O does
+        return -signal.SIGKILL
 
 
 def _stop(proc: subprocess.Popen, first: int, grace_s: float) -> int:
@@ -134,15 +162,19 @@ def run_fio(
     partial = folder / f"{FIO_JSON}.partial"
     command = fio_command(fio, jobfile, partial)
     started = clock()
-    interrupted = timed_out = False
+    interrupted: KeyboardInterrupt | None = None
+    timed_out = False
     with open(folder / STDOUT, "wb") as out, open(folder / STDERR, "wb") as err:
         try:
             proc = subprocess.Popen(
                 command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # Ctrl-C reaches us, and we stop fio cleanly
+                preexec_fn=_die_with_parent(os.getpid()),
             )  # fmt: skip
         except OSError as exc:
-            return RunOutcome("failed", None, 0.0, error=f"cannot start fio: {exc}")
+            return RunOutcome(
+                "failed", None, 0.0, error=f"cannot start fio: {exc}", command=command
+            )
         if sampler is not None:
             sampler.start(proc.pid)
         trace = None
@@ -152,8 +184,8 @@ def run_fio(
             except subprocess.TimeoutExpired:
                 timed_out = True
                 exit_code = _stop(proc, signal.SIGTERM, TERM_GRACE_S)
-            except KeyboardInterrupt:
-                interrupted = True
+            except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP (errors.Stopped)
+                interrupted = stop
                 exit_code = _stop(proc, signal.SIGINT, SIGINT_GRACE_S)
         finally:
             if proc.poll() is None:  # anything unexpected: never leave fio running
@@ -169,16 +201,24 @@ def run_fio(
         exit_code=exit_code,
         duration_s=round(duration, 3),
         stderr_tail=_tail(folder / STDERR),
-        interrupted=interrupted,
+        interrupted=interrupted is not None,
         sampler_cpu_pct=getattr(trace, "sampler_cpu_pct", None),
+        command=command,
     )
-    if interrupted:
+    if interrupted is not None:
         outcome.state = "interrupted"
-        outcome.error = "interrupted by Ctrl-C; fio's partial output is kept in fio.json"
+        outcome.stopped_by = stop_reason(interrupted)
+        outcome.error = (
+            f"interrupted by {outcome.stopped_by}; fio's partial output is kept in fio.json"
+        )
         return outcome
     if timed_out:
         outcome.state = "failed"
-        outcome.error = f"fio did not finish within {timeout_s:.0f} s and was stopped"
+        outcome.error = (
+            f"fio did not finish within {timeout_s:.0f} s and was stopped: the device may have "
+            "stopped answering"
+        )
+        outcome.device_unusable = True
         return outcome
     return _judge(outcome, folder)
 
@@ -187,15 +227,17 @@ def _judge(outcome: RunOutcome, folder: Path) -> RunOutcome:
     """Decide ok/failed from the exit code and what fio wrote."""
     try:
         result = parse_fio_file(folder / FIO_JSON)
-    except (FioOutputError, OSError) as exc:
+    except Exception as exc:  # whatever fio wrote, the sweep goes on and says why
+        exc_text = str(exc) if isinstance(exc, (OSError, SsdcompareError)) else repr(exc)
         outcome.state = "failed"
         notes = _tail(folder / FIO_JSON, 5) or outcome.stderr_tail or ""
         outcome.error = f"fio exited with status {outcome.exit_code} and no usable results"
         if outcome.exit_code == 0:
-            outcome.error = f"fio output unreadable: {exc}"
+            outcome.error = f"fio output unreadable: {exc_text}"
         outcome.stderr_tail = "\n".join(t for t in (outcome.stderr_tail, notes) if t) or None
         outcome.device_unusable = _device_problem(outcome.stderr_tail or "")
         return outcome
+    outcome.notes = list(result.warnings)
     failed = [job for job in result.jobs if job.error]
     if failed or outcome.exit_code:
         outcome.state = "failed"

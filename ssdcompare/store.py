@@ -1,8 +1,9 @@
 """The results directory of a sweep: a manifest, then one folder per fio run.
 
-Layout (format_version 1)::
+Layout (format_version 2)::
 
     manifest.json                       what, where, on what, how (written at start)
+    .lock                               held by the sweep writing here (see locks.py)
     runs/<target>/<job id>/r<repeat>/
         jobfile.fio                     the exact jobfile fio ran
         fio.json                        fio's --output, verbatim (json+)
@@ -11,8 +12,15 @@ Layout (format_version 1)::
         status.json                     written last: ok / failed / interrupted / skipped
     runs/<target>/<job id>/r<repeat>.attempt-<n>/   earlier unfinished attempts, kept
 
+Every JSON file ssdcompare writes carries `format_version`; files of an older format are read
+through the migration functions below, files of a newer one are refused with the fix named.
 Every file is written to a temporary name and renamed into place, so a crash never leaves a
 half-written file under a final name; a run whose status is "ok" is never overwritten.
+
+Format history: 1 (ssdcompare 0.1): only the manifest was versioned; `ioengine` was the first
+job's engine; the workload hash covered the jobfile text. 2: every file versioned; `ioengine` is
+the engine for workloads that name none; the hash covers fio's options as fio reads them;
+target identities and planned hashes are recorded for resuming.
 """
 
 from __future__ import annotations
@@ -22,21 +30,39 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ssdcompare.devices import Target
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.identity import TargetIdentity
+from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
+from ssdcompare.jobfile import span_request
 from ssdcompare.matrix import Suite
 from ssdcompare.metadata import DeviceInfo, HostInfo
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 STATUS = "status.json"
+JOBFILE = "jobfile.fio"
+FIO_JSON = "fio.json"
+CPU_JSON = "cpu.json"
+STDOUT = "fio.stdout.txt"
+STDERR = "fio.stderr.txt"
+LOCK = ".lock"
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
+
+
+class WriteError(SsdcompareError):
+    """A result or report could not be written (read-only or full filesystem, permissions)."""
+
+
+class NewerFormatError(SsdcompareError):
+    """A stored file written by a newer ssdcompare; the message says to upgrade."""
+
 
 RunState = Literal["ok", "failed", "interrupted", "skipped"]
 
@@ -47,9 +73,15 @@ def now_iso() -> str:
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write a file under a temporary name in the same folder, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    """Write a file under a temporary name in the same folder, then rename it into place.
+
+    Raises WriteError naming the file and the reason (e.g. "No space left on device").
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as err:
+        raise WriteError(f"cannot write {path}: {err.strerror or err}") from None
     try:
         # mkstemp makes the file private (0600); results and reports are meant to be shared
         os.fchmod(fd, 0o666 & ~_UMASK)
@@ -58,9 +90,43 @@ def write_atomic(path: Path, data: str | bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise WriteError(f"cannot write {path}: {err.strerror or err}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def validation_message(err: ValidationError) -> str:
+    """The first problem of a pydantic error, with the field it is about: "suite.name: Field
+    required"."""
+    first = err.errors()[0]
+    loc = ".".join(str(part) for part in first["loc"])
+    msg = first["msg"].removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    """A stored JSON file that must hold an object, checked for its format version."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise SsdcompareError(f"{path} cannot be read: {err}") from None
+    if not isinstance(data, dict):
+        raise SsdcompareError(
+            f"{path} is damaged: {what} is a JSON object, this file holds a "
+            f"{type(data).__name__}"
+        )
+    version = data.get("format_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SsdcompareError(f"{path}: format_version {version!r} is not a number")
+    if version > FORMAT_VERSION:
+        raise NewerFormatError(
+            f"{path} is in format {version}, this ssdcompare reads formats up to "
+            f"{FORMAT_VERSION}: upgrade ssdcompare (pip install -U ssdcompare) to read it"
+        )
+    return data
 
 
 class RunStatus(BaseModel):
@@ -68,6 +134,7 @@ class RunStatus(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    format_version: int = FORMAT_VERSION
     status: RunState
     target: str
     job: str
@@ -82,6 +149,9 @@ class RunStatus(BaseModel):
     stderr_tail: str | None = None
     command: list[str] = Field(default_factory=list)
     sampler_cpu_pct: float | None = None
+    device_unusable: bool = False  # the failure means the next job on this target fails too
+    notes: list[str] = Field(default_factory=list)  # what reading fio's output had to work around
+    stopped_by: str | None = None  # for an interrupted run: "Ctrl-C", "SIGTERM", ...
 
 
 class Manifest(BaseModel):
@@ -97,29 +167,54 @@ class Manifest(BaseModel):
     devices: list[DeviceInfo]
     host: HostInfo
     repeat: int
-    ioengine: str
+    # the engine for workloads that name none; None (older results) = decide on resume
+    ioengine: str | None
     order: str = "repeat > target > job"
     read_only: bool = False
-    destroy_data: bool = False
+    destroy_data: bool = False  # as given when the sweep started; a resume must give it again
     guard_overrides: list[str] = Field(default_factory=list)
+    allowed_options: list[str] = Field(default_factory=list)  # accepted with --allow-option
+    identities: dict[str, TargetIdentity] = Field(default_factory=dict)  # target -> at start
+    planned: dict[str, dict[str, str]] = Field(default_factory=dict)  # target -> job -> hash
     resumed_at: list[str] = Field(default_factory=list)
 
 
-def migrate_manifest(data: dict) -> dict:
-    """Bring an older manifest to the current format, or say why it cannot be read."""
+def migrate_manifest(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring an older manifest to the current format (read_json_object refuses newer ones)."""
     version = data.get("format_version")
     if version == FORMAT_VERSION:
         return data
-    if not isinstance(version, int):
-        raise SsdcompareError("manifest.json has no format_version: not an ssdcompare result")
-    raise SsdcompareError(
-        f"results are in format {version}, this ssdcompare reads format {FORMAT_VERSION}: "
-        "use the ssdcompare version that wrote them"
-    )
+    if version != 1:
+        raise SsdcompareError(
+            "manifest.json has no known format_version: not an ssdcompare result"
+        )
+    data = dict(data, format_version=FORMAT_VERSION)
+    workloads = (data.get("suite") or {}).get("workloads") or []
+    if workloads and isinstance(workloads[0], dict) and workloads[0].get("ioengine"):
+        # format 1 recorded the first job's own engine, not the default for the others
+        data["ioengine"] = None
+    return data
+
+
+def migrate_status(data: dict[str, Any], folder: Path, suite: Suite) -> dict[str, Any]:
+    """Bring a format 1 status to format 2: its workload hash is recomputed from the stored
+    jobfile the way format 2 computes it, so old and new results compare as they should."""
+    if data.get("format_version", 1) == FORMAT_VERSION:
+        return data
+    data = dict(data, format_version=FORMAT_VERSION)
+    workload = next((w for w in suite.workloads if w.job_id == data.get("job")), None)
+    try:
+        text = (folder / JOBFILE).read_text(encoding="utf-8")
+        facts = read_jobfile(text)
+    except (OSError, UnicodeDecodeError, JobfileError):
+        return data  # no readable jobfile: keep the recorded hash
+    if workload is not None:
+        data["workload_hash"] = workload_hash(facts, span_request(workload))
+    return data
 
 
 class ResultsDir:
-    """A sweep's results folder."""
+    """A sweep's results folder: the one place that knows its layout."""
 
     def __init__(self, path: Path, manifest: Manifest) -> None:
         self.path = path
@@ -128,12 +223,20 @@ class ResultsDir:
     @classmethod
     def create(cls, path: Path, manifest: Manifest) -> ResultsDir:
         """Start a new results folder; refuses one that already holds results."""
+        if path.exists() and not path.is_dir():
+            raise SsdcompareError(f"{path} is a file; give --out a folder to create")
         if path.exists() and any(path.iterdir()):
             raise SsdcompareError(
                 f"{path} already holds files; choose another --out, or continue that sweep "
                 f"with --resume {path}"
             )
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise WriteError(
+                f"cannot create the results folder {path}: {err.strerror or err}; choose "
+                "another place with --out"
+            ) from None
         results = cls(path, manifest)
         results.save_manifest()
         return results
@@ -146,15 +249,13 @@ class ResultsDir:
             raise SsdcompareError(
                 f"{path} is not an ssdcompare results folder (no {MANIFEST} in it)"
             )
-        try:
-            data = json.loads(manifest_path.read_text())
-        except (OSError, ValueError) as err:
-            raise SsdcompareError(f"{manifest_path} cannot be read: {err}") from None
+        data = read_json_object(manifest_path, "a manifest")
         try:
             manifest = Manifest.model_validate(migrate_manifest(data))
         except ValidationError as err:
-            problem = err.errors()[0]["msg"]
-            raise SsdcompareError(f"{manifest_path} is damaged: {problem}") from None
+            raise SsdcompareError(
+                f"{manifest_path} is damaged: {validation_message(err)}"
+            ) from None
         return cls(path, manifest)
 
     def save_manifest(self) -> None:
@@ -163,13 +264,28 @@ class ResultsDir:
     def run_dir(self, target: str, job: str, repeat: int) -> Path:
         return self.path / "runs" / target / job / f"r{repeat}"
 
+    def _read_status(self, path: Path) -> RunStatus:
+        """One status file; a damaged one is reported as a failed run, never dropped."""
+        folder = path.parent
+        try:
+            data = read_json_object(path, "a run status")
+            return RunStatus.model_validate(migrate_status(data, folder, self.manifest.suite))
+        except NewerFormatError:
+            raise
+        except (SsdcompareError, ValidationError) as err:
+            problem = validation_message(err) if isinstance(err, ValidationError) else str(err)
+            return RunStatus(
+                status="failed", target=folder.parent.parent.name, job=folder.parent.name,
+                repeat=int(folder.name.removeprefix("r")), workload_hash="",
+                error=f"status.json is damaged ({problem}); rerun with --resume",
+            )  # fmt: skip
+
     def status(self, target: str, job: str, repeat: int) -> RunStatus | None:
         """The recorded outcome of a run, or None if it never finished writing one."""
         path = self.run_dir(target, job, repeat) / STATUS
-        try:
-            return RunStatus.model_validate_json(path.read_text())
-        except (OSError, ValidationError, ValueError):
+        if not path.is_file():
             return None
+        return self._read_status(path)
 
     def prepare_run(self, target: str, job: str, repeat: int) -> Path:
         """An empty folder for a run; an earlier unfinished attempt is kept aside, not deleted.
@@ -180,25 +296,33 @@ class ResultsDir:
         previous = self.status(target, job, repeat)
         if previous is not None and previous.status == "ok":
             raise SsdcompareError(f"{folder} already holds a finished result")
-        if folder.exists():
-            attempt = 1
-            while folder.with_name(f"{folder.name}.attempt-{attempt}").exists():
-                attempt += 1
-            folder.rename(folder.with_name(f"{folder.name}.attempt-{attempt}"))
-        folder.mkdir(parents=True)
+        try:
+            if folder.exists():
+                attempt = 1
+                while folder.with_name(f"{folder.name}.attempt-{attempt}").exists():
+                    attempt += 1
+                folder.rename(folder.with_name(f"{folder.name}.attempt-{attempt}"))
+            folder.mkdir(parents=True)
+        except OSError as err:
+            raise WriteError(f"cannot prepare {folder}: {err.strerror or err}") from None
         return folder
 
     def write_status(self, folder: Path, status: RunStatus) -> None:
         write_atomic(folder / STATUS, status.model_dump_json(indent=2) + "\n")
 
     def statuses(self) -> list[RunStatus]:
-        """Every recorded run outcome, in plan order where known."""
+        """Every recorded run outcome (damaged files as failed runs), in path order."""
         found = []
         for path in sorted((self.path / "runs").glob(f"*/*/r*/{STATUS}")):
-            if ".attempt-" in path.parent.name:
+            if ".attempt-" in path.parent.name or not path.parent.name[1:].isdigit():
                 continue
-            try:
-                found.append(RunStatus.model_validate_json(path.read_text()))
-            except (OSError, ValidationError, ValueError):
-                continue
+            found.append(self._read_status(path))
         return found
+
+    def fio_json(self, status: RunStatus) -> Path:
+        """Where a run's raw fio output is (it may not exist for failed runs)."""
+        return self.run_dir(status.target, status.job, status.repeat) / FIO_JSON
+
+    def cpu_json(self, status: RunStatus) -> Path:
+        """Where a run's CPU samples are (see cpu.read_trace)."""
+        return self.run_dir(status.target, status.job, status.repeat) / CPU_JSON

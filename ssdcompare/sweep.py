@@ -4,6 +4,11 @@ Order: repeat > target > job. With one repeat this is device by device, each run
 suite's jobs in the same order. With several repeats, each round visits every device before
 the next round starts, so slow drift (temperature, background activity, a drive's cache
 state) spreads over all devices instead of favouring the one measured first.
+
+Safety: the guard judges the targets that the rendered jobfiles write to; each target's
+identity is recorded at the start and compared before a resume; a lock per target and per
+results folder keeps a second sweep out while one runs; every jobfile is read back and checked
+again just before fio runs it.
 """
 
 from __future__ import annotations
@@ -11,21 +16,24 @@ from __future__ import annotations
 import errno
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from ssdcompare.cpu import CpuSampler
 from ssdcompare.devices import Target, resolve_target
-from ssdcompare.errors import SsdcompareError
-from ssdcompare.fio import FioInfo, find_fio
+from ssdcompare.errors import SsdcompareError, stop_reason
+from ssdcompare.fio import FioInfo, default_ioengine, find_fio
 from ssdcompare.guard import Finding, check_write_safety
+from ssdcompare.identity import differences, identify
+from ssdcompare.jobcheck import check_jobfile, read_jobfile
 from ssdcompare.jobfile import RenderedJob, render
+from ssdcompare.locks import Lock, holding, target_lock_path
 from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan
 from ssdcompare.runner import Sampler, run_fio, timeout_for
-from ssdcompare.store import Manifest, ResultsDir, RunStatus, now_iso, write_atomic
+from ssdcompare.store import JOBFILE, Manifest, ResultsDir, RunStatus, now_iso, write_atomic
 
 WRITE_REFUSED_ERRNOS = {errno.EROFS, errno.EPERM, errno.EACCES}
 
@@ -52,6 +60,7 @@ class SweepOutcome:
     results: ResultsDir
     statuses: list[RunStatus] = field(default_factory=list)
     interrupted: bool = False
+    stop_reason: str | None = None  # "Ctrl-C", "SIGTERM", ... when interrupted
     skipped_existing: int = 0
     guard_overrides: list[Finding] = field(default_factory=list)
 
@@ -68,6 +77,12 @@ def _sampler() -> Sampler:
     return CpuSampler(interval_s=0.1)
 
 
+def _check_free(targets: Sequence[Target]) -> None:
+    """Fail early, before a results folder exists, when another sweep holds a target."""
+    for target in targets:
+        Lock(target_lock_path(target.path), target.path, "checking").release()
+
+
 def start(
     plan: Plan,
     out_dir: Path | None = None,
@@ -78,11 +93,12 @@ def start(
     """Check safety for every target, then create the results folder with its manifest.
 
     The guard runs for all targets before anything is written, so a sweep never half-runs
-    and then refuses.
+    and then refuses. It judges the targets the rendered jobfiles write to.
     """
     if plan.fio is None:
         plan.fio = find_fio()
-    findings = check_write_safety(plan.targets, plan.suite.writes, destroy_data)
+    _check_free(plan.targets)
+    findings = check_write_safety(plan.written_targets, True, destroy_data)
     manifest = Manifest(
         created_at=now_iso(),
         command_line=command_line if command_line is not None else list(sys.argv),
@@ -91,49 +107,116 @@ def start(
         devices=[device_info(t) for t in plan.targets],
         host=host_info(plan.fio.version, plan.fio.path),
         repeat=plan.repeat,
-        ioengine=plan.jobs[0].ioengine if plan.jobs else "io_uring",
-        read_only=read_only,
+        ioengine=plan.default_ioengine,
+        read_only=read_only or plan.read_only,
         destroy_data=destroy_data,
         guard_overrides=[f"{f.device}: {f.detail}" for f in findings],
+        allowed_options=plan.allowed_options,
+        identities={t.name: identify(t) for t in plan.targets},
+        planned={
+            t.name: {j.job_id: j.workload_hash for j in plan.jobs_for(t)} for t in plan.targets
+        },
     )
     results = ResultsDir.create(out_dir or default_results_dir(plan.suite.name), manifest)
     return results, findings
 
 
-def reopen(path: Path, destroy_data: bool = False, fio_bin: str | None = None) -> tuple[
-    Plan, ResultsDir, list[Finding]
-]:
-    """Rebuild the plan of an earlier sweep from its manifest, for --resume."""
+def reopen(
+    path: Path,
+    destroy_data: bool = False,
+    fio_bin: str | None = None,
+    devices: Sequence[str] | None = None,
+) -> tuple[Plan, ResultsDir, list[Finding]]:
+    """Rebuild the plan of an earlier sweep from its manifest, for --resume.
+
+    Refuses a target that is no longer the device the sweep started on, and jobfiles that
+    would differ from the planned ones. `destroy_data` is not inherited from the first run:
+    writing over signatures needs it again. `devices` resumes only those targets.
+    """
     results = ResultsDir.open(path)
     manifest = results.manifest
-    targets = []
-    for recorded in manifest.targets:
-        current = resolve_target(recorded.spec, recorded.size_bytes if recorded.kind == "file"
-                                 else None)  # fmt: skip
-        if current.path != recorded.path:
-            raise SsdcompareError(
-                f"{recorded.spec} now resolves to {current.path}, not {recorded.path} as when "
-                "the sweep started; results would not be comparable"
-            )
-        targets.append(recorded)
+    targets = _resumed_targets(manifest, devices)
     fio = find_fio(fio_bin)
     if manifest.host.fio_version and fio.version != manifest.host.fio_version:
         raise SsdcompareError(
             f"the sweep started with {manifest.host.fio_version}, this fio is {fio.version}; "
             "resume with the same fio so the results stay comparable"
         )
+    engine = manifest.ioengine or default_ioengine(fio)
     jobs = [
-        render(workload, target, manifest.suite.name, manifest.ioengine)
+        render(workload, target, manifest.suite.name, engine, manifest.allowed_options,
+               manifest.read_only)  # fmt: skip
         for target in targets
         for workload in manifest.suite.workloads
     ]
-    plan = Plan(suite=manifest.suite, targets=targets, jobs=jobs, repeat=manifest.repeat, fio=fio)
-    findings = check_write_safety(
-        targets, manifest.suite.writes, destroy_data or manifest.destroy_data
-    )
+    _check_planned(manifest, jobs)
+    plan = Plan(
+        suite=manifest.suite, targets=targets, jobs=jobs, repeat=manifest.repeat, fio=fio,
+        default_ioengine=engine, allowed_options=manifest.allowed_options,
+        read_only=manifest.read_only,
+    )  # fmt: skip
+    pending = {job.target.name for _, job in _pending(plan, results)}
+    _check_identity(manifest, [t for t in targets if t.name in pending])
+    _check_free(targets)
+    written = [t for t in plan.written_targets if t.name in pending]
+    findings = check_write_safety(written, True, destroy_data)
     manifest.resumed_at.append(now_iso())
     results.save_manifest()
     return plan, results, findings
+
+
+def _resumed_targets(manifest: Manifest, devices: Sequence[str] | None) -> list[Target]:
+    recorded = manifest.targets
+    if devices:
+        wanted = [d.strip() for d in devices if d.strip()]
+        known = {key: t for t in recorded for key in (t.name, t.spec, t.path)}
+        unknown = [d for d in wanted if d not in known]
+        if unknown:
+            raise SsdcompareError(
+                f"--devices {', '.join(unknown)}: not a target of this sweep; its targets: "
+                f"{', '.join(t.name for t in recorded)}"
+            )
+        names = {known[d].name for d in wanted}
+        recorded = [t for t in recorded if t.name in names]
+    for target in recorded:
+        current = resolve_target(target.spec, target.size_bytes if target.kind == "file"
+                                 else None)  # fmt: skip
+        if current.path != target.path:
+            raise SsdcompareError(
+                f"{target.spec} now resolves to {current.path}, not {target.path} as when "
+                "the sweep started; results would not be comparable"
+            )
+    return list(recorded)
+
+
+def _check_planned(manifest: Manifest, jobs: list[RenderedJob]) -> None:
+    """Every re-rendered jobfile must be the one planned (same fio options, same engine)."""
+    for job in jobs:
+        planned = manifest.planned.get(job.target.name, {}).get(job.job_id)
+        if planned is not None and planned != job.workload_hash:
+            raise SsdcompareError(
+                f"resuming would run {job.job_id} on {job.target.name} with a different "
+                f"jobfile than planned (workload hash {job.workload_hash}, planned {planned}); "
+                "resume with the ssdcompare version that started the sweep, or start a new one"
+            )
+
+
+def _check_identity(manifest: Manifest, targets: list[Target]) -> None:
+    problems = []
+    for target in targets:
+        recorded = manifest.identities.get(target.name)
+        if recorded is None:
+            continue  # results from before identities were recorded
+        found = differences(recorded, identify(target))
+        if found:
+            problems.append(f"  - {target.name} ({target.path}): {'; '.join(found)}")
+    if problems:
+        raise SsdcompareError(
+            "refusing to resume: not the same device(s) as when the sweep started:\n"
+            + "\n".join(problems)
+            + "\nIf the device was replaced on purpose, start a new sweep on it; to resume "
+            "the others only, give --devices with the unchanged ones."
+        )
 
 
 def _ordered(plan: Plan) -> list[tuple[int, RenderedJob]]:
@@ -145,98 +228,150 @@ def _ordered(plan: Plan) -> list[tuple[int, RenderedJob]]:
     ]
 
 
+def _pending(plan: Plan, results: ResultsDir) -> list[tuple[int, RenderedJob]]:
+    """The planned runs without an ok status."""
+    pending = []
+    for repeat, job in _ordered(plan):
+        status = results.status(job.target.name, job.job_id, repeat)
+        if status is None or status.status != "ok":
+            pending.append((repeat, job))
+    return pending
+
+
+@dataclass
+class _Clock:
+    """Elapsed time and a remaining-time estimate scaled by how long runs really took."""
+
+    planned_left: float
+    clock: Callable[[], float]
+    started: float = 0.0
+    planned_done: float = 0.0
+    actual_done: float = 0.0
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def eta(self) -> float:
+        scale = self.actual_done / self.planned_done if self.planned_done else 1.0
+        return (self.planned_left - self.planned_done) * scale
+
+    def done(self, planned: float, actual: float) -> None:
+        self.planned_done += planned
+        self.actual_done += actual
+
+
 def run(
     plan: Plan,
     results: ResultsDir,
     progress: Callable[[Progress], None] | None = None,
     sampler_factory: Callable[[], Sampler] | None = _sampler,
     clock: Callable[[], float] = time.monotonic,
+    job_timeout_s: float | None = None,
 ) -> SweepOutcome:
     """Run every planned fio job not yet finished in `results`.
 
     Finished runs (status ok) are skipped, so the same call resumes an interrupted sweep.
-    Ctrl-C stops fio cleanly, records the run as interrupted and returns with
-    `interrupted=True`; nothing finished before is touched.
+    Ctrl-C (or SIGTERM/SIGHUP raised as errors.Stopped) stops fio cleanly, records the run
+    as interrupted and returns with `interrupted=True`; nothing finished before is touched.
+    Holds the results folder and every target locked while it runs. `job_timeout_s` replaces
+    the default limit per job (twice its time plus two minutes); after a job times out, the
+    rest of that target's jobs are skipped.
     """
     if plan.fio is None:
         plan.fio = find_fio()
+    with holding([t.path for t in plan.targets], results.path, f"results {results.path}"):
+        return _run_locked(plan, results, progress, sampler_factory, clock, job_timeout_s)
+
+
+def _run_locked(
+    plan: Plan,
+    results: ResultsDir,
+    progress: Callable[[Progress], None] | None,
+    sampler_factory: Callable[[], Sampler] | None,
+    clock: Callable[[], float],
+    job_timeout_s: float | None,
+) -> SweepOutcome:
+    assert plan.fio is not None
     outcome = SweepOutcome(results=results)
-    order = _ordered(plan)
-    pending = []
-    for repeat, job in order:
-        status = results.status(job.target.name, job.job_id, repeat)
-        if status is not None and status.status == "ok":
-            outcome.skipped_existing += 1
-        else:
-            pending.append((repeat, job))
-    total = len(order)
-    planned_left = sum(j.workload.duration_s + JOB_OVERHEAD_S for _, j in pending)
-    planned_done = actual_done = 0.0
-    started = clock()
+    pending = _pending(plan, results)
+    total = len(plan.jobs) * plan.repeat
+    outcome.skipped_existing = total - len(pending)
+    timing = _Clock(sum(j.workload.duration_s + JOB_OVERHEAD_S for _, j in pending), clock)
+    timing.started = clock()
     unusable: dict[str, tuple[str, bool]] = {}  # target -> (reason, only writes blocked)
 
-    def eta() -> float:
-        scale = actual_done / planned_done if planned_done else 1.0
-        return (planned_left - planned_done) * scale
+    def report(state: str, number: int, repeat: int, job: RenderedJob, error: str | None) -> None:
+        if progress:
+            progress(Progress(state, number, total, job.target.name, job.job_id, repeat,
+                              timing.elapsed(), timing.eta(), error))  # fmt: skip
 
     for number, (repeat, job) in enumerate(pending, start=outcome.skipped_existing + 1):
-        target = job.target
         planned = job.workload.duration_s + JOB_OVERHEAD_S
-        blocked = unusable.get(target.name)
+        blocked = unusable.get(job.target.name)
         if blocked is not None and (not blocked[1] or job.workload.writes):
-            folder = results.prepare_run(target.name, job.job_id, repeat)
-            status = RunStatus(
-                status="skipped", target=target.name, job=job.job_id, repeat=repeat,
-                workload_hash=job.workload_hash, error=blocked[0],
-            )  # fmt: skip
-            results.write_status(folder, status)
-            outcome.statuses.append(status)
-            planned_done += planned
-            actual_done += planned
+            outcome.statuses.append(_skip(results, job, repeat, blocked[0]))
+            timing.done(planned, planned)
+            report("skipped", number, repeat, job, blocked[0])
             continue
-        if progress:
-            progress(Progress("start", number, total, target.name, job.job_id, repeat,
-                              clock() - started, eta()))  # fmt: skip
+        report("start", number, repeat, job, None)
         run_started = clock()
         try:
-            status = _run_one(plan.fio, results, job, repeat, sampler_factory)
-        except KeyboardInterrupt:
-            # Ctrl-C outside fio (e.g. while preparing): nothing of this run was measured
-            outcome.interrupted = True
+            status = _run_one(plan, results, job, repeat, sampler_factory, job_timeout_s)
+        except KeyboardInterrupt as stop:
+            # a stop outside fio (e.g. while preparing): nothing of this run was measured
+            outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
             break
         outcome.statuses.append(status)
-        planned_done += planned
-        actual_done += clock() - run_started
-        if progress:
-            progress(Progress(status.status, number, total, target.name, job.job_id, repeat,
-                              clock() - started, eta(), status.error))  # fmt: skip
+        timing.done(planned, clock() - run_started)
+        report(status.status, number, repeat, job, status.error)
         if status.status == "interrupted":
-            outcome.interrupted = True
+            outcome.interrupted, outcome.stop_reason = True, status.stopped_by
             break
-        if status.status == "failed" and getattr(status, "device_unusable", False):
-            # refused writes (read-only device, no write permission) still allow reads
-            writes_only = job.workload.writes and status.fio_errno in WRITE_REFUSED_ERRNOS
-            what = "cannot be written" if writes_only else "is unusable"
-            unusable[target.name] = (
-                f"skipped: {target.name} {what} ({job.job_id} failed: {status.error})",
-                writes_only,
-            )
+        if status.status == "failed" and status.device_unusable:
+            unusable[job.target.name] = _unusable(job, status)
     return outcome
 
 
+def _unusable(job: RenderedJob, status: RunStatus) -> tuple[str, bool]:
+    """Why the rest of a target's jobs are skipped, and whether reads may still run."""
+    # refused writes (read-only device, no write permission) still allow reads
+    writes_only = job.workload.writes and status.fio_errno in WRITE_REFUSED_ERRNOS
+    what = "cannot be written" if writes_only else "is unusable"
+    return (
+        f"skipped: {job.target.name} {what} ({job.job_id} failed: {status.error})",
+        writes_only,
+    )
+
+
+def _skip(results: ResultsDir, job: RenderedJob, repeat: int, reason: str) -> RunStatus:
+    folder = results.prepare_run(job.target.name, job.job_id, repeat)
+    status = RunStatus(
+        status="skipped", target=job.target.name, job=job.job_id, repeat=repeat,
+        workload_hash=job.workload_hash, error=reason,
+    )  # fmt: skip
+    results.write_status(folder, status)
+    return status
+
+
 def _run_one(
-    fio: FioInfo,
+    plan: Plan,
     results: ResultsDir,
     job: RenderedJob,
     repeat: int,
     sampler_factory: Callable[[], Sampler] | None,
+    job_timeout_s: float | None,
 ) -> RunStatus:
     target: Target = job.target
+    fio: FioInfo | None = plan.fio
+    assert fio is not None
     folder = results.prepare_run(target.name, job.job_id, repeat)
-    jobfile = folder / "jobfile.fio"
+    jobfile = folder / JOBFILE
     write_atomic(jobfile, job.text)
+    # the last look before fio runs: the file on disk, read as fio will read it
+    facts = read_jobfile(jobfile.read_text(encoding="utf-8"))
+    check_jobfile(facts, target.path, job.job_id, plan.read_only, plan.allowed_options)
     layout = (target.size_bytes or 0) if target.kind == "file" and not target.exists else 0
-    timeout = timeout_for(job.workload.duration_s, layout)
+    timeout = job_timeout_s or timeout_for(job.workload.duration_s, layout)
     started_at = now_iso()
     sampler = sampler_factory() if sampler_factory else None
     ran = run_fio(fio, jobfile, folder, timeout, sampler)
@@ -253,9 +388,11 @@ def _run_one(
         fio_errno=ran.fio_errno,
         error=ran.error,
         stderr_tail=ran.stderr_tail,
-        command=[fio.path, "--output-format=json+", "--output=fio.json", "jobfile.fio"],
+        command=ran.command,
         sampler_cpu_pct=ran.sampler_cpu_pct,
         device_unusable=ran.device_unusable,
+        notes=ran.notes,
+        stopped_by=ran.stopped_by,
     )
     results.write_status(folder, status)
     return status

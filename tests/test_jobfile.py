@@ -59,7 +59,7 @@ def test_jobfile_holds_the_workload_as_fio_options() -> None:
     assert sections["global"] == {
         "filename": "/dev/ssdcompare-test-nvme9n1", "size": "1g", "ioengine": "io_uring",
         "direct": "1", "time_based": "1", "runtime": "30", "ramp_time": "5",
-        "group_reporting": "1", "norandommap": "1", "randrepeat": "0",
+        "group_reporting": "1", "lat_percentiles": "1", "norandommap": "1", "randrepeat": "0",
     }  # fmt: skip
     assert sections["randrw70-8k-qd32-nj4-fsync2"] == {
         "rw": "randrw", "bs": "8k", "iodepth": "32", "numjobs": "4", "rwmixread": "70",
@@ -97,7 +97,10 @@ def test_workload_engine_and_thinktime_and_extra_options() -> None:
         BLOCK_TARGET, "demo", "io_uring",
     )  # fmt: skip
     assert job.ioengine == "psync"
-    section = options(job)["randread-4k-qd1-think20usx4"]
+    # options beyond the typed fields are part of the generated id, so it never hides them
+    job_id = "randread-4k-qd1-think20usx4+norandommap+random_distributionzipf.1.2+refill_buffers"
+    assert job.job_id == job_id
+    section = options(job)[job_id]
     assert section["thinktime"] == "20us"
     assert section["thinktime_blocks"] == "4"
     assert section["random_distribution"] == "zipf:1.2"
@@ -198,7 +201,7 @@ def test_fio_rejects_a_bad_extra_option_and_names_the_job() -> None:
     )  # fmt: skip
     plan = make_plan(suite, [FILE_TARGET])
     rejections = validate(plan)
-    assert [r.job.job_id for r in rejections] == ["read-4k-qd1"]
+    assert [r.job.job_id for r in rejections] == ["read-4k-qd1+bogus_option1"]
     assert "bogus_option" in rejections[0].reason
 
 

@@ -59,7 +59,13 @@ def test_sweep_over_a_ram_disk_and_a_loop_device(tmp_path: Path) -> None:
         zname, lname = Path(zram).name, Path(loop).name
 
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["format_version"] == 1
+    assert manifest["format_version"] == 2
+    # what a resume compares: each target's identity and each planned jobfile's hash
+    assert manifest["identities"][lname]["backing_file"].endswith("loop.img")
+    assert manifest["identities"][zname]["size_bytes"] == 256 << 20
+    assert set(manifest["planned"][zname]) == {"randread-4k-qd1", "randwrite-4k-qd16",
+                                               "read-128k-qd4"}  # fmt: skip
+    assert manifest["planned"][zname] == manifest["planned"][lname]
     assert manifest["suite"]["name"] == "tiny"
     assert [d["name"] for d in manifest["devices"]] == [zname, lname]
     zinfo, linfo = manifest["devices"]

@@ -1,0 +1,107 @@
+"""Is this still the device the sweep started on?
+
+A resumed sweep writes to whatever answers at the recorded path. Loop devices, USB disks and
+hot-swapped drives can change behind a path between two runs, so each target's identity is
+recorded when a sweep starts (size, model, serial/WWID, a loop device's backing file, a file's
+inode, and the signatures and partitions found on it) and compared before resuming. Any
+difference refuses that target; a signature that appeared since the start (someone made a
+filesystem there) refuses it whatever the flags.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ssdcompare.devices import Target
+from ssdcompare.guard import Probe, probe_signatures
+
+
+class TargetIdentity(BaseModel):
+    """What a target was when the sweep started."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str
+    path: str
+    size_bytes: int | None = None
+    model: str | None = None
+    serial: str | None = None
+    wwid: str | None = None
+    backing_file: str | None = None  # loop devices
+    backing_inode: str | None = None  # "device:inode" of the backing file
+    file_inode: str | None = None  # file targets that existed
+    signatures: list[str] = Field(default_factory=list)
+    partitions: list[str] = Field(default_factory=list)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(errors="replace").strip() or None
+    except OSError:
+        return None
+
+
+def _inode(path: str) -> str | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return f"{info.st_dev}:{info.st_ino}"
+
+
+def identify(
+    target: Target, sys_root: Path = Path("/sys"), probe: Probe = probe_signatures
+) -> TargetIdentity:
+    """Read a target's identity now (what can be read; nothing is guessed)."""
+    if target.kind != "block":
+        exists = os.path.exists(target.path)
+        return TargetIdentity(
+            kind=target.kind,
+            path=target.path,
+            file_inode=_inode(target.path) if exists else None,
+            signatures=probe(target.path) if exists and os.path.getsize(target.path) else [],
+        )
+    name = target.kernel_name or Path(target.path).name
+    entry = sys_root / "class" / "block" / name
+    device = entry / "device"
+    backing = _read(entry / "loop" / "backing_file")
+    sectors = _read(entry / "size")
+    partitions = sorted(p.name for p in entry.glob(f"{name}*") if (p / "partition").exists())
+    return TargetIdentity(
+        kind="block",
+        path=target.path,
+        size_bytes=int(sectors) * 512 if sectors and sectors.isdigit() else None,
+        model=_read(device / "model"),
+        serial=_read(device / "serial") or _read(entry / "serial"),
+        wwid=_read(entry / "wwid") or _read(device / "wwid"),
+        backing_file=backing,
+        backing_inode=_inode(backing.removesuffix(" (deleted)")) if backing else None,
+        signatures=probe(target.path),
+        partitions=partitions,
+    )
+
+
+def differences(recorded: TargetIdentity, current: TargetIdentity) -> list[str]:
+    """How `current` differs from what was recorded, in words; empty when it is the same."""
+    found = []
+    for field, label in (
+        ("kind", "kind"), ("size_bytes", "size"), ("model", "model"), ("serial", "serial"),
+        ("wwid", "WWID"), ("backing_file", "backing file"), ("backing_inode", "backing file"),
+        ("file_inode", "file (inode)"),
+    ):  # fmt: skip
+        before, now = getattr(recorded, field), getattr(current, field)
+        if before is not None and before != now and label not in " ".join(found):
+            found.append(f"{label} was {before}, now {now}")
+    new_signatures = [s for s in current.signatures if s not in recorded.signatures]
+    if new_signatures:
+        found.append(
+            f"now carries {', '.join(new_signatures)}, which was not there when the sweep "
+            "started"
+        )
+    new_partitions = [p for p in current.partitions if p not in recorded.partitions]
+    if new_partitions:
+        found.append(f"now has partitions {', '.join(new_partitions)}")
+    return found
