@@ -2,12 +2,17 @@
 
 Readable in greyscale and by colour-blind readers: every device has its own marker and line
 style as well as a colour (Okabe-Ito palette); CPU-bound points are drawn hollow with a cross.
+
+Every chart function returns the image, or None when there is nothing it can draw (e.g. a job
+that completed no I/O). Values that are missing, or not positive on a log axis, are left out.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import matplotlib
 
@@ -29,26 +34,51 @@ def _style(index: int) -> dict[str, object]:
     }
 
 
+@contextmanager
+def _figure(width: float, height: float) -> Iterator[tuple[plt.Figure, plt.Axes]]:
+    # closed whatever happens: a chart that fails must not leave its figure in pyplot's registry
+    fig, ax = plt.subplots(figsize=(width, height))
+    try:
+        yield fig, ax
+    finally:
+        plt.close(fig)
+
+
 def _png(fig: plt.Figure) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
+def _plottable(points: pd.DataFrame, x: str, y: str, log_x: bool, log_y: bool) -> pd.DataFrame:
+    """The rows that can be drawn: x and y known, and positive on a log axis."""
+    keep = points[x].notna() & points[y].notna()
+    if log_x:
+        keep &= points[x].astype("float64") > 0
+    if log_y:
+        keep &= points[y].astype("float64") > 0
+    return points[keep.fillna(False).astype(bool)]
+
+
 def _draw_series(ax: plt.Axes, points: pd.DataFrame, x: str, y: str, index: int, label: str,
-                 err: tuple[str, str] | None = None) -> None:  # fmt: skip
+                 err: tuple[str, str] | None = None, log_y: bool = False) -> None:  # fmt: skip
     style = _style(index)
     points = points.sort_values(x)
-    ax.plot(points[x], points[y], label=label, linewidth=1.6, markersize=6, **style)
+    xs = points[x].astype("float64")
+    ax.plot(xs, points[y].astype("float64"), label=label, linewidth=1.6, markersize=6, **style)
     if err is not None:
-        low, high = points[err[0]], points[err[1]]
-        ax.vlines(points[x], low, high, color=style["color"], linewidth=1, alpha=0.7)
+        low = points[err[0]].astype("float64")
+        high = points[err[1]].astype("float64")
+        spans = low.notna() & high.notna() & ((low > 0) | (not log_y))
+        if spans.any():
+            ax.vlines(xs[spans], low[spans], high[spans], color=style["color"], linewidth=1,
+                      alpha=0.7)  # fmt: skip
     bound = points[points["cpu_bound"].fillna(False).astype(bool)]
     if not bound.empty:
-        ax.scatter(bound[x], bound[y], s=150, facecolors="none", edgecolors="black",
-                   linewidths=1.4, zorder=5)  # fmt: skip
-        ax.scatter(bound[x], bound[y], s=40, marker="x", color="black", zorder=6)
+        bx, by = bound[x].astype("float64"), bound[y].astype("float64")
+        ax.scatter(bx, by, s=150, facecolors="none", edgecolors="black", linewidths=1.4,
+                   zorder=5)  # fmt: skip
+        ax.scatter(bx, by, s=40, marker="x", color="black", zorder=6)
 
 
 def _finish(ax: plt.Axes, title: str, xlabel: str, ylabel: str, any_bound: bool) -> None:
@@ -65,60 +95,79 @@ def _finish(ax: plt.Axes, title: str, xlabel: str, ylabel: str, any_bound: bool)
     ax.legend(handles, labels, fontsize=8)
 
 
-def qd_chart(summary: pd.DataFrame, metric: str, ylabel: str, title: str) -> str:
-    """`metric` (e.g. iops) against queue depth, one line per device, repeats' min-max as bars."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    any_bound = False
-    for index, (label, points) in enumerate(summary.groupby("label", sort=False)):
-        _draw_series(ax, points, "iodepth", f"{metric}_mean", index, str(label),
-                     (f"{metric}_min", f"{metric}_max"))  # fmt: skip
-        any_bound |= bool(points["cpu_bound"].fillna(False).astype(bool).any())
-    ax.set_xscale("log", base=2)
-    depths = sorted(summary["iodepth"].dropna().astype(int).unique())
-    ax.set_xticks(depths, [str(d) for d in depths])
-    if metric.startswith("lat"):
-        ax.set_yscale("log")
-    ax.set_ylim(bottom=0 if not metric.startswith("lat") else None)
-    _finish(ax, title, "queue depth (I/Os in flight per job)", ylabel, any_bound)
-    return _png(fig)
+def qd_chart(summary: pd.DataFrame, metric: str, ylabel: str, title: str) -> str | None:
+    """`metric` (e.g. iops) against queue depth, one line per device, repeats' min-max as bars.
+
+    Latency is drawn on a log axis, IOPS on a linear one from 0. None when no point can be
+    drawn.
+    """
+    log_y = metric.startswith("lat")
+    points = _plottable(summary, "iodepth", f"{metric}_mean", log_x=True, log_y=log_y)
+    if points.empty:
+        return None
+    with _figure(6.4, 3.6) as (fig, ax):
+        any_bound = False
+        for index, (label, series) in enumerate(points.groupby("label", sort=False)):
+            _draw_series(ax, series, "iodepth", f"{metric}_mean", index, str(label),
+                         (f"{metric}_min", f"{metric}_max"), log_y)  # fmt: skip
+            any_bound |= bool(series["cpu_bound"].fillna(False).astype(bool).any())
+        ax.set_xscale("log", base=2)
+        depths = sorted(points["iodepth"].astype(int).unique())
+        ax.set_xticks(depths, [str(d) for d in depths])
+        if log_y:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+        _finish(ax, title, "queue depth (I/Os in flight per job)", ylabel, any_bound)
+        return _png(fig)
 
 
-def mix_chart(summary: pd.DataFrame, title: str) -> str:
-    """IOPS against read share for a read/write mix sweep, one line per device."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    any_bound = False
-    for index, (label, points) in enumerate(summary.groupby("label", sort=False)):
-        _draw_series(ax, points, "rwmixread", "iops_mean", index, str(label),
-                     ("iops_min", "iops_max"))  # fmt: skip
-        any_bound |= bool(points["cpu_bound"].fillna(False).astype(bool).any())
-    ax.set_xlim(102, -2)  # 100 % read on the left, as mix sweeps are usually drawn
-    ax.set_ylim(bottom=0)
-    _finish(ax, title, "read share (%)", "IOPS", any_bound)
-    return _png(fig)
+def mix_chart(summary: pd.DataFrame, title: str) -> str | None:
+    """IOPS against read share for a read/write mix sweep, one line per device (None when no
+    point can be drawn)."""
+    points = _plottable(summary, "rwmixread", "iops_mean", log_x=False, log_y=False)
+    if points.empty:
+        return None
+    with _figure(6.4, 3.6) as (fig, ax):
+        any_bound = False
+        for index, (label, series) in enumerate(points.groupby("label", sort=False)):
+            _draw_series(ax, series, "rwmixread", "iops_mean", index, str(label),
+                         ("iops_min", "iops_max"))  # fmt: skip
+            any_bound |= bool(series["cpu_bound"].fillna(False).astype(bool).any())
+        ax.set_xlim(102, -2)  # 100 % read on the left, as mix sweeps are usually drawn
+        ax.set_ylim(bottom=0)
+        _finish(ax, title, "read share (%)", "IOPS", any_bound)
+        return _png(fig)
 
 
-def percentile_chart(frame: pd.DataFrame, job: str) -> str:
-    """p50 / p99 / p99.9 latency of one job per device and direction (log scale)."""
+def percentile_chart(frame: pd.DataFrame, job: str) -> str | None:
+    """p50 / p99 / p99.9 latency of one job per device and direction (log scale).
+
+    Bars without a positive value are left out; None when the job has none at all.
+    """
     rows = frame[(frame["job"] == job) & (frame["status"] == "ok")
                  & (frame["direction"] != "sync")]  # fmt: skip
-    means = rows.groupby(["label", "direction"], sort=False)[
-        ["lat_p50_us", "lat_p99_us", "lat_p999_us"]
-    ].mean()
-    fig, ax = plt.subplots(figsize=(6.4, 0.5 + 0.45 * max(len(means), 1)))
-    hatches = ["", "///", "..."]
-    names = ["p50", "p99", "p99.9"]
-    height = 0.26
-    for offset, (column, name, hatch) in enumerate(
-        zip(["lat_p50_us", "lat_p99_us", "lat_p999_us"], names, hatches, strict=True)
-    ):
-        positions = [i + (offset - 1) * height for i in range(len(means))]
-        ax.barh(positions, means[column], height=height, label=name, hatch=hatch,
-                color=COLOURS[offset], edgecolor="black", linewidth=0.5)  # fmt: skip
-    ax.set_yticks(range(len(means)), [f"{label} {direction}" for label, direction in means.index])
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlabel("latency (µs, log scale)")
-    ax.set_title(f"{job}: latency percentiles", fontsize=10)
-    ax.grid(True, axis="x", which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    return _png(fig)
+    columns = ["lat_p50_us", "lat_p99_us", "lat_p999_us"]
+    means = rows.groupby(["label", "direction"], sort=False)[columns].mean()
+    means = means[(means > 0).any(axis=1)]
+    if means.empty:
+        return None
+    with _figure(6.4, 0.5 + 0.45 * len(means)) as (fig, ax):
+        hatches = ["", "///", "..."]
+        names = ["p50", "p99", "p99.9"]
+        height = 0.26
+        for offset, (column, name, hatch) in enumerate(zip(columns, names, hatches, strict=True)):
+            values = means[column].reset_index(drop=True)
+            shown = values[values > 0]
+            positions = [i + (offset - 1) * height for i in shown.index]
+            ax.barh(positions, shown, height=height, label=name, hatch=hatch,
+                    color=COLOURS[offset], edgecolor="black", linewidth=0.5)  # fmt: skip
+        ax.set_yticks(range(len(means)),
+                      [f"{label} {direction}" for label, direction in means.index])  # fmt: skip
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel("latency (µs, log scale)")
+        ax.set_title(f"{job}: latency percentiles", fontsize=10)
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        return _png(fig)

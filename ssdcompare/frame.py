@@ -1,7 +1,89 @@
 """Results as a tidy pandas frame: one row per (host, device, job, repeat, direction).
 
 Every number in the frame is read from a stored fio JSON file or CPU trace (the `fio_json`
-column names the file), so any cell can be traced back and recomputed.
+column names the file), so any cell can be traced back and recomputed. Unknown values are NaN
+(float columns), NA (Int64, boolean) or None (text); a failed or interrupted run keeps its rows
+with NaN figures, never zeros.
+
+Columns, their units and where each comes from. "fio: X" is a key of the direction's object
+(``jobs[0].read``, ``.write``, ``.trim``, ``.sync`` or ``.mixed``) in fio's JSON output; fio's
+``*_ns`` latencies (``slat``/``clat``/``lat`` in µs before fio 3) are converted to microseconds.
+
+Identity
+    host                str      sweeps: manifest.json host.hostname; raw fio files: the
+                                 client/server entry's "hostname" (None otherwise)
+    port                Int64    raw client/server output: the entry's "port"; NA otherwise
+    device              str      sweeps: the target's name; raw files: the job's filename
+                                 option, else the client/server host, else the file's stem
+    label               str      the compared unit: the device, qualified by host (several
+                                 hosts), host:port (several fio servers on one host) or
+                                 " @<sweep folder>" (one device in several sweeps)
+    job                 str      sweeps: the workload id; raw files: fio's "jobname"
+    repeat              Int64    repeat number, from 1 (raw files: 1)
+    direction           str      read, write, trim, sync (fsync/fdatasync calls), mixed
+                                 (unified_rw_reporting)
+    status, error       str      status.json: ok / failed / interrupted / skipped, and why
+Workload (sweeps: the workload in manifest.json; raw files: fio's job options where given)
+    rw                  str      fio rw pattern
+    bs_bytes            Int64    block size, bytes
+    iodepth, numjobs    Int64    I/Os in flight per job; fio processes
+    rwmixread           Int64    % reads in a read/write mix
+    fsync, fdatasync    Int64    fsync / fdatasync after every N writes; 0 = never
+    runtime_s, ramp_s   Int64    measured seconds; seconds of ramp before measuring
+    span                str      the share of the target used: "20 %", "1 GiB" or "whole target"
+                                 (raw files: fio's size option as written)
+    ioengine            str      fio: the job's "ioengine" option as fio reports it; for runs
+                                 without output, the workload's engine, else the sweep's
+    extra_options       str      fio options beyond the typed fields (the workload's `extra`),
+                                 e.g. "rate_iops=200 zero_buffers"; None when there are none
+    workload_hash       str      status.json: the hash of the jobfile as fio reads it (target
+                                 excluded); equal hashes mean the same workload
+Figures
+    iops                float    I/Os per second; fio: "iops" (NaN for sync: fio gives no rate)
+    bw_bytes            float    bytes per second; fio: "bw_bytes" (before fio 3.2: "bw" KiB/s)
+    io_bytes            float    bytes transferred; fio: "io_bytes"
+    total_ios           float    I/Os completed; fio: "total_ios" (sync: calls, from lat "N")
+    lat_mean_us, lat_stddev_us, lat_min_us, lat_max_us
+                        float    µs; fio: "mean", "stddev", "min", "max" of the object that
+                                 lat_source names
+    lat_p50_us, lat_p99_us, lat_p999_us
+                        float    µs; fio: that object's "percentile" 50, 99, 99.9
+    lat_source          str      which fio object lat_* come from: "lat" (lat_ns: submission +
+                                 completion, what the application waits for) or "clat" (clat_ns:
+                                 completion only). lat is used when fio printed percentiles for
+                                 it (lat_percentiles=1), else clat. ssdcompare's jobfiles set
+                                 lat_percentiles=1, so new results have lat_* = total latency;
+                                 results recorded before that (and raw fio runs with fio's
+                                 defaults) have lat_* = completion latency (clat), which leaves
+                                 out submission. Check lat_source before comparing lat_* across
+                                 such results, or compare clat_*, which mean the same in both.
+    clat_mean_us        float    µs; fio: "clat_ns" "mean" (NaN for sync)
+    clat_p99_us         float    µs; fio: "clat_ns" "percentile" 99 (NaN when not reported)
+    slat_mean_us        float    µs; fio: "slat_ns" "mean" (NaN where fio measured none, e.g.
+                                 synchronous engines, and for sync)
+CPU
+    fio_cpu_usr_pct, fio_cpu_sys_pct
+                        float    % of one CPU per fio process; fio: the job's "usr_cpu", "sys_cpu"
+    cpu_bound           boolean  the result measures the CPU rather than the drive (see
+                                 ssdcompare.cpubound); NA when it cannot be judged
+    cpu_bound_reason    str      why, in words
+    cpu_busy_pct, cpu_max_busy_pct, irq_softirq_max_pct, fio_worker_max_pct
+                        float    %; cpu.json, means over the measured period (all CPUs; the
+                                 busiest CPU; the busiest CPU's irq + softirq; the busiest fio
+                                 process, % of one core)
+    fio_workers_total_cores
+                        float    cores; cpu.json, all fio processes together
+    cpu_count           Int64    manifest host.cpu_threads
+    sampler_cpu_pct     float    % of one core; status.json, the CPU sampler's own cost
+Where it ran
+    suite               str      manifest suite.name
+    model, firmware, size_bytes (bytes), transport, rotational (boolean), scheduler,
+    target_kind ("block" or "file")
+                                 manifest devices[]
+    fio_version         str      fio: "fio version" (sweeps: manifest host.fio_version)
+    started_at          str      status.json, ISO 8601 UTC
+    sweep               str      the results folder (None for raw files)
+    fio_json            str      the fio output file the figures come from
 """
 
 from __future__ import annotations
@@ -18,17 +100,18 @@ from ssdcompare.fioresult import FioOutputError, JobResult, parse_fio_file
 from ssdcompare.matrix import Workload
 from ssdcompare.runner import CPU_JSON, FIO_JSON
 from ssdcompare.store import ResultsDir, RunStatus, write_atomic
-from ssdcompare.units import parse_size
+from ssdcompare.units import format_bytes, parse_size
 
 DIRECTIONS = ("read", "write", "trim", "sync", "mixed")  # mixed: unified_rw_reporting
 
 # The column order of every frame; numeric columns stay numeric (NaN when unknown).
 COLUMNS = [
-    "host", "device", "job", "repeat", "direction", "status", "error",
-    "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "runtime_s",
+    "host", "port", "device", "job", "repeat", "direction", "status", "error",
+    "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "fdatasync", "runtime_s",
+    "ramp_s", "span", "ioengine", "extra_options",
     "iops", "bw_bytes", "io_bytes", "total_ios",
     "lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_p50_us", "lat_p99_us", "lat_p999_us",
-    "lat_max_us", "lat_source",
+    "lat_max_us", "lat_source", "clat_mean_us", "clat_p99_us", "slat_mean_us",
     "fio_cpu_usr_pct", "fio_cpu_sys_pct",
     "cpu_bound", "cpu_bound_reason",
     "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
@@ -39,12 +122,13 @@ COLUMNS = [
 
 _FLOAT_COLUMNS = [
     "iops", "bw_bytes", "io_bytes", "total_ios", "lat_mean_us", "lat_stddev_us", "lat_min_us",
-    "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "fio_cpu_usr_pct",
-    "fio_cpu_sys_pct", "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct",
-    "fio_worker_max_pct", "fio_workers_total_cores", "sampler_cpu_pct", "size_bytes",
+    "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "clat_mean_us", "clat_p99_us",
+    "slat_mean_us", "fio_cpu_usr_pct", "fio_cpu_sys_pct", "cpu_busy_pct", "cpu_max_busy_pct",
+    "irq_softirq_max_pct", "fio_worker_max_pct", "fio_workers_total_cores", "sampler_cpu_pct",
+    "size_bytes",
 ]  # fmt: skip
-_INT_COLUMNS = ["repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "runtime_s",
-                "cpu_count"]  # fmt: skip
+_INT_COLUMNS = ["port", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
+                "fdatasync", "runtime_s", "ramp_s", "cpu_count"]  # fmt: skip
 
 
 def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
@@ -69,10 +153,24 @@ def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
             lat_p999_us=lat.percentile_us(99.9),
             lat_source=result.latency_source,
         )
+    # completion and submission latency on their own, whatever lat_* follows: lat_* changed
+    # meaning when the jobfiles began to ask for lat_percentiles, clat_* did not
+    if result.clat is not None:
+        values.update(clat_mean_us=result.clat.mean_us, clat_p99_us=result.clat.percentile_us(99))
+    if result.slat is not None:
+        values["slat_mean_us"] = result.slat.mean_us
     return values
 
 
-def _workload_columns(workload: Workload | None) -> dict[str, object]:
+def _span(workload: Workload) -> str:
+    if workload.size_pct is not None:
+        return f"{workload.size_pct:g} %"
+    if workload.size_bytes is not None:
+        return format_bytes(workload.size_bytes)
+    return "whole target"
+
+
+def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[str, object]:
     if workload is None:
         return {}
     return {
@@ -82,7 +180,12 @@ def _workload_columns(workload: Workload | None) -> dict[str, object]:
         "numjobs": workload.numjobs,
         "rwmixread": workload.rwmixread,
         "fsync": workload.fsync,
+        "fdatasync": workload.fdatasync,
         "runtime_s": workload.runtime_s,
+        "ramp_s": workload.ramp_s,
+        "span": _span(workload),
+        "ioengine": workload.ioengine or sweep_ioengine,
+        "extra_options": workload.extra_label,
     }
 
 
@@ -109,7 +212,7 @@ def _run_rows(
         "sweep": str(results.path),
         "sampler_cpu_pct": status.sampler_cpu_pct,
         "cpu_count": manifest.host.cpu_threads,
-        **_workload_columns(workload),
+        **_workload_columns(workload, manifest.ioengine),
         **device,
     }
     directions = list(workload.directions) if workload is not None else ["read"]
@@ -123,6 +226,10 @@ def _run_rows(
             base.update(status="failed", error=str(err))
         else:
             job = output.jobs[0] if output.jobs else None
+            # the engine fio ran with, as it reports it: older manifests do not record it
+            engine = {**output.global_options, **(job.job_options if job else {})}.get("ioengine")
+            if engine:
+                base["ioengine"] = engine
     cpu_summary = None
     cpu_path = folder / CPU_JSON
     if cpu_path.exists():
@@ -202,13 +309,31 @@ def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> p
     return _typed(rows)
 
 
+def unique_folders(paths: Iterable[str | Path]) -> list[Path]:
+    """The results folders given, each once, in the order first given.
+
+    Two spellings name the same folder when they resolve to the same real path (a trailing
+    slash, ./, a symlink, relative against absolute): reading it twice would count every
+    result twice.
+    """
+    seen: set[Path] = set()
+    folders = []
+    for item in paths:
+        path = Path(item)
+        real = path.resolve()
+        if real not in seen:
+            seen.add(real)
+            folders.append(path)
+    return folders
+
+
 def load(
     paths: str | Path | Iterable[str | Path], thresholds: Thresholds | None = None
 ) -> pd.DataFrame:
-    """Load one or more sweep results folders into one tidy frame."""
+    """Load one or more sweep results folders into one tidy frame (each folder read once)."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    frames = [load_results(ResultsDir.open(Path(p)), thresholds) for p in paths]
+    frames = [load_results(ResultsDir.open(p), thresholds) for p in unique_folders(paths)]
     if not frames:
         raise SsdcompareError("no results folders given")
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
@@ -220,6 +345,7 @@ def read_fio(path: str | Path, thresholds: Thresholds | None = None) -> pd.DataF
 
     Columns fio's output cannot tell (device metadata, CPU samples) are null; the CPU-bound
     judgement uses fio's own usr/sys figures and stays null unless they show a saturated worker.
+    Client/server output gives each server's host and port.
     """
     thresholds = thresholds or Thresholds()
     output = parse_fio_file(Path(path))
@@ -229,6 +355,7 @@ def read_fio(path: str | Path, thresholds: Thresholds | None = None) -> pd.DataF
         verdict = judge(None, job.usr_cpu_pct, job.sys_cpu_pct, None, thresholds)
         base: dict[str, object] = {
             "host": job.hostname,
+            "port": job.port,
             # what was measured: the filename, else the host (client/server), else the file
             "device": options.get("filename") or job.hostname or Path(path).stem,
             "job": job.name,
@@ -240,6 +367,9 @@ def read_fio(path: str | Path, thresholds: Thresholds | None = None) -> pd.DataF
             "numjobs": job.processes,
             "rwmixread": options.get("rwmixread"),
             "fsync": options.get("fsync"),
+            "fdatasync": options.get("fdatasync"),
+            "span": options.get("size"),
+            "ioengine": options.get("ioengine"),
             "fio_cpu_usr_pct": job.usr_cpu_pct,
             "fio_cpu_sys_pct": job.sys_cpu_pct,
             "cpu_bound": verdict.cpu_bound,
@@ -261,15 +391,27 @@ def read_fio(path: str | Path, thresholds: Thresholds | None = None) -> pd.DataF
     return _label_devices(_typed(rows))
 
 
-
 def _label_devices(frame: pd.DataFrame) -> pd.DataFrame:
-    """A `label` per compared unit: the device, qualified by host or sweep when ambiguous."""
+    """A `label` per compared unit: the device, qualified by host (several hosts), host:port
+    (several fio servers on one host) or sweep (one device in several sweeps)."""
     frame = frame.copy()
-    label = frame["device"].astype("string")
+    device = frame["device"].astype("string")
+    host = frame["host"].astype("string")
+    port = frame["port"] if "port" in frame.columns else pd.Series(pd.NA, index=frame.index)
+    port = port.astype("Int64")
+    # servers on one host differ only by their port, so such a host is named with it
+    ports = frame.assign(port=port).dropna(subset=["host", "port"])
+    per_host = ports.groupby("host")["port"].nunique()
+    by_port = frame["host"].isin(per_host[per_host > 1].index) & port.notna()
+    where = host.where(~by_port, host + ":" + port.astype("string"))
+    qualify = by_port.copy()
     if frame["host"].nunique(dropna=True) > 1:
-        label = frame["host"].astype("string") + ":" + label
-    pairs = frame[["host", "device", "sweep"]].drop_duplicates()
-    if pairs.duplicated(["host", "device"]).any():
+        qualify |= host.notna()
+    # a client/server entry without a filename is named after its host: do not repeat it
+    qualified = where.where(device == host, where + ":" + device)
+    label = device.where(~qualify, qualified)
+    units = frame.assign(port=port)[["host", "port", "device", "sweep"]].drop_duplicates()
+    if units.duplicated(["host", "port", "device"]).any():
         # the same device in several sweeps (e.g. before/after a firmware update)
         sweep_name = frame["sweep"].map(lambda p: Path(p).name if isinstance(p, str) else "")
         label = label + " @" + sweep_name.astype("string")
@@ -278,7 +420,20 @@ def _label_devices(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 _PER_RUN_KEYS = ["sweep", "host", "device", "label", "job", "repeat"]
-_WORKLOAD_KEYS = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "workload_hash"]
+_WORKLOAD_KEYS = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "fdatasync",
+                  "workload_hash"]  # fmt: skip
+# What else describes how a result was made; kept in the summary so that a differing workload
+# hash can be explained ("runtime 10 s vs 3 s") without the manifests at hand.
+_RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "fio_version",
+              "lat_source"]  # fmt: skip
+# Columns that tell how two results of one job were made, named as a reader knows them
+_DESCRIBED = [
+    ("rw", "rw"), ("bs_bytes", "bs"), ("iodepth", "iodepth"), ("numjobs", "numjobs"),
+    ("rwmixread", "rwmixread"), ("fsync", "fsync"), ("fdatasync", "fdatasync"),
+    ("runtime_s", "runtime"), ("ramp_s", "ramp_time"), ("span", "size/span"),
+    ("ioengine", "ioengine"), ("extra_options", "extra options"), ("fio_version", "fio version"),
+    ("lat_source", "latency measured as"),
+]  # fmt: skip
 
 
 def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
@@ -287,11 +442,13 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     data = frame[frame["direction"] != "sync"].copy()
     data["lat_weighted"] = data["lat_mean_us"] * data["total_ios"]
     keys = [k for k in _PER_RUN_KEYS if k in data.columns]
+    # frames written by an older version (e.g. read back from CSV) lack the newer columns
+    facts = [k for k in _WORKLOAD_KEYS + _RUN_FACTS if k in data.columns]
     grouped = data.groupby(keys, sort=False, dropna=False)
     runs = grouped.agg(
         status=("status", "first"),
         error=("error", "first"),
-        **{k: (k, "first") for k in _WORKLOAD_KEYS},
+        **{k: (k, "first") for k in facts},
         iops=("iops", lambda s: s.sum(min_count=1)),
         bw_bytes=("bw_bytes", lambda s: s.sum(min_count=1)),
         total_ios=("total_ios", lambda s: s.sum(min_count=1)),
@@ -303,15 +460,106 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
         cpu_bound_reason=("cpu_bound_reason", "first"),
     ).reset_index()  # fmt: skip
     runs["lat_mean_us"] = runs["lat_weighted"] / runs["total_ios"]
+    for column in _WORKLOAD_KEYS + _RUN_FACTS:
+        if column not in runs.columns:
+            runs[column] = pd.NA
     return runs.drop(columns=["lat_weighted"])
 
 
-def job_summary(frame: pd.DataFrame) -> pd.DataFrame:
+def _missing(value: object) -> bool:
+    # "" is what a status that could not be read carries as its hash
+    return value is None or bool(pd.isna(value)) or value == ""
+
+
+def _shown(column: str, value: object) -> str:
+    if _missing(value):
+        return "none" if column in ("extra_options", "fsync", "fdatasync") else "unknown"
+    if column in ("runtime_s", "ramp_s"):
+        return f"{int(value)} s"  # type: ignore[call-overload]
+    if column == "bs_bytes":
+        return format_bytes(int(value))  # type: ignore[call-overload]
+    if column == "lat_source":
+        return "total (lat)" if value == "lat" else "completion only (clat)"
+    return str(value)
+
+
+def _difference_note(row: pd.Series, reference: pd.Series, baseline: str) -> str:
+    """Why a result is not comparable to the baseline's, with what the summary can tell."""
+    differences = [
+        f"{name} {_shown(column, row.get(column))} vs {_shown(column, reference.get(column))}"
+        for column, name in _DESCRIBED
+        if _missing(row.get(column)) != _missing(reference.get(column))
+        or (not _missing(row.get(column)) and row.get(column) != reference.get(column))
+    ]
+    text = (
+        f"{row['job']} on {row['label']}: the jobfiles differ from {baseline}'s (workload hash "
+        f"{row['workload_hash']} vs {reference['workload_hash']})"
+    )
+    if differences:
+        text += ": " + ", ".join(differences)
+    else:
+        text += (
+            "; the results do not record which option differs: compare the jobfile.fio files "
+            "of the two runs"
+        )
+    return text + ". Not the same workload, so no ratio is given."
+
+
+def _comparability(summary: pd.DataFrame, baseline: str) -> tuple[pd.Series, pd.Series]:
+    """Per summary row: whether its workload hash equals the baseline's for the same job
+    (NA when either is unknown), and a note explaining a difference."""
+    reference = summary[summary["label"] == baseline].drop_duplicates("job").set_index("job")
+    flags: list[object] = []
+    notes: list[str | None] = []
+    for _, row in summary.iterrows():
+        if row["label"] == baseline:
+            flags.append(True)
+            notes.append(None)
+            continue
+        if row["job"] not in reference.index:
+            flags.append(pd.NA)
+            notes.append(None)
+            continue
+        ref = reference.loc[row["job"]]
+        ours, theirs = row.get("workload_hash"), ref.get("workload_hash")
+        if _missing(ours) or _missing(theirs):
+            # raw fio files carry no hash: nothing to judge
+            flags.append(pd.NA)
+            notes.append(None)
+        elif ours == theirs:
+            flags.append(True)
+            notes.append(None)
+        else:
+            flags.append(False)
+            notes.append(_difference_note(row, ref, baseline))
+    return (
+        pd.Series(flags, index=summary.index, dtype="boolean"),
+        pd.Series(notes, index=summary.index, dtype="object"),
+    )
+
+
+def _baseline(labels: list[str], baseline: str | None) -> str:
+    if not labels:
+        raise SsdcompareError("no results to compare")
+    baseline = baseline or labels[0]
+    if baseline not in labels:
+        raise SsdcompareError(
+            f"baseline {baseline!r} is not among the devices: {', '.join(labels)}"
+        )
+    return baseline
+
+
+def job_summary(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
     """One row per (device, job): repeats aggregated to mean, stddev, min, max and coefficient
     of variation (cv_pct = stddev / mean x 100; 10 % or more means the runs disagree).
 
     Failed or interrupted repeats are left out of the figures and counted in `failed_runs`;
     a job with no successful repeat keeps its status and NaN figures, never zeros.
+
+    `comparable` says whether the row ran the same workload (equal `workload_hash`) as the
+    baseline label (`baseline`, else the first label) for that job: False when the jobfiles
+    differ, with the reason in `comparable_note`; NA when either side has no hash (raw fio
+    files) or the baseline did not run the job.
     """
     frame = _label_devices(frame) if "label" not in frame.columns else frame
     runs = _per_run(frame)
@@ -322,6 +570,7 @@ def job_summary(frame: pd.DataFrame) -> pd.DataFrame:
         row: dict[str, object] = dict(zip(keys, key, strict=True))
         first = group.iloc[0]
         row.update({k: first[k] for k in _WORKLOAD_KEYS})
+        row.update({k: first[k] for k in _RUN_FACTS})
         row["repeats"] = len(ok)
         row["failed_runs"] = len(group) - len(ok)
         row["status"] = "ok" if len(ok) else str(group["status"].iloc[-1])
@@ -343,6 +592,10 @@ def job_summary(frame: pd.DataFrame) -> pd.DataFrame:
     summary = pd.DataFrame(rows)
     if not summary.empty:
         summary["cpu_bound"] = summary["cpu_bound"].astype("boolean")
+        for column in ("fsync", "fdatasync"):
+            summary[column] = pd.to_numeric(summary[column], errors="coerce").astype("Int64")
+        chosen = _baseline(list(dict.fromkeys(summary["label"])), baseline)
+        summary["comparable"], summary["comparable_note"] = _comparability(summary, chosen)
     return summary
 
 
@@ -351,29 +604,38 @@ def side_by_side(
 ) -> pd.DataFrame:
     """Devices side by side for one metric, with each device's ratio to the baseline device.
 
-    Columns: `<label>` (mean), `<label>/<baseline>` (ratio) and `<label> significant` (False
+    Columns: `<label>` (mean), `<label>/<baseline>` (ratio), `<label> significant` (False
     when the min-max ranges of the repeats overlap, so the difference may be noise; NA with
-    fewer than two repeats on either side). `baseline` defaults to the first device.
+    fewer than two repeats on either side) and `<label> comparable` (False when that label
+    ran the job with a different jobfile than the baseline: different workload hash). A job
+    that is not comparable gets no ratio and no significance, and a `note` column (present
+    only then) says which jobfiles differ and how. `baseline` defaults to the first device.
     """
     column = f"{metric}_mean"
     labels = list(dict.fromkeys(summary["label"]))
-    if not labels:
-        raise SsdcompareError("no results to compare")
-    baseline = baseline or labels[0]
-    if baseline not in labels:
-        raise SsdcompareError(
-            f"baseline {baseline!r} is not among the devices: {', '.join(labels)}"
-        )
+    baseline = _baseline(labels, baseline)
     jobs = list(dict.fromkeys(summary["job"]))
     table = summary.pivot_table(
         index="job", columns="label", values=column, aggfunc="first", dropna=False
     ).reindex(index=jobs, columns=labels)
-    lows = summary.pivot_table(index="job", columns="label", values=f"{metric}_min",
-                               aggfunc="first", dropna=False).reindex(index=jobs, columns=labels)
-    highs = summary.pivot_table(index="job", columns="label", values=f"{metric}_max",
-                                aggfunc="first", dropna=False).reindex(index=jobs, columns=labels)
-    counts = summary.pivot_table(index="job", columns="label", values="repeats",
-                                 aggfunc="first", dropna=False).reindex(index=jobs, columns=labels)
+    lows = summary.pivot_table(
+        index="job", columns="label", values=f"{metric}_min", aggfunc="first", dropna=False
+    ).reindex(index=jobs, columns=labels)
+    highs = summary.pivot_table(
+        index="job", columns="label", values=f"{metric}_max", aggfunc="first", dropna=False
+    ).reindex(index=jobs, columns=labels)
+    counts = summary.pivot_table(
+        index="job", columns="label", values="repeats", aggfunc="first", dropna=False
+    ).reindex(index=jobs, columns=labels)
+    flags, notes = _comparability(summary, baseline)
+    flag_of: dict[tuple[object, object], object] = {}
+    notes_of: dict[object, list[str]] = {}
+    for (job, label), flag, note in zip(
+        summary[["job", "label"]].itertuples(index=False), flags, notes, strict=True
+    ):
+        flag_of.setdefault((job, label), flag)
+        if note:
+            notes_of.setdefault(job, []).append(note)
     out = pd.DataFrame(index=jobs)
     out.index.name = "job"
     for label in labels:
@@ -381,17 +643,24 @@ def side_by_side(
     for label in labels:
         if label == baseline:
             continue
-        out[f"{label}/{baseline}"] = table[label] / table[baseline]
-        enough = (counts[label] >= 2) & (counts[baseline] >= 2)
+        comparable = pd.Series([flag_of.get((job, label), pd.NA) for job in jobs], index=jobs,
+                               dtype="boolean")  # fmt: skip
+        same = comparable.fillna(True).astype(bool)
+        out[f"{label}/{baseline}"] = (table[label] / table[baseline]).where(same)
+        enough = (counts[label] >= 2) & (counts[baseline] >= 2) & same
         overlap = (lows[label] <= highs[baseline]) & (lows[baseline] <= highs[label])
         out[f"{label} significant"] = (~overlap).where(enough).astype("boolean")
+        out[f"{label} comparable"] = comparable
+    if notes_of:
+        out["note"] = [" ".join(notes_of.get(job, [])) or None for job in jobs]
     return out
 
 
 def export(paths: Iterable[str | Path], output: str | Path, summary: bool = False) -> int:
     """Write the frame (or the per-job summary) of results folders to CSV or Parquet.
 
-    Returns the number of rows written.
+    Parquet needs pyarrow (`pip install 'ssdcompare[parquet]'`). Returns the number of rows
+    written.
     """
     frame = load(list(paths))
     if summary:
@@ -403,10 +672,13 @@ def export(paths: Iterable[str | Path], output: str | Path, summary: bool = Fals
         write_atomic(target, text)
     elif suffix == ".parquet":
         try:
-            data = frame.to_parquet(index=False)
+            # pyarrow named, not pandas' "auto": the extra installs it, and the file's types
+            # (Int64, boolean, string) do not depend on which engine happens to be present
+            data = frame.to_parquet(index=False, engine="pyarrow")
         except ImportError:
             raise SsdcompareError(
-                "Parquet export needs pyarrow: `pip install pyarrow`, or export to .csv"
+                "Parquet export needs pyarrow, which is not installed: "
+                "pip install 'ssdcompare[parquet]' (or export to .csv)"
             ) from None
         write_atomic(target, data)
     else:

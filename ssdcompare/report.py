@@ -5,16 +5,17 @@ It never runs fio: everything comes from the stored results through `frame.load`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from ssdcompare import __version__, charts
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.frame import job_summary, load, side_by_side
+from ssdcompare.frame import job_summary, load, side_by_side, unique_folders
 from ssdcompare.resources import templates
 from ssdcompare.store import ResultsDir, write_atomic
 from ssdcompare.units import (
@@ -52,7 +53,17 @@ class Cell:
     cpu_bound: bool = False
     reason: str | None = None
     footnote: int | None = None
-    sort_iops: float = 0.0
+    # False when this device ran the job from another jobfile than the baseline (different
+    # workload hash): no ratio, a mark, and the footnote `jobfile_footnote` says what differs
+    comparable: bool = True
+    jobfile_note: str | None = None
+    jobfile_footnote: int | None = None
+    # raw numbers for sorting the table: the displayed text ("1.20 GB/s") does not sort
+    sort_iops: float = -1.0
+    sort_bw: float = -1.0
+    sort_lat: float = -1.0
+    sort_p99: float = -1.0
+    sort_ratio: float = -1.0
 
 
 @dataclass
@@ -60,6 +71,8 @@ class Row:
     job: str
     what: str
     cells: list[Cell]
+    extra: str | None = None  # fio options beyond the typed fields, shown with the workload
+    order: int = 0  # position in the table's own order, which the workload column sorts by
 
 
 @dataclass
@@ -75,9 +88,28 @@ def _what(row: pd.Series) -> str:
     parts.append(f"QD{int(row['iodepth'])}")
     if int(row["numjobs"]) > 1:
         parts.append(f"x{int(row['numjobs'])} jobs")
-    if row["fsync"] and int(row["fsync"]):
-        parts.append("fsync" if int(row["fsync"]) == 1 else f"fsync/{int(row['fsync'])}")
+    parts += _flush_words(row.get("fsync"), row.get("fdatasync"))
     return " ".join(parts)
+
+
+def _flush_words(fsync: Any, fdatasync: Any) -> list[str]:
+    """How often the job flushes, as tables and charts say it: "fsync", "fdatasync/4"."""
+    words = []
+    for flush, value in (("fsync", fsync), ("fdatasync", fdatasync)):
+        every = int(value) if value is not None and pd.notna(value) else 0
+        if every:
+            words.append(flush if every == 1 else f"{flush}/{every}")
+    return words
+
+
+def _is_false(value: Any) -> bool:
+    """True for a False flag; None and NA (cannot tell) are not False."""
+    return value is not None and bool(pd.notna(value)) and not bool(value)
+
+
+def _sort_key(value: Any) -> float:
+    """A number the table's sort can use; unknown values sort below every real figure."""
+    return float(value) if value is not None and pd.notna(value) else -1.0
 
 
 def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDir]) -> list[str]:
@@ -104,6 +136,13 @@ def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDi
     if (summary["repeats"] < 2).all():
         found.append(
             "Each job ran once: run-to-run spread is unknown (use --repeat 3 to measure it)."
+        )
+    differing = summary[~summary["comparable"].fillna(True).astype(bool)]
+    if not differing.empty:
+        found.append(
+            f"{len(differing)} result(s) ran a different jobfile than the baseline for the same "
+            "job (other runtime, span, engine or options): marked ≠ jobfile and given no ratio; "
+            "the notes say what differs."
         )
     bad = summary[summary["status"] != "ok"]
     if not bad.empty:
@@ -181,7 +220,10 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
         bw=format_rate(row["bw_bytes_mean"]),
         lat=format_latency(row["lat_mean_us_mean"]),
         p99=format_latency(row["lat_p99_us_mean"]),
-        sort_iops=float(row["iops_mean"]) if pd.notna(row["iops_mean"]) else 0.0,
+        sort_iops=_sort_key(row["iops_mean"]),
+        sort_bw=_sort_key(row["bw_bytes_mean"]),
+        sort_lat=_sort_key(row["lat_mean_us_mean"]),
+        sort_p99=_sort_key(row["lat_p99_us_mean"]),
     )
     if row["repeats"] >= 2 and pd.notna(row["iops_min"]):
         cell.cv = f"±{row['iops_cv_pct']:.0f}%"
@@ -191,8 +233,16 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
         )
     if baseline:
         cell.ratio = "baseline"
+        cell.sort_ratio = 1.0
+    elif _is_false(row.get("comparable")):
+        cell.comparable = False
+        cell.ratio = "≠ jobfile"
+        cell.jobfile_note = str(row["comparable_note"])
+        footnotes.append(cell.jobfile_note)
+        cell.jobfile_footnote = len(footnotes)
     elif ratio is not None and pd.notna(ratio):
         cell.ratio = f"×{ratio:.2f}"
+        cell.sort_ratio = float(ratio)
         if significant is False:
             cell.ratio_note = "not significant: repeats overlap"
         elif baseline_bound:
@@ -210,19 +260,22 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
     """Everything the template shows, computed from the frame (no fio, no sysfs)."""
     if frame.empty:
         raise SsdcompareError("no results to report: the sweep recorded no runs yet")
-    summary = job_summary(frame)
-    labels = list(dict.fromkeys(summary["label"]))
+    labels = list(dict.fromkeys(frame["label"]))
     baseline = baseline or labels[0]
     if baseline not in labels:
         raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
+    summary = job_summary(frame, baseline)
+    labels = list(dict.fromkeys(summary["label"]))
     ratios = side_by_side(summary, "iops", baseline)
     footnotes: list[str] = []
     groups: dict[str, Group] = {}
     jobs = summary.drop_duplicates("job").copy()
     jobs["family"] = jobs["rw"].map(lambda rw: _FAMILY.get(rw, (9, rw))[0])
-    jobs = jobs.sort_values(["family", "bs_bytes", "numjobs", "fsync", "rwmixread", "iodepth"],
-                            ascending=[True, True, True, True, False, True], kind="stable")
-    for _, job_row in jobs.iterrows():
+    jobs = jobs.sort_values(
+        ["family", "bs_bytes", "numjobs", "fsync", "fdatasync", "rwmixread", "iodepth"],
+        ascending=[True, True, True, True, True, False, True], kind="stable",
+    )  # fmt: skip
+    for order, (_, job_row) in enumerate(jobs.iterrows()):
         name = _FAMILY.get(job_row["rw"], (9, str(job_row["rw"])))[1]
         group = groups.setdefault(name, Group(name))
         cells = []
@@ -239,7 +292,11 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
             cells.append(
                 _cell(row, ratio, significant, label == baseline, footnotes, baseline_bound)
             )
-        group.rows.append(Row(job=str(job_row["job"]), what=_what(job_row), cells=cells))
+        extra = job_row.get("extra_options")
+        extra = str(extra) if extra is not None and pd.notna(extra) else None
+        what = _what(job_row)
+        group.rows.append(Row(str(job_row["job"]), what, cells, extra=extra, order=order))
+    charts_found, chart_notes = _charts(frame, summary)
     return {
         "version": __version__,
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -250,51 +307,80 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
         "warnings": _warnings(frame, summary, sweeps),
         "groups": list(groups.values()),
         "footnotes": footnotes,
-        "charts": _charts(frame, summary),
+        "charts": charts_found,
+        "chart_notes": chart_notes,
         "cpu_bound_count": int(summary["cpu_bound"].fillna(False).astype(bool).sum()),
         "title": " vs ".join(labels),
     }
 
 
-def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> list[dict[str, str]]:
-    found = []
+def _add_chart(
+    found: list[dict[str, str]],
+    notes: list[str],
+    title: str,
+    draw: Callable[..., str | None],
+    *args: object,
+    caption: str = "",
+) -> None:
+    """Draw one chart into `found`; one that cannot be drawn becomes a line in `notes`."""
+    try:
+        src = draw(*args)
+    except Exception as err:  # a chart is never worth losing the whole report over
+        notes.append(f"{title}: left out, it could not be drawn ({type(err).__name__}: {err}).")
+        return
+    if src is None:
+        notes.append(f"{title}: left out, there is no figure to plot (no I/O was measured).")
+        return
+    found.append({"title": title + caption, "src": src})
+
+
+def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[dict[str, str]], list[str]]:
+    found: list[dict[str, str]] = []
+    notes: list[str] = []
     ok = summary[summary["status"] == "ok"]
-    keys = ["rw", "bs_bytes", "numjobs", "rwmixread", "fsync"]
+    # a chart draws one line per device: results from differing jobfiles are flagged on it
+    differing = "; includes results whose jobfiles differ from the baseline's (see the notes)"
+    keys = ["rw", "bs_bytes", "numjobs", "rwmixread", "fsync", "fdatasync", "extra_options"]
     for key, points in ok.groupby(keys, sort=False, dropna=False):
         if points["iodepth"].nunique() < 2:
             continue
-        rw, bs, numjobs, mix, fsync = key
+        rw, bs, numjobs, mix, fsync, fdatasync, extra = key
         what = f"{_FAMILY.get(rw, (9, rw))[1].lower()}, {format_bytes(bs)}"
         if pd.notna(mix) and rw in ("rw", "randrw"):
             what += f", {int(mix)} % read"
-        if numjobs and int(numjobs) > 1:
+        if pd.notna(numjobs) and int(numjobs) > 1:
             what += f", {int(numjobs)} jobs"
-        found.append({
-            "title": f"IOPS against queue depth: {what}",
-            "src": charts.qd_chart(points, "iops", "IOPS", f"IOPS vs queue depth — {what}"),
-        })
-        found.append({
-            "title": f"Mean latency against queue depth: {what}",
-            "src": charts.qd_chart(points, "lat_mean_us", "mean latency (µs)",
-                                   f"Mean latency vs queue depth — {what}"),
-        })  # fmt: skip
-    for key, points in ok.groupby(["rw", "bs_bytes", "iodepth", "numjobs"], sort=False):
+        what += "".join(f", {word}" for word in _flush_words(fsync, fdatasync))
+        if pd.notna(extra):
+            what += f", {extra}"
+        caption = differing if _is_false_any(points) else ""
+        _add_chart(found, notes, f"IOPS against queue depth: {what}", charts.qd_chart,
+                   points, "iops", "IOPS", f"IOPS vs queue depth — {what}",
+                   caption=caption)  # fmt: skip
+        _add_chart(found, notes, f"Mean latency against queue depth: {what}", charts.qd_chart,
+                   points, "lat_mean_us", "mean latency (µs)",
+                   f"Mean latency vs queue depth — {what}", caption=caption)  # fmt: skip
+    mix_keys = ["rw", "bs_bytes", "iodepth", "numjobs", "extra_options"]
+    for key, points in ok.groupby(mix_keys, sort=False, dropna=False):
         if points["rwmixread"].nunique() < 3:
             continue
-        rw, bs, qd, numjobs = key
+        rw, bs, qd, numjobs, extra = key
         what = f"{format_bytes(bs)} QD{qd}" + (f" x{numjobs} jobs" if numjobs > 1 else "")
-        found.append({
-            "title": f"Read/write mix: {what}",
-            "src": charts.mix_chart(points, f"IOPS vs read share — {what}"),
-        })
+        if pd.notna(extra):
+            what += f", {extra}"
+        caption = differing if _is_false_any(points) else ""
+        _add_chart(found, notes, f"Read/write mix: {what}", charts.mix_chart, points,
+                   f"IOPS vs read share — {what}", caption=caption)  # fmt: skip
     for job in dict.fromkeys(ok["job"]):
         if len(found) > 40:
             break
-        found.append({"title": f"Latency percentiles: {job}",
-                      "src": charts.percentile_chart(frame, job)})  # fmt: skip
-    return found
+        _add_chart(found, notes, f"Latency percentiles: {job}", charts.percentile_chart, frame,
+                   job)  # fmt: skip
+    return found, notes
 
 
+def _is_false_any(points: pd.DataFrame) -> bool:
+    return any(_is_false(value) for value in points["comparable"])
 
 
 def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir],
@@ -307,7 +393,8 @@ def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir],
 def write_report(paths: Iterable[str | Path], output: str | Path,
                  baseline: str | None = None) -> Path:  # fmt: skip
     """Load results folders, render the report and write it atomically to `output`."""
-    folders = [Path(p) for p in paths]
+    # one folder named twice (./A and A/, a symlink) is read once, or it would count double
+    folders = unique_folders(paths)
     if not folders:
         raise SsdcompareError("give at least one results folder")
     sweeps = [ResultsDir.open(p) for p in folders]

@@ -27,7 +27,11 @@ def _cell(row: pd.Series) -> str:
 
 
 def summary_lines(path: Path) -> list[str]:
-    """Per job, one line per device; CPU-bound results marked, reasons listed at the end."""
+    """Per job, one line per device; CPU-bound results marked, reasons listed at the end.
+
+    A job that sets fio options beyond the typed fields names them after its id, e.g.
+    "randread-4k-qd1+rate_iops200  (+ rate_iops=200)".
+    """
     frame = load(path)
     if frame.empty:
         return ["no results recorded"]
@@ -35,7 +39,12 @@ def summary_lines(path: Path) -> list[str]:
     lines = []
     width = max(len(str(label)) for label in summary["label"])
     for job, rows in summary.groupby("job", sort=False):
-        lines.append(str(job))
+        # options beyond the typed fields (rate limits, buffer contents...) change what the
+        # numbers mean: say so next to the job, not only in the jobfile
+        extras = [
+            str(e) for e in dict.fromkeys(rows["extra_options"]) if e is not None and pd.notna(e)
+        ]
+        lines.append(f"{job}  (+ {'; '.join(extras)})" if extras else str(job))
         for _, row in rows.iterrows():
             lines.append(f"  {row['label']:<{width}}  {_cell(row)}")
     bound = summary[summary["cpu_bound"].fillna(False).astype(bool)]
