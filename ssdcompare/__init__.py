@@ -7,26 +7,34 @@ In Python (e.g. Jupyter)::
     summary = ssdcompare.job_summary(frame)                       # repeats aggregated
     ssdcompare.side_by_side(summary, "iops", baseline="nvme0n1")  # devices side by side
     raw = ssdcompare.read_fio("old-run.json")                     # fio output made elsewhere
+
+This module imports nothing when it loads: the command line starts from ssdcompare.entry,
+which must be able to catch Ctrl-C before anything slow is imported.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-from ssdcompare.errors import SsdcompareError
 
 __version__ = "0.1.0"
 
 __all__ = ["SsdcompareError", "__version__", "job_summary", "load", "read_fio", "side_by_side"]
 
-if TYPE_CHECKING:
-    from ssdcompare.frame import job_summary, load, read_fio, side_by_side
+_LAZY = {
+    "SsdcompareError": "ssdcompare.errors",
+    "load": "ssdcompare.frame",
+    "read_fio": "ssdcompare.frame",
+    "job_summary": "ssdcompare.frame",
+    "side_by_side": "ssdcompare.frame",
+}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # pandas is imported only when the frame functions are used, so the CLI starts quickly
-    if name in ("load", "read_fio", "job_summary", "side_by_side"):
-        from ssdcompare import frame
+    if name in _LAZY:
+        import importlib
 
-        return getattr(frame, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'ssdcompare' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

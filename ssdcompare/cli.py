@@ -35,9 +35,7 @@ EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
 
 
-def _size_option(
-    ctx: click.Context, param: click.Parameter, value: str | None
-) -> int | None:
+def _size_option(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
     """Click callback: "--size 4g" -> bytes, with the option named in the error."""
     if value is None:
         return None
@@ -78,16 +76,26 @@ def suites_command() -> None:
 @click.option("--suite", "suite_name", required=True, help="Bundled suite name or suite file.")
 @click.option("--devices", required=True, help="Comma-separated: nvme0n1,/dev/sdb,./file.img")
 @click.option("--runtime", type=click.IntRange(min=1), help="Seconds per job (overrides suite).")
-@click.option("--size", callback=_size_option,
-              help="Span of each target to use, e.g. 10g; size of new file targets.")
+@click.option(
+    "--size",
+    callback=_size_option,
+    help="Span of each target to use, e.g. 10g; size of new file targets.",
+)
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Write the jobfiles to this folder instead of printing them.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the jobfiles to this folder instead of printing them.",
+)
 @click.option("--brief", is_flag=True, help="Print the job list only, not the jobfiles.")
 @click.option("--no-validate", is_flag=True, help="Skip `fio --parse-only` on the jobfiles.")
-@click.option("--allow-option", multiple=True, metavar="NAME[,NAME]",
-              help="Accept a fio option that makes results harder to read (see sweep).")
+@click.option(
+    "--allow-option",
+    multiple=True,
+    metavar="NAME[,NAME]",
+    help="Accept a fio option that makes results harder to read (see sweep).",
+)
 def plan_command(
     suite_name: str,
     devices: str,
@@ -211,26 +219,57 @@ def _resume_hint(results: Path, reason: str | None) -> None:
 
 @cli.command("sweep")
 @click.option("--devices", help="Comma-separated: nvme0n1,/dev/sdb,./file.img")
-@click.option("--suite", "suite_name", default="quick", show_default=True,
-              help="Bundled suite name or suite file.")
+@click.option(
+    "--suite",
+    "suite_name",
+    default="quick",
+    show_default=True,
+    help="Bundled suite name or suite file.",
+)
 @click.option("--runtime", type=click.IntRange(min=1), help="Seconds per job (overrides suite).")
-@click.option("--size", callback=_size_option,
-              help="Span of each target to use, e.g. 10g; size of new file targets.")
-@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Run the whole suite N times (each repeat stored apart).")
+@click.option(
+    "--size",
+    callback=_size_option,
+    help="Span of each target to use, e.g. 10g; size of new file targets.",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Run the whole suite N times (each repeat stored apart).",
+)
 @click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
-@click.option("--destroy-data", is_flag=True,
-              help="Allow writing to devices that hold partitions or filesystem signatures.")
-@click.option("--allow-option", multiple=True, metavar="NAME[,NAME]",
-              help="Accept a fio option that makes results harder to read (e.g. bssplit); "
-                   "recorded in the results and shown in the report.")
-@click.option("--job-timeout", type=click.FloatRange(min=1), metavar="SECONDS",
-              help="Give up on a job after this long (default: twice its time + 2 min); the "
-                   "rest of that device's jobs are then skipped.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Results folder (default: ./results/<time>-<suite>).")
-@click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Continue an interrupted sweep: run only what is not finished.")
+@click.option(
+    "--destroy-data",
+    is_flag=True,
+    help="Allow writing to devices that hold partitions or filesystem signatures.",
+)
+@click.option(
+    "--allow-option",
+    multiple=True,
+    metavar="NAME[,NAME]",
+    help="Accept a fio option that makes results harder to read (e.g. bssplit); "
+    "recorded in the results and shown in the report.",
+)
+@click.option(
+    "--job-timeout",
+    type=click.FloatRange(min=1),
+    metavar="SECONDS",
+    help="Give up on a job after this long (default: twice its time + 2 min); the "
+    "rest of that device's jobs are then skipped.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Results folder (default: ./results/<time>-<suite>).",
+)
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Continue an interrupted sweep: run only what is not finished.",
+)
 @click.pass_context
 def sweep_command(
     ctx: click.Context,
@@ -337,10 +376,18 @@ def _print_summary(path: Path) -> None:
 
 
 @cli.command("report")
-@click.argument("results", nargs=-1, required=True,
-                type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="HTML file to write (default: report.html in the first results folder).")
+@click.argument(
+    "results",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="HTML file to write (default: report.html in the first results folder).",
+)
 @click.option("--baseline", help="Device the ratios are relative to (default: the first).")
 def report_command(results: tuple[Path, ...], output: Path | None, baseline: str | None) -> None:
     """Write a self-contained HTML comparison report from one or more results folders."""
@@ -351,10 +398,19 @@ def report_command(results: tuple[Path, ...], output: Path | None, baseline: str
 
 
 @cli.command("export")
-@click.argument("results", nargs=-1, required=True,
-                type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="results.csv or results.parquet (parquet needs pyarrow).")
+@click.argument(
+    "results",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="results.csv or results.parquet (parquet needs pyarrow).",
+)
 @click.option("--summary", is_flag=True, help="One row per device and job (repeats averaged).")
 def export_command(results: tuple[Path, ...], output: Path, summary: bool) -> None:
     """Export the results frame for spreadsheets and other tools."""

@@ -141,8 +141,11 @@ class CpuTrace(BaseModel):
                 runnable.setdefault(pid, []).append(pct)
         worker_shares = [
             WorkerShare(
-                pid=int(pid), name=self.worker_names.get(pid), samples=len(values),
-                mean_pct=round(sum(values) / len(values), 1), max_pct=round(max(values), 1),
+                pid=int(pid),
+                name=self.worker_names.get(pid),
+                samples=len(values),
+                mean_pct=round(sum(values) / len(values), 1),
+                max_pct=round(max(values), 1),
                 runnable_pct=_mean(runnable.get(pid)),
             )  # fmt: skip
             for pid, values in workers.items()

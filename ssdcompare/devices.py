@@ -136,9 +136,7 @@ def _resolve(text: str, size_bytes: int | None, dev_root: Path, sys_root: Path) 
     if stat.S_ISBLK(info.st_mode):
         real = Path(os.path.realpath(path))
         capacity = block_size_bytes(real.name, sys_root)
-        return Target(
-            spec=text, name=real.name, path=str(real), kind="block", size_bytes=capacity
-        )
+        return Target(spec=text, name=real.name, path=str(real), kind="block", size_bytes=capacity)
     if stat.S_ISREG(info.st_mode):
         size = size_bytes or info.st_size or None
         if size is None:

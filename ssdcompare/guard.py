@@ -26,8 +26,16 @@ from ssdcompare.devices import Target
 from ssdcompare.errors import SsdcompareError
 
 FindingKind = Literal[
-    "mounted", "swap", "holders", "root", "busy", "readonly", "partitions", "signature",
-    "loop-backing", "open",
+    "mounted",
+    "swap",
+    "holders",
+    "root",
+    "busy",
+    "readonly",
+    "partitions",
+    "signature",
+    "loop-backing",
+    "open",
 ]
 # Signature magic numbers for when blkid is not installed: (offset, bytes, what)
 _MAGIC = [
@@ -229,9 +237,7 @@ def _openers(path: str, proc_root: Path) -> list[str]:
     return found
 
 
-def _inspect_file(
-    target: Target, sys_root: Path, proc_root: Path, probe: Probe
-) -> list[Finding]:
+def _inspect_file(target: Target, sys_root: Path, proc_root: Path, probe: Probe) -> list[Finding]:
     """A file target: fio may create and overwrite it, unless it is someone else's data."""
     try:
         info = os.stat(target.path)
@@ -294,8 +300,12 @@ def inspect_target(
         holders = sys_root / "class" / "block" / member / "holders"
         held = sorted(h.name for h in holders.iterdir()) if holders.is_dir() else []
         if held:
-            add("holders", member,
-                f"{member} is in use by {', '.join(held)} (LVM, device-mapper or RAID)", False)
+            add(
+                "holders",
+                member,
+                f"{member} is in use by {', '.join(held)} (LVM, device-mapper or RAID)",
+                False,
+            )
     if _read(sys_root / "class" / "block" / name / "ro") == "1":
         add("readonly", name, f"{name} is read-only (the kernel's ro flag is set); writes "
             "would fail", False)  # fmt: skip

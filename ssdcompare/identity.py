@@ -98,8 +98,7 @@ def differences(recorded: TargetIdentity, current: TargetIdentity) -> list[str]:
     new_signatures = [s for s in current.signatures if s not in recorded.signatures]
     if new_signatures:
         found.append(
-            f"now carries {', '.join(new_signatures)}, which was not there when the sweep "
-            "started"
+            f"now carries {', '.join(new_signatures)}, which was not there when the sweep started"
         )
     new_partitions = [p for p in current.partitions if p not in recorded.partitions]
     if new_partitions:

@@ -153,8 +153,7 @@ def check_jobfile(
     for job in facts.jobs:
         if job.files != (target_path,):
             raise JobfileError(
-                f"{where}: job [{job.name}] would open {', '.join(job.files)}, not only the "
-                "target"
+                f"{where}: job [{job.name}] would open {', '.join(job.files)}, not only the target"
             )
     for option in sorted(facts.option_names()):
         if option in REFUSED:

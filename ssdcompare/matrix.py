@@ -123,6 +123,9 @@ class Workload(BaseModel):
                 f"id {value!r} must start with a letter or digit and use only letters, digits "
                 "and . _ + - (it names files and fio job sections)"
             )
+        if value is not None and value.startswith("global"):
+            # fio reads any section whose name starts with "global" as [global]
+            raise ValueError(f"id {value!r} cannot start with 'global': fio reserves it")
         return value
 
     @field_validator("extra")
@@ -286,6 +289,20 @@ class MatrixSpec(BaseModel):
                 raise ValueError(f"axis {key!r} has no values")
         return axes
 
+    @field_validator("name")
+    @classmethod
+    def _name_one_line(cls, value: str | None) -> str | None:
+        # the name becomes each workload's group, written into the jobfile's comment header
+        bad = control_character(value) if value is not None else None
+        if bad:
+            raise ValueError(f"contains {bad}; it is written into jobfiles, keep it one line")
+        return value
+
+    @field_validator("description")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        return _printable_text(value)
+
     @field_validator("base")
     @classmethod
     def _base_ok(cls, base: dict[str, Any]) -> dict[str, Any]:
@@ -306,6 +323,11 @@ class SuiteSpec(BaseModel):
     workloads: list[dict[str, Any]] = Field(default_factory=list)
     matrices: list[MatrixSpec] = Field(default_factory=list)
 
+    @field_validator("description", "source")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        return _printable_text(value)
+
     @field_validator("defaults")
     @classmethod
     def _defaults_ok(cls, defaults: dict[str, Any]) -> dict[str, Any]:
@@ -319,6 +341,15 @@ class SuiteSpec(BaseModel):
         if not self.workloads and not self.matrices:
             raise ValueError("a suite needs at least one entry under workloads or matrices")
         return self
+
+
+def _printable_text(value: str | None) -> str | None:
+    """Text shown on terminals and in reports: line breaks and tabs are fine, other control
+    characters (e.g. terminal escape sequences) are not."""
+    bad = control_character(value.replace("\n", " ").replace("\t", " ")) if value else None
+    if bad:
+        raise ValueError(f"contains {bad}: use plain text")
+    return value
 
 
 def _check_keys(keys: Any, what: str) -> None:

@@ -101,9 +101,7 @@ def make_plan(
         warnings.append(f"{err}; jobfiles were not checked by fio")
     engine = fio_mod.default_ioengine(fio_info)
     if fio_info is not None and engine != "io_uring":
-        warnings.append(
-            "io_uring does not work here (fio build or kernel); using libaio instead"
-        )
+        warnings.append("io_uring does not work here (fio build or kernel); using libaio instead")
 
     jobs = [
         render(workload, target, loaded.name, engine, allowed, read_only)

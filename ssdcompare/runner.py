@@ -175,11 +175,11 @@ def run_fio(
             return RunOutcome(
                 "failed", None, 0.0, error=f"cannot start fio: {exc}", command=command
             )
-        if sampler is not None:
-            sampler.start(proc.pid)
         trace = None
         try:
             try:
+                if sampler is not None:  # inside: a stop while it starts still stops fio
+                    sampler.start(proc.pid)
                 exit_code = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 timed_out = True

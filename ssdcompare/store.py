@@ -115,8 +115,7 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
         raise SsdcompareError(f"{path} cannot be read: {err}") from None
     if not isinstance(data, dict):
         raise SsdcompareError(
-            f"{path} is damaged: {what} is a JSON object, this file holds a "
-            f"{type(data).__name__}"
+            f"{path} is damaged: {what} is a JSON object, this file holds a {type(data).__name__}"
         )
     version = data.get("format_version", 1)
     if not isinstance(version, int) or isinstance(version, bool):

@@ -27,7 +27,7 @@ from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import FioInfo, default_ioengine, find_fio
 from ssdcompare.guard import Finding, check_write_safety
 from ssdcompare.identity import differences, identify
-from ssdcompare.jobcheck import check_jobfile, read_jobfile
+from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile
 from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.locks import Lock, holding, target_lock_path
 from ssdcompare.metadata import device_info, host_info
@@ -144,8 +144,14 @@ def reopen(
         )
     engine = manifest.ioengine or default_ioengine(fio)
     jobs = [
-        render(workload, target, manifest.suite.name, engine, manifest.allowed_options,
-               manifest.read_only)  # fmt: skip
+        render(
+            workload,
+            target,
+            manifest.suite.name,
+            engine,
+            manifest.allowed_options,
+            manifest.read_only,
+        )  # fmt: skip
         for target in targets
         for workload in manifest.suite.workloads
     ]
@@ -370,6 +376,12 @@ def _run_one(
     # the last look before fio runs: the file on disk, read as fio will read it
     facts = read_jobfile(jobfile.read_text(encoding="utf-8"))
     check_jobfile(facts, target.path, job.job_id, plan.read_only, plan.allowed_options)
+    if facts.writes and not job.writes:
+        # the guard judged this target from the planned jobfiles, which did not write
+        raise JobfileError(
+            f"{jobfile} writes to {target.path}, but its plan did not: the safety guard never "
+            "checked this target for writing; refusing to run it"
+        )
     layout = (target.size_bytes or 0) if target.kind == "file" and not target.exists else 0
     timeout = job_timeout_s or timeout_for(job.workload.duration_s, layout)
     started_at = now_iso()

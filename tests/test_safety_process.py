@@ -1,0 +1,243 @@
+"""Signals, concurrency and hung runs: a real sweep on a real device, stopped or crowded in every
+way a server sees, never leaves fio running, never runs two sweeps on one device, and always
+says how to continue."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from blockdevs import loop_device
+
+from ssdcompare import sweep
+from ssdcompare.fioresult import parse_fio_file
+from ssdcompare.plan import make_plan
+
+SUITES = Path(__file__).parent / "suites"
+DEADLINE_S = 60.0
+
+
+def fio_processes(results: Path) -> list[psutil.Process]:
+    """fio processes running a jobfile of this results folder (workers share the command)."""
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        cmdline = proc.info["cmdline"] or []
+        if proc.info["name"] == "fio" and any(str(results) in arg for arg in cmdline):
+            found.append(proc)
+    return found
+
+
+def wait_for(condition, what: str) -> None:  # noqa: ANN001 - a zero-argument predicate
+    """Poll until `condition()` holds; fail naming `what` after a generous deadline."""
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(0.05)
+
+
+def start_sweep(devices: str, out: Path, suite: str = "long-read.yaml") -> subprocess.Popen:
+    """A sweep in the background; the default suite runs until the test stops it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", devices, "--size", "16m",
+         "--suite", str(SUITES / suite), "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def statuses(results: Path) -> dict[str, dict]:
+    return {
+        f"{p.parent.parent.name}/{p.parent.name}": json.loads(p.read_text())
+        for p in (results / "runs").glob("*/*/r*/status.json")
+        if p.parent.name[1:].isdigit()  # not the attempts kept aside
+    }
+
+
+@pytest.fixture
+def loop(tmp_path: Path) -> Iterator[str]:
+    with loop_device(tmp_path / "loop.img", 64 << 20) as device:
+        yield device
+
+
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_stop_signal_stops_fio_keeps_results_and_says_how_to_resume(
+    tmp_path: Path, loop: str, sig: signal.Signals
+) -> None:
+    out = tmp_path / "results"
+    proc = start_sweep(loop, out)
+    wait_for(lambda: fio_processes(out), "fio to start")
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=DEADLINE_S)
+    assert proc.returncode == 128 + sig, stderr
+    assert f"--resume {out}" in stderr and "Traceback" not in stderr
+    name = "Ctrl-C" if sig == signal.SIGINT else sig.name
+    (interrupted,) = [s for s in statuses(out).values() if s["status"] == "interrupted"]
+    assert interrupted["stopped_by"] == name and name in interrupted["error"]
+    assert fio_processes(out) == []  # nothing left measuring
+    # fio's partial results of the stopped run are kept
+    run = out / "runs" / Path(loop).name / "randread-4k-qd1" / "r1"
+    assert parse_fio_file(run / "fio.json").jobs[0].directions["read"].total_ios > 0
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_fio_dies_with_a_killed_sweep(tmp_path: Path, loop: str) -> None:
+    """SIGKILL leaves no chance to clean up: the kernel tells fio (parent-death signal)."""
+    out = tmp_path / "results"
+    proc = start_sweep(loop, out, "one-slow-read.yaml")  # 5 s: short enough to resume
+    wait_for(lambda: len(fio_processes(out)) >= 2, "fio and its worker to start")
+    proc.kill()
+    proc.communicate(timeout=DEADLINE_S)
+    wait_for(lambda: fio_processes(out) == [], "fio to stop after its parent was killed")
+    resumed = subprocess.run(
+        [sys.executable, "-m", "ssdcompare", "sweep", "--resume", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert [s["status"] for s in statuses(out).values()] == ["ok"]
+    assert list((out / "runs").glob("*/*/r1.attempt-1"))  # the killed attempt is kept aside
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_second_sweep_on_the_same_device_or_folder_is_refused(tmp_path: Path, loop: str) -> None:
+    out = tmp_path / "results"
+    first = start_sweep(loop, out)
+    try:
+        wait_for(lambda: fio_processes(out), "the first sweep's fio to start")
+        name = Path(loop).name  # the same device spelled differently
+        second = subprocess.run(
+            [sys.executable, "-m", "ssdcompare", "sweep", "--devices", name, "--size", "16m",
+             "--suite", str(SUITES / "slow-reads.yaml"), "--out", str(tmp_path / "second")],
+            capture_output=True, text=True, timeout=DEADLINE_S, check=False,
+        )  # fmt: skip
+        assert second.returncode == 2, second.stderr
+        assert f"in use by another ssdcompare sweep (pid {first.pid}" in second.stderr
+        assert not (tmp_path / "second").exists()
+        resume = subprocess.run([sys.executable, "-m", "ssdcompare", "sweep", "--resume",
+                                 str(out)], capture_output=True, text=True,
+                                timeout=DEADLINE_S, check=False)  # fmt: skip
+        assert resume.returncode == 2
+        assert f"pid {first.pid}" in resume.stderr
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=DEADLINE_S)
+    assert fio_processes(out) == []
+
+
+@pytest.mark.fio
+def test_a_file_target_is_locked_whatever_its_spelling(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    first = start_sweep(str(tmp_path / "t.img"), out)
+    try:
+        wait_for(lambda: fio_processes(out), "the first sweep's fio to start")
+        second = subprocess.run(
+            [sys.executable, "-m", "ssdcompare", "sweep", "--devices", "./t.img",
+             "--suite", str(SUITES / "slow-reads.yaml"), "--out", "second"],
+            capture_output=True, text=True, timeout=DEADLINE_S, check=False, cwd=tmp_path,
+        )  # fmt: skip
+        assert second.returncode == 2 and f"pid {first.pid}" in second.stderr
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=DEADLINE_S)
+
+
+@pytest.mark.slow
+@pytest.mark.fio
+def test_a_hung_fio_costs_one_timeout_then_the_device_is_skipped(tmp_path: Path) -> None:
+    """fio that neither finishes nor answers SIGTERM (stopped, as on a dead device): after one
+    timeout the device's remaining jobs are skipped, and the stuck fio is killed."""
+    plan = make_plan(str(SUITES / "slow-reads.yaml"), str(tmp_path / "t.img"),
+                     size_bytes=16 << 20, require_fio=True)  # fmt: skip
+    results, _ = sweep.start(plan, tmp_path / "results", command_line=["test"])
+    stopped: set[int] = set()
+    done = threading.Event()
+
+    def freeze_fio() -> None:
+        while not done.is_set():
+            for proc in fio_processes(results.path):
+                if proc.pid not in stopped:
+                    proc.send_signal(signal.SIGSTOP)
+                    stopped.add(proc.pid)
+            time.sleep(0.02)
+
+    freezer = threading.Thread(target=freeze_fio, daemon=True)
+    freezer.start()
+    try:
+        outcome = sweep.run(plan, results, job_timeout_s=2)
+    finally:
+        done.set()
+        freezer.join()
+    assert [s.status for s in outcome.statuses] == ["failed", "skipped", "skipped"]
+    assert "did not finish within 2 s" in (outcome.statuses[0].error or "")
+    assert all("is unusable" in (s.error or "") for s in outcome.statuses[1:])
+    runs = (results.path / "runs").glob("*/*/r1")
+    ran_fio = [run for run in runs if (run / "fio.stdout.txt").exists()]
+    assert len(ran_fio) == 1
+    assert fio_processes(results.path) == []
+
+
+@pytest.mark.fio
+def test_failures_reach_stderr_when_it_is_not_a_terminal(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(tmp_path / "t.img"),
+         "--size", "16m", "--suite", str(SUITES / "trim-in-middle.yaml"),
+         "--out", str(tmp_path / "results")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert any(re.search(r"\[2/3\] t\.img: randtrim-4k-qd1 \(repeat 1\) FAILED: fio job error 25",
+                         line) for line in lines), done.stderr  # fmt: skip
+    assert any("[1/3] t.img: randread-4k-qd1 (repeat 1) ok" in line for line in lines)
+
+
+@pytest.mark.parametrize("command", [["-m", "ssdcompare", "suites"]])
+def test_ctrl_c_while_starting_never_shows_a_traceback_of_ours(command: list[str]) -> None:
+    """SIGINT at many points of start-up. Python's own start-up (before any code of ours runs)
+    can still print a traceback of its own; none may come from the ssdcompare package."""
+    ours = re.compile(r'File "[^"]*/ssdcompare/')
+    codes = set()
+    for step in range(40):
+        proc = subprocess.Popen([sys.executable, *command], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        time.sleep(step * 0.008)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=DEADLINE_S)
+        assert not ours.search(stderr), stderr
+        codes.add(proc.returncode)
+    assert 130 in codes or codes <= {0, 1, -2}  # interrupted cleanly whenever it was ours
+
+
+def test_an_unexpected_error_is_one_line_with_the_details_in_a_file(tmp_path: Path) -> None:
+    """A bug must not print a traceback either: one line, and where the details are."""
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    # make the suites command fail inside ssdcompare with an error nobody expected
+    (tmp_path / "sitecustomize.py").write_text(
+        "import ssdcompare.suites as s\n"
+        "def broken(*a, **k):\n    raise ZeroDivisionError('simulated bug')\n"
+        "s.list_suites = broken\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "ssdcompare", "suites"], capture_output=True,
+                          text=True, timeout=60, check=False, env=env)  # fmt: skip
+    assert done.returncode == 3
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "internal error (a bug in ssdcompare): ZeroDivisionError: simulated bug" in line
+    report = Path(line.rsplit("details in ", 1)[1])
+    assert "ZeroDivisionError" in report.read_text()
+    report.unlink()
