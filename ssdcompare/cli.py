@@ -338,6 +338,12 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
         progress.close()
         _resume_hint(results.path, stop_reason(stop))
         sys.exit(_exit_code(stop))
+    except SsdcompareError as err:  # e.g. the results disk filled up
+        progress.close()
+        say(f"error: {err}")
+        say(f"finished runs are kept in {results.path}; once that is fixed, continue with: "
+            f"ssdcompare sweep --resume {results.path}")  # fmt: skip
+        sys.exit(EXIT_ERROR)
     finally:
         progress.close()
     _print_summary(results.path)

@@ -11,6 +11,7 @@ four job threads at 50 % each is at 200 %, yet no job is CPU-bound on its own).
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from typing import Any
 import psutil
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ssdcompare.errors import SsdcompareError
+from ssdcompare.errors import NewerFormatError, SsdcompareError
 
 TRACE_FORMAT_VERSION = 2
 
@@ -375,14 +376,23 @@ def _name(proc: Any) -> str:
 
 
 def read_trace(path: Path) -> CpuTrace:
-    """A stored cpu.json; SsdcompareError when it is damaged or of a newer format."""
+    """A stored cpu.json; SsdcompareError when it is damaged, NewerFormatError when a newer
+    ssdcompare wrote it."""
     try:
-        return CpuTrace.model_validate_json(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise SsdcompareError(f"{path} cannot be read: {err}") from None
+    version = data.get("format_version", 1) if isinstance(data, dict) else 1
+    if isinstance(version, int) and version > TRACE_FORMAT_VERSION:
+        raise NewerFormatError(
+            f"{path} holds CPU samples in format {version}; this ssdcompare reads up to "
+            f"{TRACE_FORMAT_VERSION}: upgrade ssdcompare (pip install -U ssdcompare)"
+        )
+    try:
+        return CpuTrace.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         problem = first["msg"].removeprefix("Value error, ")
         where = f"{where}: " if where else ""
         raise SsdcompareError(f"{path} cannot be read: {where}{problem}") from None
-    except (OSError, ValueError) as err:
-        raise SsdcompareError(f"{path} cannot be read: {err}") from None

@@ -12,6 +12,10 @@ class SsdcompareError(Exception):
     """
 
 
+class NewerFormatError(SsdcompareError):
+    """A stored file written by a newer ssdcompare; the message says to upgrade."""
+
+
 class Stopped(KeyboardInterrupt):
     """The sweep was asked to stop by a signal other than Ctrl-C (SIGTERM, SIGHUP).
 

@@ -70,7 +70,10 @@ CPU
     cpu_busy_pct, cpu_max_busy_pct, irq_softirq_max_pct, fio_worker_max_pct
                         float    %; cpu.json, means over the measured period (all CPUs; the
                                  busiest CPU; the busiest CPU's irq + softirq; the busiest fio
-                                 process, % of one core)
+                                 thread, % of one core)
+    fio_worker_max_runnable_pct
+                        float    %; cpu.json, the fio thread most often runnable: on a CPU or
+                                 waiting in the run queue for one (/proc schedstat)
     fio_workers_total_cores
                         float    cores; cpu.json, all fio processes together
     cpu_count           Int64    manifest host.cpu_threads
@@ -93,12 +96,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ssdcompare.cpu import CpuTrace
+from ssdcompare.cpu import read_trace
 from ssdcompare.cpubound import Thresholds, judge
-from ssdcompare.errors import SsdcompareError
+from ssdcompare.errors import NewerFormatError, SsdcompareError
 from ssdcompare.fioresult import FioOutputError, JobResult, parse_fio_file
 from ssdcompare.matrix import Workload
-from ssdcompare.runner import CPU_JSON, FIO_JSON
 from ssdcompare.store import ResultsDir, RunStatus, write_atomic
 from ssdcompare.units import format_bytes, parse_size
 
@@ -115,6 +117,7 @@ COLUMNS = [
     "fio_cpu_usr_pct", "fio_cpu_sys_pct",
     "cpu_bound", "cpu_bound_reason",
     "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
+    "fio_worker_max_runnable_pct",
     "fio_workers_total_cores", "cpu_count", "sampler_cpu_pct",
     "suite", "workload_hash", "model", "firmware", "size_bytes", "transport", "rotational",
     "scheduler", "target_kind", "fio_version", "started_at", "sweep", "fio_json",
@@ -124,7 +127,8 @@ _FLOAT_COLUMNS = [
     "iops", "bw_bytes", "io_bytes", "total_ios", "lat_mean_us", "lat_stddev_us", "lat_min_us",
     "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "clat_mean_us", "clat_p99_us",
     "slat_mean_us", "fio_cpu_usr_pct", "fio_cpu_sys_pct", "cpu_busy_pct", "cpu_max_busy_pct",
-    "irq_softirq_max_pct", "fio_worker_max_pct", "fio_workers_total_cores", "sampler_cpu_pct",
+    "irq_softirq_max_pct", "fio_worker_max_pct", "fio_worker_max_runnable_pct",
+    "fio_workers_total_cores", "sampler_cpu_pct",
     "size_bytes",
 ]  # fmt: skip
 _INT_COLUMNS = ["port", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
@@ -197,7 +201,6 @@ def _run_rows(
     thresholds: Thresholds,
 ) -> list[dict[str, object]]:
     manifest = results.manifest
-    folder = results.run_dir(status.target, status.job, status.repeat)
     base: dict[str, object] = {
         "host": manifest.host.hostname,
         "device": status.target,
@@ -216,7 +219,7 @@ def _run_rows(
         **device,
     }
     directions = list(workload.directions) if workload is not None else ["read"]
-    fio_path = folder / FIO_JSON
+    fio_path = results.fio_json(status)
     job: JobResult | None = None
     if status.status == "ok" and fio_path.exists():
         base["fio_json"] = str(fio_path)
@@ -231,20 +234,23 @@ def _run_rows(
             if engine:
                 base["ioengine"] = engine
     cpu_summary = None
-    cpu_path = folder / CPU_JSON
+    cpu_path = results.cpu_json(status)
     if cpu_path.exists():
         try:
-            trace = CpuTrace.model_validate_json(cpu_path.read_text())
-            skip = workload.ramp_s + 0.5 if workload is not None else 0.5
-            cpu_summary = trace.summary(skip_s=skip)
-        except (OSError, ValueError):
-            cpu_summary = None
+            trace = read_trace(cpu_path)
+        except NewerFormatError:
+            raise
+        except SsdcompareError:
+            trace = None  # damaged samples: judged as without samples ("no CPU samples")
+        if trace is not None:
+            cpu_summary = trace.summary(skip_s=workload.ramp_s + 0.5 if workload else 0.5)
     if cpu_summary is not None:
         base.update(
             cpu_busy_pct=cpu_summary.cpu_busy_pct,
             cpu_max_busy_pct=cpu_summary.cpu_max_busy_pct,
             irq_softirq_max_pct=cpu_summary.irq_softirq_max_pct,
             fio_worker_max_pct=cpu_summary.fio_worker_max_pct,
+            fio_worker_max_runnable_pct=cpu_summary.fio_worker_max_runnable_pct,
             fio_workers_total_cores=cpu_summary.fio_workers_total_cores,
         )
     if job is not None:

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ssdcompare.devices import Target
-from ssdcompare.errors import SsdcompareError
+from ssdcompare.errors import NewerFormatError, SsdcompareError
 from ssdcompare.identity import TargetIdentity
 from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
 from ssdcompare.jobfile import span_request
@@ -58,10 +58,6 @@ os.umask(_UMASK)
 
 class WriteError(SsdcompareError):
     """A result or report could not be written (read-only or full filesystem, permissions)."""
-
-
-class NewerFormatError(SsdcompareError):
-    """A stored file written by a newer ssdcompare; the message says to upgrade."""
 
 
 RunState = Literal["ok", "failed", "interrupted", "skipped"]

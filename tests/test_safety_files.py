@@ -1,0 +1,272 @@
+"""Files: a file target that is someone else's data is refused; results that cannot be written,
+and stored files that are damaged or from a newer version, give one clear line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from blockdevs import loop_device
+
+from ssdcompare.errors import NewerFormatError, SsdcompareError
+from ssdcompare.frame import load
+from ssdcompare.store import ResultsDir
+
+SUITES = Path(__file__).parent / "suites"
+EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
+FORMAT_1 = Path(__file__).parent / "data" / "format1-results"
+
+
+def ssdcompare(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ssdcompare", *args], capture_output=True,
+                          text=True, timeout=300, check=False, cwd=cwd)  # fmt: skip
+
+
+def write_sweep(target: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The tiny suite (reads and writes) against a file target."""
+    return ssdcompare("sweep", "--devices", str(target), "--suite", str(SUITES / "tiny.yaml"),
+                      "--runtime", "1", "--out", str(out), *extra)  # fmt: skip
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def assert_refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert "refusing to write" in done.stderr and "Traceback" not in done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+@contextmanager
+def mounted(device: str, where: Path) -> Iterator[Path]:
+    where.mkdir(exist_ok=True)
+    subprocess.run(["mount", device, str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=True)
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_the_backing_file_of_a_loop_device_is_never_written(tmp_path: Path) -> None:
+    image = tmp_path / "disk.img"
+    with loop_device(image, 32 << 20) as loop:
+        subprocess.run(["mkfs.ext4", "-q", "-F", loop], check=True)
+        with mounted(loop, tmp_path / "mnt") as mnt:
+            (mnt / "precious.bin").write_bytes(os.urandom(1 << 20))
+            before = sha256(mnt / "precious.bin")
+            for flags in ([], ["--destroy-data"]):
+                done = write_sweep(image, tmp_path / f"mounted{len(flags)}", *flags)
+                assert_refused(done, f"backing file of {Path(loop).name}")
+            assert sha256(mnt / "precious.bin") == before
+        attached = sha256(image)  # attached but not mounted: still the loop device's data
+        done = write_sweep(image, tmp_path / "attached", "--destroy-data")
+        assert_refused(done, f"backing file of {Path(loop).name}")
+        assert sha256(image) == attached
+        # the same file under another name (a hard link) is the same data
+        link = tmp_path / "alias.img"
+        os.link(image, link)
+        assert_refused(write_sweep(link, tmp_path / "link", "--destroy-data"), "backing file")
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_an_active_swap_file_is_never_written(tmp_path: Path) -> None:
+    swap = tmp_path / "swap.img"
+    with open(swap, "wb") as handle:
+        handle.write(bytes(16 << 20))  # no holes: swapon refuses sparse files
+    swap.chmod(0o600)
+    subprocess.run(["mkswap", str(swap)], check=True, capture_output=True)
+    subprocess.run(["swapon", str(swap)], check=True)
+    try:
+        before = sha256(swap)
+        done = write_sweep(swap, tmp_path / "results", "--destroy-data")
+        assert_refused(done, "in use as swap")
+        assert sha256(swap) == before
+    finally:
+        subprocess.run(["swapoff", str(swap)], check=True)
+
+
+@pytest.mark.fio
+def test_a_file_another_process_has_open_is_never_written(tmp_path: Path) -> None:
+    data = tmp_path / "database.bin"
+    data.write_bytes(os.urandom(4 << 20))
+    before = sha256(data)
+    holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(data)!r}, 'r+b'); input()"],
+                              stdin=subprocess.PIPE)  # fmt: skip
+    try:
+        # wait until the other process really holds it open
+        fd_dir = Path(f"/proc/{holder.pid}/fd")
+        deadline = 600
+        while not any(os.path.realpath(fd) == str(data) for fd in fd_dir.iterdir()):
+            deadline -= 1
+            assert deadline, "the holder never opened the file"
+            subprocess.run(["sleep", "0.05"], check=True)
+        done = write_sweep(data, tmp_path / "results", "--destroy-data")
+        assert_refused(done, f"open in process {holder.pid}")
+    finally:
+        holder.communicate(b"\n", timeout=30)
+    assert sha256(data) == before
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_disk_image_needs_destroy_data(tmp_path: Path) -> None:
+    image = tmp_path / "vm-disk.img"
+    with open(image, "wb") as handle:
+        handle.truncate(32 << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    before = sha256(image)
+    refused = write_sweep(image, tmp_path / "refused")
+    assert_refused(refused, "ext4", "--destroy-data")
+    assert sha256(image) == before
+    reads = ssdcompare(
+        "sweep",
+        "--devices",
+        str(image),
+        "--suite",
+        str(SUITES / "tiny.yaml"),
+        "--runtime",
+        "1",
+        "--read-only",
+        "--out",
+        str(tmp_path / "reads"),
+    )
+    assert reads.returncode == 0, reads.stderr
+    assert sha256(image) == before
+    allowed = write_sweep(image, tmp_path / "allowed", "--destroy-data")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "overwriting" in allowed.stderr
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_an_unwritable_or_full_output_place_is_one_clear_line(tmp_path: Path) -> None:
+    readonly, full = tmp_path / "readonly", tmp_path / "full"
+    for folder, options in ((readonly, "ro,size=1m"), (full, "size=64k")):
+        folder.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "none", str(folder)], check=True)
+    try:
+        shutil.copytree(EXAMPLE, tmp_path / "copy")
+        attempts = {
+            "sweep --out": write_sweep(tmp_path / "t.img", readonly / "results", "--size", "8m"),
+            "report -o": ssdcompare("report", str(tmp_path / "copy"), "-o",
+                                    str(full / "r.html")),  # a report does not fit in 64 KiB
+            "export -o": ssdcompare("export", str(tmp_path / "copy"), "-o",
+                                    str(readonly / "x.csv")),
+            "plan --out": ssdcompare("plan", "--suite", "quick", "--devices",
+                                     str(tmp_path / "t.img"), "--size", "1m", "--out",
+                                     str(readonly / "plan"), "--no-validate"),
+            "full sweep": write_sweep(tmp_path / "u.img", full / "results", "--size", "8m"),
+        }  # fmt: skip
+    finally:
+        for folder in (readonly, full):
+            subprocess.run(["umount", str(folder)], check=True)
+    for what, done in attempts.items():
+        assert done.returncode == 2, (what, done.stderr)
+        assert "Traceback" not in done.stderr, what
+        error = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+        assert len(error) == 1, (what, done.stderr)
+        assert "Read-only file system" in error[0] or "No space left" in error[0], what
+    assert "--resume" in attempts["full sweep"].stderr
+
+
+def damaged_copy(tmp_path: Path) -> Path:
+    """A copy of real results to damage."""
+    copy = tmp_path / "results"
+    shutil.copytree(FORMAT_1, copy)
+    return copy
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", '"text"', "{}", '{"format_version": 2}'])
+def test_a_manifest_of_the_wrong_shape_is_a_clear_error(tmp_path: Path, content: str) -> None:
+    copy = damaged_copy(tmp_path)
+    (copy / "manifest.json").write_text(content)
+    done = ssdcompare("report", str(copy))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "manifest.json is damaged" in done.stderr or "format_version" in done.stderr
+    if content == '{"format_version": 2}':
+        assert "created_at: Field required" in done.stderr  # the field is named
+
+
+def test_a_damaged_status_is_a_failed_run_not_a_lost_one(tmp_path: Path) -> None:
+    copy = damaged_copy(tmp_path)
+    status = next((copy / "runs").glob("*/*/r1/status.json"))
+    status.write_text("[1, 2]")
+    frame = load(copy)
+    target, job = status.parent.parent.parent.name, status.parent.parent.name
+    rows = frame[(frame["device"] == target) & (frame["job"] == job) & (frame["repeat"] == 1)]
+    assert set(rows["status"]) == {"failed"}
+    assert rows["error"].iloc[0].startswith("status.json is damaged")
+    runs = [p for p in (copy / "runs").glob("*/*/r*") if p.name[1:].isdigit()]
+    assert len(frame.groupby(["device", "job", "repeat"])) == len(runs)  # nothing dropped
+
+
+def test_damaged_cpu_samples_leave_the_cpu_verdict_without_samples(tmp_path: Path) -> None:
+    copy = damaged_copy(tmp_path)
+    cpu = copy / "runs/zram1/randread-4k-qd1/r1/cpu.json"
+    cpu.write_text('{"samples": "not a list"}')
+    frame = load(copy)
+    row = frame[(frame["job"] == "randread-4k-qd1") & (frame["repeat"] == 1)
+                & frame["device"].str.startswith("zram")].iloc[0]  # fmt: skip
+    assert row["status"] == "ok" and row["iops"] > 0
+    assert pd_isna(row["cpu_busy_pct"])
+
+
+def pd_isna(value: object) -> bool:
+    return value is None or value != value
+
+
+@pytest.mark.parametrize("which", ["manifest.json", "status.json", "cpu.json"])
+def test_a_file_from_a_newer_ssdcompare_says_to_upgrade(tmp_path: Path, which: str) -> None:
+    copy = damaged_copy(tmp_path)
+    path = copy / which if which == "manifest.json" else next(
+        (copy / "runs").glob(f"*/*/r1/{which}"))  # fmt: skip
+    data = json.loads(path.read_text())
+    data["format_version"] = 99
+    path.write_text(json.dumps(data))
+    with pytest.raises(NewerFormatError, match="upgrade ssdcompare"):
+        load(copy)
+    done = ssdcompare("report", str(copy))
+    assert done.returncode == 2 and "upgrade ssdcompare" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_format_1_results_load_and_their_hashes_are_recomputed() -> None:
+    """Real results of format 1 (only the manifest was versioned, the hash covered the jobfile
+    text): they load through the migration, every status comes out in the current format, and
+    two devices of one sweep stay comparable."""
+    results = ResultsDir.open(FORMAT_1)
+    assert results.manifest.format_version == 2
+    statuses = results.statuses()
+    assert len(statuses) == 4 and {s.format_version for s in statuses} == {2}
+    by_job: dict[str, set[str]] = {}
+    for status in statuses:
+        by_job.setdefault(status.job, set()).add(status.workload_hash)
+    assert all(len(hashes) == 1 for hashes in by_job.values())
+    recorded = {json.loads(p.read_text())["workload_hash"]
+                for p in (FORMAT_1 / "runs").glob("*/*/r1/status.json")}  # fmt: skip
+    assert not recorded & {h for hashes in by_job.values() for h in hashes}  # recomputed
+    frame = load(FORMAT_1)
+    data_rows = frame[frame["direction"] != "sync"]  # fsync calls have a latency, no rate
+    assert set(frame["status"]) == {"ok"} and (data_rows["iops"] > 0).all()
+
+
+def test_an_unknown_manifest_version_is_refused(tmp_path: Path) -> None:
+    copy = damaged_copy(tmp_path)
+    data = json.loads((copy / "manifest.json").read_text())
+    data["format_version"] = "two"
+    (copy / "manifest.json").write_text(json.dumps(data))
+    with pytest.raises(SsdcompareError, match="format_version 'two' is not a number"):
+        ResultsDir.open(copy)
