@@ -1,9 +1,12 @@
 """fio's JSON output (json and json+) as typed results, read from what fio really prints.
 
 Text before the JSON (notes, "fio: pid=..., err=..." lines, "fio: terminating on signal 2") is kept
-as `notes`; the JSON starts at the first "{" at the start of a line. With --status-interval fio
-prints several cumulative reports back to back: the last one is the result. Text after the JSON
-(the normal report of --output-format=json+,normal) is kept as `trailing_text`.
+as `notes`; the JSON starts at the first line that opens a JSON object ("{" then a key, or
+nothing, on that line). With --status-interval fio prints several cumulative reports back to
+back: the last one is the result. Text after the JSON (the normal report of
+--output-format=json+,normal) is kept as `trailing_text`. Files are read as UTF-8 (bytes that are
+not UTF-8 are replaced, never refused), or as UTF-16/UTF-32 when a byte-order mark says so or
+the NUL bytes show UTF-16 without one (fio output saved by Windows tools).
 
 Layouts understood:
 - fio 3.18 and later: slat_ns/clat_ns/lat_ns with N; percentiles where enabled; json+ "bins"
@@ -15,17 +18,33 @@ Layouts understood:
   FIO_IO_U_PLAT_* constants.
 All latencies come out in microseconds and byte counts in bytes, whatever the layout.
 
-Client/server output ("client_stats") gives one entry per host, with hostname and port. fio adds
-an "All clients" aggregate whenever there is more than one entry; it is kept out of `jobs` (so
-per-host sums are not doubled) and exposed as `client_aggregates`.
+Numbers fio could not compute come out as missing, never as 0: fio prints floats with %f, so a
+NaN or an infinity appears as a bare nan/-nan/inf (fio 2.x does this for empty directions), and
+a value that is not a number at all (a damaged or edited file) is no better. Such values are read
+as NaN (floats) or None (counts), and `FioOutput.warnings` names every field affected. The
+parser returns a FioOutput or raises FioOutputError, whatever the input.
+
+Client/server output ("client_stats") gives one entry per job and host, with hostname and port;
+two servers on one host differ only by port, so entries are told apart by both. fio adds an "All
+clients" aggregate whenever the servers report more than one entry in all; it is kept out of
+`jobs` (so per-host sums are not doubled) and exposed as `client_aggregates`. fio writes on it
+the hostname and port of the server that reported last, not of all of them. "global options" is
+one object with one server (and, before fio added per-server lists, with several: every
+server's global options then land in that one object, repeated keys and all); with several
+servers newer fio (3.43 does) writes a list, one object per server holding its "hostname" and
+"port" and then its options. Each job gets its own server's global options. With
+--status-interval the client appends every report's entries to the same list: only the last
+report of each job is kept, and the "All clients" entry, made from the first report, is dropped.
 
 Jobs without group_reporting and with numjobs > 1 appear as several entries with the same
-jobname; they are merged into one JobResult (see `merge_jobs`). A job with a non-zero error has
-no directions: the zeros fio prints for it are not measurements.
+jobname and options; they are merged into one JobResult (see `merge_jobs`). Entries that share a
+jobname but not their options are different jobs (two sections with one name) and stay apart. A
+job with a non-zero error has no directions: the zeros fio prints for it are not measurements.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -43,9 +62,25 @@ Direction = Literal["read", "write", "trim", "sync", "mixed"]
 DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim", "sync", "mixed")
 ALL_CLIENTS = "All clients"
 
-_JSON_START = re.compile(r"^\{", re.MULTILINE)
+# a line opening a JSON object: "{" followed by a key, the end of the object or the end of the
+# line; a line such as "{x}: (groupid=0, ...)" (a job called "{x}" in a normal report) is text
+_JSON_START = re.compile(r'^\{(?=[ \t]*(?:"|\}|\r?\n|\Z))', re.MULTILINE)
 # fio formats floats with %f, so a NaN or infinity would come out as a bare nan/-nan/inf
 _NON_NUMBER = re.compile(r"(?<=[:,\[])(\s*)(-?)(nan|inf(?:inity)?)(?=\s*[,}\]])", re.IGNORECASE)
+
+# fio's counters are 64-bit; anything outside is not a count fio wrote (and would overflow floats)
+_COUNT_MIN, _COUNT_MAX = -(2**63), 2**64
+_ERRNO_MAX = 2**31  # fio keeps a job's error in a C int
+_LISTED = 8  # fields named per warning before "and N more"
+
+_BOMS = (
+    # UTF-32 first: its little-endian mark begins with UTF-16's
+    (codecs.BOM_UTF32_LE, "utf-32-le", "UTF-32 LE"),
+    (codecs.BOM_UTF32_BE, "utf-32-be", "UTF-32 BE"),
+    (codecs.BOM_UTF8, "utf-8", "UTF-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16 LE"),
+    (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16 BE"),
+)
 
 
 class FioOutputError(SsdcompareError):
@@ -53,7 +88,10 @@ class FioOutputError(SsdcompareError):
 
 
 class LatencyStats(BaseModel):
-    """One of fio's latency objects (slat, clat, lat or sync lat), in microseconds."""
+    """One of fio's latency objects (slat, clat, lat or sync lat), in microseconds.
+
+    A value fio printed as nan/inf (or not as a number) is NaN.
+    """
 
     n: int | None = None  # samples; None where fio did not print N (before 3.18)
     min_us: float
@@ -83,17 +121,19 @@ class DirectionResult(BaseModel):
     """What one job did in one direction.
 
     For "sync" (fsync/fdatasync calls) fio reports only a count and a latency: io_bytes and
-    runtime_ms are 0, and iops and bw_bytes are NaN (fio gives no rate for them).
+    runtime_ms are 0, and iops and bw_bytes are NaN (fio gives no rate for them). Elsewhere a
+    rate fio printed as nan/inf (or not as a number) is NaN and such a count is None: unknown,
+    not zero.
     """
 
     direction: Direction
-    io_bytes: int
+    io_bytes: int | None
     bw_bytes: float  # bytes per second
     iops: float
-    runtime_ms: int
-    total_ios: int
-    short_ios: int
-    drop_ios: int
+    runtime_ms: int | None
+    total_ios: int | None
+    short_ios: int | None
+    drop_ios: int | None
     clat: LatencyStats | None = None
     slat: LatencyStats | None = None
     lat: LatencyStats | None = None
@@ -134,7 +174,7 @@ class JobResult(BaseModel):
     groupid: int
     error: int  # errno of the first error, 0 = ok
     hostname: str | None = None  # client/server output only
-    port: int | None = None
+    port: int | None = None  # client/server output only: tells two servers on one host apart
     job_runtime_ms: int | None = None  # summed over processes, as fio's group_reporting does
     usr_cpu_pct: float
     sys_cpu_pct: float
@@ -143,7 +183,9 @@ class JobResult(BaseModel):
     # fio prints no member count, so numjobs is taken from the options (1 when not set)
     processes: int = 1
     group_reporting: bool | None = None  # None when the output cannot tell
-    job_options: dict[str, str] = Field(default_factory=dict)
+    job_options: dict[str, str] = Field(default_factory=dict)  # the job's own, as fio printed
+    # the global options in force for this job: its own server's in client/server output
+    global_options: dict[str, str] = Field(default_factory=dict)
     directions: dict[str, DirectionResult] = Field(default_factory=dict)
     steadystate: dict[str, Any] | None = None
 
@@ -152,6 +194,11 @@ class JobResult(BaseModel):
         """fio reported no error for this job."""
         return self.error == 0
 
+    @property
+    def options(self) -> dict[str, str]:
+        """Every option fio printed for this job: its global options, then its own on top."""
+        return {**self.global_options, **self.job_options}
+
 
 class FioOutput(BaseModel):
     """One fio output file: its jobs (or hosts) and what fio printed around the JSON."""
@@ -159,6 +206,7 @@ class FioOutput(BaseModel):
     fio_version: str | None = None
     timestamp: int | None = None
     jobs: list[JobResult] = Field(default_factory=list)
+    # the file's global options; with one list per server, those every server shares
     global_options: dict[str, str] = Field(default_factory=dict)
     disk_util: list[dict[str, Any]] = Field(default_factory=list)
     client_server: bool = False
@@ -171,59 +219,167 @@ class FioOutput(BaseModel):
 
 
 def parse_fio_file(path: str | Path) -> FioOutput:
-    """Parse the file fio wrote (--output=FILE, or its captured stdout)."""
+    """Parse the file fio wrote (--output=FILE, or its captured stdout).
+
+    Returns a FioOutput or raises FioOutputError naming the file and what is wrong with it.
+    """
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as err:
         raise FioOutputError(f"{path}: cannot read fio's output ({err.strerror})") from None
-    # fio copies file names and messages byte for byte: never fail on them
-    return parse_fio_text(data.decode("utf-8", errors="replace"), source=str(path))
+    text, encoding = decode_fio_bytes(data)
+    output = parse_fio_text(text, source=str(path))
+    if encoding is not None:
+        output.warnings.insert(0, f"the file is {encoding}; read as such")
+    return output
+
+
+def decode_fio_bytes(data: bytes) -> tuple[str, str | None]:
+    """The text of a saved fio output, and how it was encoded when that was not plain UTF-8.
+
+    A byte-order mark decides (UTF-8, UTF-16 or UTF-32, either byte order). Without one, text
+    in which every other byte is NUL is UTF-16 (fio's output is nearly all ASCII, and UTF-8
+    text has no NUL bytes). Anything else is UTF-8, with bytes that are not UTF-8 replaced:
+    fio copies file names and messages byte for byte, which must never make a result unreadable.
+    """
+    for bom, codec, name in _BOMS:
+        if data.startswith(bom):
+            text = data[len(bom) :].decode(codec, errors="replace")
+            return text, f"{name} with a byte-order mark"
+    codec = _utf16_without_bom(data)
+    if codec is not None:
+        name = "UTF-16 LE" if codec == "utf-16-le" else "UTF-16 BE"
+        return data.decode(codec, errors="replace"), f"{name} without a byte-order mark"
+    return data.decode("utf-8", errors="replace"), None
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    sample = data[:4096]
+    pairs = len(sample) // 2
+    if pairs < 4:
+        return None
+    even_nul, odd_nul = sample[0 : pairs * 2 : 2].count(0), sample[1 : pairs * 2 : 2].count(0)
+    # ASCII in UTF-16: one byte of every pair is NUL and the other is not; a run of NUL bytes
+    # (a file cut short by a crash) has both NUL and is not taken for UTF-16
+    if odd_nul >= 0.75 * pairs and even_nul <= 0.05 * pairs:
+        return "utf-16-le"
+    if even_nul >= 0.75 * pairs and odd_nul <= 0.05 * pairs:
+        return "utf-16-be"
+    return None
 
 
 def parse_fio_text(text: str, source: str = "<text>") -> FioOutput:
-    """Parse fio's output text; `source` names it in error messages."""
-    notes, documents, trailing, warnings = _split(text, source)
-    doc = documents[-1]
-    entries = doc.get("client_stats") if "client_stats" in doc else doc.get("jobs")
-    if not isinstance(entries, list) or not all(
-        isinstance(e, dict) and "jobname" in e for e in entries
-    ):
-        keys = ", ".join(list(doc)[:6]) or "none"
+    """Parse fio's output text; `source` names it in error messages.
+
+    Returns a FioOutput or raises FioOutputError; no other exception escapes, whatever the
+    text holds.
+    """
+    try:
+        return _parse(text, source)
+    except FioOutputError:
+        raise
+    except (
+        ValueError, TypeError, LookupError, ArithmeticError, AttributeError, RecursionError
+    ) as err:  # fmt: skip
+        # every value is checked before use; this is the last line behind those checks, so
+        # that a file nobody foresaw still ends a sweep's reading with a message, not a crash
         raise FioOutputError(
-            f"{source}: JSON, but not fio output (top-level keys: {keys}; fio writes"
-            " 'fio version' and 'jobs' or 'client_stats'); give the file fio wrote with"
+            f"{source}: fio's JSON holds something the parser cannot read"
+            f" ({type(err).__name__}: {err}); give the file fio wrote with"
             " --output-format=json+"
+        ) from err
+
+
+def _parse(text: str, source: str) -> FioOutput:
+    # a byte-order mark left in by whoever decoded the file
+    text = text.removeprefix("\ufeff")
+    notes, documents, trailing = _split(text, source)
+    doc = documents[-1]
+    issues = _Issues()
+    entries, client_server = _entries(doc, source)
+    _note_non_finite(doc, entries, client_server, issues)
+    top = _Reader(issues, "fio's output")
+    servers = {
+        (_text(entry.get("hostname")), _port(entry.get("port")))
+        for entry in entries
+        if client_server and entry["jobname"] != ALL_CLIENTS
+    }
+    common, per_host = _global_options(doc.get("global options"), len(servers), top, issues)
+    parsed = [
+        _job(entry, index, client_server, source, issues) for index, entry in enumerate(entries)
+    ]
+    aggregates = [(i, job) for i, job in enumerate(parsed) if client_server and _is_total(job)]
+    per_job = [(i, job) for i, job in enumerate(parsed) if not (client_server and _is_total(job))]
+    hosts = list(dict.fromkeys((job.hostname, job.port) for _, job in per_job))
+    if per_host is not None:
+        # with a list per server, the file-wide options are those every server has alike
+        lists = [per_host.get(host, {}) for host in hosts] or list(per_host.values())
+        common = _shared(lists)
+    jobs = [
+        job.model_copy(
+            update={"global_options": per_host.get((job.hostname, job.port), {})}
+            if per_host is not None
+            else {"global_options": common}
         )
-    client_server = "client_stats" in doc
-    global_options = _options(doc.get("global options"))
-    parsed = [_job(entry, client_server) for entry in entries]
-    aggregates = [job for job in parsed if client_server and job.name == ALL_CLIENTS]
-    per_job = [job for job in parsed if not (client_server and job.name == ALL_CLIENTS)]
+        for _, job in per_job
+    ]
+    totals = [job.model_copy(update={"global_options": common}) for _, job in aggregates]
+    if client_server:
+        first_total = aggregates[0][0] if aggregates else None
+        positions = [i for i, _ in per_job]
+        jobs, repeated = _last_client_reports(jobs, positions, first_total, issues)
+        if repeated and totals:
+            issues.other.append(
+                f"the {ALL_CLIENTS!r} entry adds up the first --status-interval report only,"
+                " not the final results: left out"
+            )
+            totals = []
     disk_util = doc.get("disk_util")
-    timestamp = doc.get("timestamp")
+    fio_version = doc.get("fio version")
     return FioOutput(
-        fio_version=_str_or_none(doc.get("fio version")),
-        timestamp=int(timestamp) if isinstance(timestamp, (int, float)) else None,
-        jobs=_combine(per_job, global_options),
-        global_options=global_options,
+        fio_version=fio_version if isinstance(fio_version, str) else None,
+        timestamp=top.count(doc, "timestamp", "timestamp"),
+        jobs=_combine(jobs, issues),
+        global_options=common,
         disk_util=[d for d in disk_util if isinstance(d, dict)]
         if isinstance(disk_util, list)
         else [],
         client_server=client_server,
-        client_aggregates=aggregates,
+        client_aggregates=totals,
         notes=notes,
         trailing_text=trailing,
         interim_reports=len(documents) - 1,
-        warnings=warnings,
+        warnings=issues.warnings(),
         source=source,
     )
+
+
+def _is_total(job: JobResult) -> bool:
+    return job.name == ALL_CLIENTS
 
 
 # --- finding the JSON in what fio printed ---------------------------------------------------
 
 
-def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str, list[str]]:
+class _Repeated(dict):  # type: ignore[type-arg]
+    """A JSON object in which some key appears more than once; `pairs` keeps every one.
+
+    fio writes such objects: older clients put every server's global options into one object,
+    and a client with --status-interval repeats each job's options once per report.
+    """
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    return obj if len(obj) == len(pairs) else _Repeated(pairs)
+
+
+def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str]:
     if not text.strip():
         raise FioOutputError(
             f"{source}: empty, fio wrote no results (was it killed before it finished, e.g. by"
@@ -236,11 +392,9 @@ def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str
             f"{source}: no JSON in it (no line starts with '{{'; it begins {first!r}); run fio"
             " with --output-format=json+ and read the file it writes"
         )
-    notes = [line.rstrip() for line in text[: start.start()].splitlines() if line.strip()]
-    warnings: list[str] = []
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=_object)
     documents: list[dict[str, Any]] = []
-    pos = start.start()
+    notes_end = pos = start.start()
     while True:
         try:
             doc, end = decoder.raw_decode(text, pos)
@@ -249,19 +403,26 @@ def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str
             try:
                 doc, end = decoder.raw_decode(repaired, pos)
             except json.JSONDecodeError:
-                raise _damaged(source, err, documents) from None
+                # a text line that merely looks like JSON's start when another follows; else
+                # the report itself is cut off, and an earlier one is no final result
+                following = _JSON_START.search(text, pos + 1)
+                if following is None:
+                    raise _damaged(source, err, documents) from None
+                pos = following.start()
+                continue
+            except (ValueError, RecursionError) as other:
+                raise _unreadable(source, other) from None
             text = repaired
-            warnings.append("fio printed nan/inf where a number belongs; read as NaN/Infinity")
-        if not isinstance(doc, dict):
-            raise FioOutputError(
-                f"{source}: JSON, but not fio output (a {type(doc).__name__}, not an object);"
-                " give the file fio wrote with --output-format=json+"
-            )
+        except (ValueError, RecursionError) as err:
+            raise _unreadable(source, err) from None
+        if not documents:
+            notes_end = pos
         documents.append(doc)
         # another report follows (--status-interval), possibly after a normal-format report
         following = _JSON_START.search(text, end)
         if following is None:
-            return notes, documents, text[end:].strip(), warnings
+            notes = [line.rstrip() for line in text[:notes_end].splitlines() if line.strip()]
+            return notes, documents, text[end:].strip()
         pos = following.start()
 
 
@@ -283,126 +444,605 @@ def _damaged(
     )
 
 
+def _unreadable(source: str, err: BaseException) -> FioOutputError:
+    # Python refuses integers of thousands of digits and nesting deeper than its stack
+    what = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+    return FioOutputError(
+        f"{source}: fio's JSON cannot be read ({what}); fio never writes that, so the file is"
+        " damaged: rerun the job"
+    )
+
+
+# --- the shape of the document ------------------------------------------------------------
+
+
+def _entries(doc: dict[str, Any], source: str) -> tuple[list[dict[str, Any]], bool]:
+    """The job entries, checked: every one an object with a jobname and an errno."""
+    client_server = "client_stats" in doc
+    key = "client_stats" if client_server else "jobs"
+    is_fio = "fio version" in doc
+    what = "fio's JSON is not usable" if is_fio else "JSON, but not fio output"
+    if key not in doc:
+        keys = ", ".join(list(doc)[:6]) or "none"
+        if is_fio:
+            raise FioOutputError(
+                f"{source}: {what}: it has no 'jobs' (or 'client_stats') list of results"
+                f" (top-level keys: {keys}); rerun the job"
+            )
+        raise FioOutputError(
+            f"{source}: {what} (top-level keys: {keys}; fio writes 'fio version' and 'jobs' or"
+            " 'client_stats'); give the file fio wrote with --output-format=json+"
+        )
+    entries = doc[key]
+    if not isinstance(entries, list):
+        raise FioOutputError(
+            f"{source}: {what}: '{key}' is {_kind(entries)}, where fio writes a list of job"
+            " entries"
+        )
+    for index, entry in enumerate(entries):
+        place = f"{key}[{index}]"
+        if not isinstance(entry, dict):
+            raise FioOutputError(
+                f"{source}: {what}: {place} is {_kind(entry)}, where fio writes a job entry"
+                " (an object with 'jobname', 'groupid', 'error' and the results)"
+            )
+        if "jobname" not in entry:
+            keys = ", ".join(list(entry)[:6]) or "none"
+            raise FioOutputError(
+                f"{source}: {what}: {place} has no 'jobname' (its keys: {keys}); fio names"
+                " every entry, so this one is damaged or was not written by fio"
+            )
+        name = entry["jobname"]
+        if not isinstance(name, str):
+            raise FioOutputError(
+                f"{source}: {what}: the 'jobname' of {place} is {_kind(name)}, not a name"
+            )
+        if "error" not in entry:
+            raise FioOutputError(
+                f"{source}: {what}: {place} ({name!r}) has no 'error': whether the job failed"
+                " is unknown"
+            )
+    return entries, client_server
+
+
+# --- noting values that are not numbers --------------------------------------------------
+
+
+class _Issues:
+    """Values read as missing, gathered per entry, and said in plain words at the end."""
+
+    def __init__(self) -> None:
+        # label -> what fio printed ("nan", "inf", "-inf") -> fields
+        self.non_finite: dict[str, dict[str, list[str]]] = {}
+        # label -> "field (what it is)" for values that are not numbers at all
+        self.not_numbers: dict[str, list[str]] = {}
+        self.other: list[str] = []
+
+    def bad(self, label: str, path: str, value: Any) -> None:
+        fields = self.not_numbers.setdefault(label, [])
+        text = f"{path} ({_kind(value)})"
+        if text not in fields:
+            fields.append(text)
+
+    def warnings(self) -> list[str]:
+        out = []
+        for label, kinds in self.non_finite.items():
+            said = " and ".join(
+                f"{kind} for {_listed(fields)}" for kind, fields in kinds.items() if fields
+            )
+            out.append(f"{label}: fio printed {said}: read as missing")
+        for label, fields in self.not_numbers.items():
+            out.append(
+                f"{label}: not a number where fio writes one: {_listed(fields)}; read as missing"
+            )
+        return out + self.other
+
+
+def _listed(fields: Sequence[str]) -> str:
+    if len(fields) <= _LISTED:
+        return ", ".join(fields)
+    return f"{', '.join(fields[:_LISTED])} and {len(fields) - _LISTED} more"
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in words, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, float):
+        return f"a number ({value:.6g})"
+    if isinstance(value, int):
+        # a number of thousands of digits would not even convert to text
+        return f"a number ({value})" if abs(value) < 10**24 else "a number of 25 digits or more"
+    if isinstance(value, str):
+        return f"a string ({value[:30]!r})"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def _label(entry: dict[str, Any], client_server: bool) -> str:
+    name = entry.get("jobname")
+    if client_server and name == ALL_CLIENTS:
+        return repr(ALL_CLIENTS)
+    label = f"job {name!r}"
+    host, port = entry.get("hostname"), entry.get("port")
+    if client_server and isinstance(host, str):
+        label += f" on {host}:{port}" if isinstance(port, int) else f" on {host}"
+    return label
+
+
+def _note_non_finite(
+    doc: dict[str, Any], entries: list[dict[str, Any]], client_server: bool, issues: _Issues
+) -> None:
+    """Name every nan/inf in the final document, by entry and path (read.clat_ns.mean)."""
+    key = "client_stats" if client_server else "jobs"
+    parts: list[tuple[str, Any, str]] = [
+        ("fio's output", value, name) for name, value in doc.items() if name != key
+    ]
+    parts += [(_label(entry, client_server), entry, "") for entry in entries]
+    for label, value, path in parts:
+        stack: list[tuple[str, Any]] = [(path, value)]
+        while stack:  # a loop, not recursion: nesting depth is whatever the file holds
+            where, item = stack.pop()
+            if isinstance(item, float) and not math.isfinite(item):
+                kind = "nan" if math.isnan(item) else ("inf" if item > 0 else "-inf")
+                fields = issues.non_finite.setdefault(label, {}).setdefault(kind, [])
+                if where not in fields:
+                    fields.append(where)
+            elif isinstance(item, dict):
+                for name, inner in reversed(item.items()):
+                    stack.append((f"{where}.{name}" if where else str(name), inner))
+            elif isinstance(item, list):
+                for index in range(len(item) - 1, -1, -1):
+                    stack.append((f"{where}[{index}]", item[index]))
+
+
+class _Reader:
+    """Reads numbers from one part of the document; what it cannot use comes out missing.
+
+    Non-finite values were named already (see `_note_non_finite`); values of the wrong type
+    are named here, by their path.
+    """
+
+    def __init__(self, issues: _Issues, label: str) -> None:
+        self.issues = issues
+        self.label = label
+
+    def number(self, raw: dict[str, Any], key: str, path: str) -> float | None:
+        """A finite float, or None when absent or unusable."""
+        if key not in raw:
+            return None
+        value = raw[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            self.issues.bad(self.label, path, value)
+            return None
+        if isinstance(value, float):
+            return value if math.isfinite(value) else None
+        try:
+            number = float(value)
+        except (ValueError, OverflowError):
+            self.issues.bad(self.label, path, value)
+            return None
+        if not math.isfinite(number):
+            self.issues.bad(self.label, path, value)
+            return None
+        return number
+
+    def count(self, raw: dict[str, Any], key: str, path: str) -> int | None:
+        """An integer in the range of fio's counters, or None when absent or unusable."""
+        if key not in raw:
+            return None
+        value = raw[key]
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            as_float = self.number(raw, key, path)
+            if as_float is None:
+                return None
+            number = int(as_float)
+        if not _COUNT_MIN <= number < _COUNT_MAX:
+            self.issues.bad(self.label, path, value)
+            return None
+        return number
+
+    def section(self, raw: dict[str, Any], key: str, path: str) -> dict[str, Any] | None:
+        """An object, or None when absent (or null); anything else is noted."""
+        value = raw.get(key)
+        if value is None or isinstance(value, dict):
+            return value
+        self.issues.other.append(
+            f"{self.label}: {path} is {_kind(value)}, where fio writes an object: left out"
+        )
+        return None
+
+
+# --- options ------------------------------------------------------------------------------
+
+
+def _options(raw: Any, reader: _Reader, path: str) -> dict[str, str]:
+    """fio's options as strings, from an object in which a key may appear more than once.
+
+    Repeats with one value are plain repetition (a client's --status-interval reports). Of
+    different values the last is used, as an assignment later in a jobfile wins in fio, except
+    for filename: fio opens every file given, so they are joined with ":", fio's own separator.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        reader.issues.other.append(
+            f"{reader.label}: {path} is {_kind(raw)}, where fio writes an object: left out"
+        )
+        return {}
+    pairs = raw.pairs if isinstance(raw, _Repeated) else list(raw.items())
+    options: dict[str, str] = {}
+    clashes: dict[str, list[str]] = {}
+    for key, value in pairs:
+        text = _option_text(value)
+        if text is None:
+            reader.issues.other.append(
+                f"{reader.label}: {path}.{key} is {_kind(value)}, not an option value: left out"
+            )
+            continue
+        if key in options and options[key] != text:
+            clashes.setdefault(key, [options[key]]).append(text)
+        options[key] = text
+    for key, values in clashes.items():
+        if key == "filename":
+            names = dict.fromkeys(value.replace(":", "\\:") for value in values)
+            options[key] = ":".join(names)
+            outcome = f"fio uses every one: read as {options[key]}"
+        else:
+            outcome = "the last is used"
+        reader.issues.other.append(
+            f"{reader.label}: {path} sets {key} more than once ({', '.join(values)}): {outcome}"
+        )
+    return options
+
+
+def _option_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return str(value)
+    return None
+
+
+def _global_options(
+    raw: Any, servers: int, reader: _Reader, issues: _Issues
+) -> tuple[dict[str, str], dict[tuple[str | None, int | None], dict[str, str]] | None]:
+    """The file's global options, and per server (hostname, port) when fio wrote a list.
+
+    `servers` is how many servers the client/server entries come from (0 for plain output).
+    """
+    if isinstance(raw, list):
+        per_host: dict[tuple[str | None, int | None], dict[str, str]] = {}
+        for index, item in enumerate(raw):
+            if not isinstance(item, dict):
+                issues.other.append(
+                    f"global options[{index}] is {_kind(item)}, where fio writes one server's"
+                    " options: left out"
+                )
+                continue
+            host, port, rest = _server_identity(item)
+            if host is None and port is None:
+                issues.other.append(
+                    f"global options[{index}] does not say which server it belongs to (no"
+                    " 'hostname' and 'port'): not used"
+                )
+                continue
+            per_host[(host, port)] = _options(_Repeated(rest), reader, f"global options[{index}]")
+        return {}, per_host
+    if servers < 2 or not isinstance(raw, dict):
+        return _options(raw, reader, "global options"), None
+    return _mixed_global_options(raw, servers, issues), None
+
+
+def _mixed_global_options(raw: dict[str, Any], servers: int, issues: _Issues) -> dict[str, str]:
+    """What can be known from one "global options" object that several servers wrote into.
+
+    fio before per-server lists adds every server's global options to one object, one server
+    (and, with --status-interval, one report) after the other, without saying whose they are.
+    A new block starts where a key comes again; an option is known only when every block has
+    it with one value. With fewer blocks than servers, some server's options cannot be told
+    apart (no key in common, or none sent), and nothing is known.
+    """
+    pairs = raw.pairs if isinstance(raw, _Repeated) else list(raw.items())
+    blocks: list[dict[str, str]] = [{}]
+    for key, value in pairs:
+        text = _option_text(value)
+        if text is None:
+            issues.other.append(
+                f"global options.{key} is {_kind(value)}, not an option value: left out"
+            )
+            continue
+        if key in blocks[-1]:
+            blocks.append({})
+        blocks[-1][key] = text
+    keys = list(dict.fromkeys(key for block in blocks for key in block))
+    known: dict[str, str] = {}
+    unknown = []
+    for key in keys:
+        values = sorted({block[key] for block in blocks if key in block})
+        if len(blocks) >= servers and len(values) == 1 and all(key in b for b in blocks):
+            known[key] = values[0]
+        else:
+            unknown.append(f"{key} ({', '.join(values)})")
+    if unknown:
+        issues.other.append(
+            f"global options: {_listed(unknown)} differ between the {servers} servers or are"
+            " not set on all of them, and fio wrote every server's global options into one"
+            " object without saying whose are whose: left unknown"
+        )
+    return known
+
+
+def _server_identity(item: dict[str, Any]) -> tuple[str | None, int | None, list[tuple[str, Any]]]:
+    """A per-server "global options" object split into hostname, port and the options.
+
+    fio writes the server's hostname and port first and then its options; an option may itself
+    be called hostname or port (the net engine's), so the first of each names the server.
+    """
+    pairs = item.pairs if isinstance(item, _Repeated) else list(item.items())
+    host: str | None = None
+    port: int | None = None
+    seen_host = seen_port = False
+    rest = []
+    for key, value in pairs:
+        if key == "hostname" and not seen_host:
+            seen_host = True
+            host = value if isinstance(value, str) else None
+        elif key == "port" and not seen_port:
+            seen_port = True
+            port = _port(value)
+        else:
+            rest.append((key, value))
+    return host, port, rest
+
+
+def _port(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 <= value < 2**32 else None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return _port(int(value))
+    if isinstance(value, str) and value.strip().isdigit():
+        return _port(int(value.strip()))
+    return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _shared(option_sets: Sequence[dict[str, str]]) -> dict[str, str]:
+    """The options with one value in every set."""
+    if not option_sets:
+        return {}
+    first, *others = option_sets
+    return {k: v for k, v in first.items() if all(o.get(k) == v for o in others)}
+
+
 # --- one entry --------------------------------------------------------------------------------
 
 
-def _job(raw: dict[str, Any], client_server: bool) -> JobResult:
-    error = _int(raw.get("error"))
+def _job(
+    raw: dict[str, Any], index: int, client_server: bool, source: str, issues: _Issues
+) -> JobResult:
+    reader = _Reader(issues, _label(raw, client_server))
+    key = "client_stats" if client_server else "jobs"
+    error = _errno(raw.get("error"))
+    if error is None:
+        raise FioOutputError(
+            f"{source}: fio's JSON is not usable: the 'error' of {key}[{index}]"
+            f" ({raw['jobname']!r}) is {_kind(raw.get('error'))}, not an errno: whether the"
+            " job failed is unknown"
+        )
     directions: dict[str, DirectionResult] = {}
     if error == 0:  # a failed job's zeros are not measurements
         for name in DIRECTIONS:
-            result = _direction(name, raw.get(name))
+            section = reader.section(raw, name, name)
+            result = _direction(name, section, reader) if section is not None else None
             if result is not None:
                 directions[name] = result
-    runtime = raw.get("job_runtime")
-    ctx = raw.get("ctx")
     steadystate = raw.get("steadystate")
+    hostname = raw.get("hostname")
     port = raw.get("port")
+    if client_server and port is not None and _port(port) is None:
+        issues.bad(reader.label, "port", port)
+    groupid = reader.count(raw, "groupid", "groupid")
+    usr = reader.number(raw, "usr_cpu", "usr_cpu")
+    sys_ = reader.number(raw, "sys_cpu", "sys_cpu")
     return JobResult(
-        name=str(raw.get("jobname")),
-        groupid=_int(raw.get("groupid")),
+        name=raw["jobname"],
+        groupid=groupid if groupid is not None else 0,
         error=error,
-        hostname=_str_or_none(raw.get("hostname")) if client_server else None,
-        port=int(port) if client_server and isinstance(port, (int, float)) else None,
-        job_runtime_ms=int(runtime) if isinstance(runtime, (int, float)) else None,
-        usr_cpu_pct=_float(raw.get("usr_cpu")),
-        sys_cpu_pct=_float(raw.get("sys_cpu")),
-        ctx=int(ctx) if isinstance(ctx, (int, float)) else None,
-        job_options=_options(raw.get("job options")),
+        hostname=_text(hostname) if client_server else None,
+        port=_port(port) if client_server else None,
+        job_runtime_ms=reader.count(raw, "job_runtime", "job_runtime"),
+        usr_cpu_pct=usr if usr is not None else math.nan,
+        sys_cpu_pct=sys_ if sys_ is not None else math.nan,
+        ctx=reader.count(raw, "ctx", "ctx"),
+        job_options=_options(raw.get("job options"), reader, "job options"),
         directions=directions,
         steadystate=steadystate if isinstance(steadystate, dict) else None,
     )
 
 
-def _direction(name: Direction, raw: Any) -> DirectionResult | None:
-    if not isinstance(raw, dict):
+def _errno(value: Any) -> int | None:
+    """fio's "error": an errno in a C int; None when the value cannot be one."""
+    if isinstance(value, bool):
         return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and -_ERRNO_MAX <= value < _ERRNO_MAX:
+        return value
+    return None
+
+
+def _direction(name: Direction, raw: dict[str, Any], reader: _Reader) -> DirectionResult | None:
     in_ns = any(key in raw for key in ("slat_ns", "clat_ns", "lat_ns"))
     suffix = "_ns" if in_ns else ""
-    slat = _latency(raw.get("slat" + suffix), in_ns)
-    clat = _latency(raw.get("clat" + suffix), in_ns)
-    lat = _latency(raw.get("lat" + suffix), in_ns)
-    total_ios = _int(raw.get("total_ios"))
+
+    def stats(kind: str) -> LatencyStats | None:
+        path = f"{name}.{kind}{suffix}"
+        return _latency(reader.section(raw, kind + suffix, path), in_ns, reader, path)
+
+    slat, clat, lat = stats("slat"), stats("clat"), stats("lat")
+    total_ios = reader.count(raw, "total_ios", f"{name}.total_ios")
     if name == "sync":
         if lat is None:
             return None
         # fdatasync counts can show total_ios 0 while the latency has N samples: trust N
+        known = [value for value in (total_ios, lat.n) if value is not None]
         return DirectionResult(
             direction=name, io_bytes=0, bw_bytes=math.nan, iops=math.nan, runtime_ms=0,
-            total_ios=max(total_ios, lat.n or 0), short_ios=0, drop_ios=0, lat=lat,
+            total_ios=max(known) if known else None, short_ios=0, drop_ios=0, lat=lat,
         )  # fmt: skip
-    io_bytes = _int(raw.get("io_bytes"))
-    if not in_ns and "io_kbytes" not in raw:
+    io_bytes = reader.count(raw, "io_bytes", f"{name}.io_bytes")
+    if io_bytes is not None and not in_ns and "io_kbytes" not in raw:
         io_bytes *= 1024  # fio 2.x wrote KiB under the name io_bytes
-    iops = _float(raw.get("iops"))
-    runtime_ms = _int(raw.get("runtime"))
-    if "total_ios" not in raw:  # fio before 2.2 did not print it
-        total_ios = round(iops * runtime_ms / 1000)
-    if io_bytes == 0 and total_ios == 0:
-        return None
-    bw_bytes = raw.get("bw_bytes")
+    iops = reader.number(raw, "iops", f"{name}.iops")
+    runtime_ms = reader.count(raw, "runtime", f"{name}.runtime")
+    if "total_ios" not in raw and iops is not None and runtime_ms is not None:
+        # fio before 2.2 did not print it
+        estimate = iops * runtime_ms / 1000
+        total_ios = round(estimate) if math.isfinite(estimate) else None
+    moved = [value for value in (io_bytes, total_ios) if value is not None]
+    if moved and not any(moved):
+        return None  # fio prints empty directions with zeros: nothing was done
+    if not moved and not (iops is not None and iops > 0):
+        return None  # nothing usable at all; the fields are named in the warnings
+    if "bw_bytes" in raw:
+        bw_bytes = reader.number(raw, "bw_bytes", f"{name}.bw_bytes")
+    else:
+        bw_kib = reader.number(raw, "bw", f"{name}.bw")
+        bw_bytes = bw_kib * 1024 if bw_kib is not None else None
     return DirectionResult(
         direction=name,
         io_bytes=io_bytes,
-        bw_bytes=_float(bw_bytes) if bw_bytes is not None else _float(raw.get("bw")) * 1024,
-        iops=iops,
+        bw_bytes=bw_bytes if bw_bytes is not None else math.nan,
+        iops=iops if iops is not None else math.nan,
         runtime_ms=runtime_ms,
         total_ios=total_ios,
-        short_ios=_int(raw.get("short_ios")),
-        drop_ios=_int(raw.get("drop_ios")),
+        short_ios=reader.count(raw, "short_ios", f"{name}.short_ios"),
+        drop_ios=reader.count(raw, "drop_ios", f"{name}.drop_ios"),
         clat=clat,
         slat=slat,
         lat=lat,
     )
 
 
-def _latency(raw: Any, in_ns: bool) -> LatencyStats | None:
-    if not isinstance(raw, dict):
+def _latency(
+    raw: dict[str, Any] | None, in_ns: bool, reader: _Reader, path: str
+) -> LatencyStats | None:
+    if raw is None:
         return None
-    n = raw.get("N")
-    n = int(n) if isinstance(n, (int, float)) and not isinstance(n, bool) else None
-    low, high, mean = _float(raw.get("min")), _float(raw.get("max")), _float(raw.get("mean"))
+    n = reader.count(raw, "N", f"{path}.N")
+    low = reader.number(raw, "min", f"{path}.min")
+    high = reader.number(raw, "max", f"{path}.max")
+    mean = reader.number(raw, "mean", f"{path}.mean")
     if n == 0 or (n is None and not (low or high or mean)):
-        return None  # not measured (e.g. slat of a synchronous engine) or no samples
+        # not measured (e.g. slat of a synchronous engine), no samples, or nothing usable
+        return None
     divisor = 1000.0 if in_ns else 1.0
     percentiles: dict[str, float] = {}
-    raw_percentiles = raw.get("percentile")
-    if isinstance(raw_percentiles, dict):
-        for key, value in raw_percentiles.items():
-            try:
-                wanted = float(key)
-            except ValueError:
-                continue
-            if wanted > 0:  # fio 2.x padded the list with "0.00": 0
-                percentiles[key] = _float(value) / divisor
+    listed = reader.section(raw, "percentile", f"{path}.percentile") or {}
+    for key in listed:
+        if _percent(key) is None:  # fio 2.x padded the list with "0.00": 0
+            continue
+        value = reader.number(listed, key, f"{path}.percentile.{key}")
+        if value is not None:
+            percentiles[key] = value / divisor
+    stddev = reader.number(raw, "stddev", f"{path}.stddev")
     return LatencyStats(
         n=n,
-        min_us=low / divisor,
-        max_us=high / divisor,
-        mean_us=mean / divisor,
-        stddev_us=_float(raw.get("stddev")) / divisor,
+        min_us=low / divisor if low is not None else math.nan,
+        max_us=high / divisor if high is not None else math.nan,
+        mean_us=mean / divisor if mean is not None else math.nan,
+        stddev_us=stddev / divisor if stddev is not None else math.nan,
         percentiles_us=percentiles,
-        bins=_bins(raw.get("bins"), in_ns),
+        bins=_bins(raw.get("bins"), in_ns, reader, f"{path}.bins"),
     )
 
 
-def _bins(raw: Any, in_ns: bool) -> dict[int, int] | None:
-    if not isinstance(raw, dict) or not raw:
+def _percent(key: str) -> float | None:
+    """A percentile key ("99.900000") as a number in (0, 100], else None."""
+    try:
+        value = float(key)
+    except ValueError:
         return None
+    return value if 0 < value <= 100 else None
+
+
+def _bins(raw: Any, in_ns: bool, reader: _Reader, path: str) -> dict[int, int] | None:
+    """A json+ histogram as {latency in ns: count}; None when absent or not wholly readable.
+
+    A histogram with an unreadable bucket is dropped whole: percentiles recomputed from what
+    is left would be wrong.
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        reader.issues.bad(reader.label, path, raw)
+        return None
+    if not raw:
+        return None
+    counts: list[tuple[int, int]] = []
+    for key in raw:
+        if str(key).startswith("FIO_IO_U_PLAT"):
+            continue
+        bucket, count = _int_key(key), reader.count(raw, key, f"{path}.{key}")
+        if count is None:
+            return None  # named already: nan, or not a number
+        if bucket is None or bucket < 0 or count < 0:
+            reader.issues.other.append(
+                f"{reader.label}: {path} has a bucket {str(key)[:30]!r} with {count} samples,"
+                " which is no histogram bucket: histogram left out"
+            )
+            return None
+        counts.append((bucket, count))
     bins: dict[int, int] = {}
     if "FIO_IO_U_PLAT_BITS" in raw:  # fio 2.x json+: counts by bucket index, latencies in µs
-        bits, per_group = int(raw["FIO_IO_U_PLAT_BITS"]), int(raw["FIO_IO_U_PLAT_VAL"])
-        for key, count in raw.items():
-            if key.startswith("FIO_IO_U_PLAT") or not count:
-                continue
-            value_ns = _bucket_value(int(key), bits, per_group) * 1000
-            bins[value_ns] = bins.get(value_ns, 0) + int(count)
+        bits = reader.count(raw, "FIO_IO_U_PLAT_BITS", f"{path}.FIO_IO_U_PLAT_BITS")
+        per_group = reader.count(raw, "FIO_IO_U_PLAT_VAL", f"{path}.FIO_IO_U_PLAT_VAL")
+        # fio's buckets: 2**bits of them per group, and bits is small (6 in every fio)
+        if bits is None or per_group is None or not 0 < bits <= 16 or per_group != 1 << bits:
+            reader.issues.other.append(
+                f"{reader.label}: {path} has FIO_IO_U_PLAT_BITS {bits} and _VAL {per_group},"
+                " which fio never used: histogram left out"
+            )
+            return None
+        for index, count in counts:
+            if count and index >= 64 * per_group:
+                reader.issues.other.append(
+                    f"{reader.label}: {path} has a bucket {index} beyond fio's last:"
+                    " histogram left out"
+                )
+                return None
+            if count:
+                value_ns = _bucket_value(index, bits, per_group) * 1000
+                bins[value_ns] = bins.get(value_ns, 0) + count
         return bins
     scale = 1 if in_ns else 1000
-    for key, count in raw.items():
+    for value, count in counts:
         if count:
-            bins[int(key) * scale] = bins.get(int(key) * scale, 0) + int(count)
+            bins[value * scale] = bins.get(value * scale, 0) + count
     return bins
+
+
+def _int_key(key: Any) -> int | None:
+    try:
+        value = int(str(key).strip())
+    except ValueError:
+        return None
+    return value if _COUNT_MIN <= value < _COUNT_MAX else None
 
 
 def _bucket_value(index: int, bits: int, per_group: int) -> int:
@@ -419,16 +1059,19 @@ def percentiles_from_bins(bins: dict[int, int], keys: Iterable[str]) -> dict[str
 
     fio's rule (stat.c): the p-th percentile is the first bucket, in increasing latency, at
     which the running count reaches p/100 of all samples; its value is the bucket's midpoint,
-    which is what the histogram keys already are.
+    which is what the histogram keys already are. Keys that are not percentages are skipped.
     """
     ordered = sorted(bins.items())
     total = sum(count for _, count in ordered)
     result: dict[str, float] = {}
-    if total == 0:
+    if total <= 0:
         return result
-    for key in sorted(keys, key=float):
+    wanted = [(key, _percent(key)) for key in keys]
+    for key, percent in sorted(
+        ((k, p) for k, p in wanted if p is not None), key=lambda pair: pair[1]
+    ):
         # the double fio holds for e.g. 99.9, exactly: ties then fall the same way as in fio
-        threshold = Fraction(float(key)) * total / 100
+        threshold = Fraction(percent) * total / 100
         running = 0
         for value_ns, count in ordered:
             running += count
@@ -438,33 +1081,102 @@ def percentiles_from_bins(bins: dict[int, int], keys: Iterable[str]) -> dict[str
     return result
 
 
-# --- merging numjobs clones ---------------------------------------------------------------
+# --- client/server reports and merging numjobs clones -------------------------------------
 
 
-def _combine(jobs: list[JobResult], global_options: dict[str, str]) -> list[JobResult]:
-    """Merge entries sharing host, group and jobname; settle group_reporting and processes."""
-    groups: dict[tuple[str | None, int | None, int, str], list[JobResult]] = {}
+def _identity(job: JobResult) -> tuple[Any, ...]:
+    """What tells one job's entries from another's: host, port, group, name and options."""
+    return (job.hostname, job.port, job.groupid, job.name, tuple(sorted(job.job_options.items())))
+
+
+def _last_client_reports(
+    jobs: list[JobResult], positions: list[int], first_total: int | None, issues: _Issues
+) -> tuple[list[JobResult], bool]:
+    """Keep the last --status-interval report of each job in client/server output.
+
+    The client appends every report's entries to one list. One report holds as many entries
+    of a job as it has clones; fio prints "All clients" once, after the first full report, so
+    the entries before it show how many that is. Without it, fio reported a single entry per
+    report (it adds the aggregate as soon as there are two).
+    """
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, job in enumerate(jobs):
+        groups.setdefault(_identity(job), []).append(i)
+    keep = set(range(len(jobs)))
+    repeated = False
+    for members in groups.values():
+        if first_total is not None:
+            per_report = sum(1 for i in members if positions[i] < first_total)
+        else:
+            per_report = 1 if len(groups) == 1 else len(members)
+        if per_report == 0:  # the job's first report came in after fio's aggregate
+            job = jobs[members[0]]
+            per_report = _numjobs(job.options)
+        if len(members) <= per_report:
+            continue
+        repeated = True
+        job = jobs[members[0]]
+        where = f" on {job.hostname}:{job.port}" if job.hostname is not None else ""
+        reports = len(members) / per_report
+        count = f"{reports:g}" if reports.is_integer() else f"about {reports:.1f}"
+        issues.other.append(
+            f"job {job.name!r}{where} is reported {count} times (--status-interval; the"
+            " reports are cumulative): the last report is used"
+        )
+        keep -= set(members[:-per_report])
+    return [job for i, job in enumerate(jobs) if i in keep], repeated
+
+
+def _numjobs(options: dict[str, str]) -> int:
+    try:
+        return max(int(options.get("numjobs", "1").strip()), 1)
+    except ValueError:
+        return 1
+
+
+def _combine(jobs: list[JobResult], issues: _Issues) -> list[JobResult]:
+    """Merge entries of one job (host, port, group, name and options); settle processes."""
+    groups: dict[tuple[Any, ...], list[JobResult]] = {}
     for job in jobs:
-        groups.setdefault((job.hostname, job.port, job.groupid, job.name), []).append(job)
+        groups.setdefault(_identity(job), []).append(job)
+    names: dict[tuple[Any, ...], list[dict[str, str]]] = {}
+    for key, entries in groups.items():
+        names.setdefault(key[:4], []).append(entries[0].job_options)
+    for (host, port, groupid, name), option_sets in names.items():
+        if len(option_sets) > 1:
+            where = f" on {host}:{port}" if host is not None else ""
+            differ = " / ".join(_option_summary(o, option_sets) for o in option_sets)
+            issues.other.append(
+                f"{len(option_sets)} jobs are named {name!r} in group {groupid}{where} with"
+                f" different options ({differ}): kept apart, not merged as numjobs clones"
+            )
     combined = []
     for entries in groups.values():
         if len(entries) > 1:
             combined.append(merge_jobs(entries))
             continue
         job = entries[0]
-        options = {**global_options, **job.job_options}
-        numjobs = _int(options.get("numjobs"), default=1)
+        options = job.options
+        numjobs = _numjobs(options)
         setting = options.get("group_reporting")
         if setting is not None:
             grouped: bool | None = setting.strip().lower() not in ("0", "false", "no")
         else:
             # several clones, one entry: fio reported them together
             grouped = True if numjobs > 1 else None
-        processes = max(numjobs, 1) if grouped else 1
+        processes = numjobs if grouped else 1
         combined.append(
             job.model_copy(update={"group_reporting": grouped, "processes": processes})
         )
     return combined
+
+
+def _option_summary(options: dict[str, str], all_sets: Sequence[dict[str, str]]) -> str:
+    """The options that tell this set from the others, as "rw=randread, bs=4k"."""
+    keys = sorted(
+        {k for o in all_sets for k in o if any(o2.get(k) != o.get(k) for o2 in all_sets)}
+    )
+    return ", ".join(f"{k}={options.get(k, '(unset)')}" for k in keys) or "same options"
 
 
 def merge_jobs(entries: Sequence[JobResult]) -> JobResult:
@@ -478,7 +1190,9 @@ def merge_jobs(entries: Sequence[JobResult]) -> JobResult:
     (before 3.18) each entry is weighted by its direction's total_ios and n stays None.
     Percentiles cannot be merged as such: with json+ bins in every entry they are recomputed
     from the summed bins by fio's rule; without bins they are left empty (percentiles_lost).
-    The first non-zero error wins; a merged result with an error has no directions.
+    A value unknown (None or NaN) in any entry makes its sum unknown too.
+    The first non-zero error wins; a merged result with an error has no directions. Host,
+    port and options are the first entry's (entries of one job share them).
     """
     first = entries[0]
     error = next((job.error for job in entries if job.error), 0)
@@ -496,38 +1210,46 @@ def merge_jobs(entries: Sequence[JobResult]) -> JobResult:
             parts = [job.directions[name] for job in entries if name in job.directions]
             if parts:
                 directions[name] = _merge_direction(parts)
-    ctxs = [job.ctx for job in entries]
     return JobResult(
         name=first.name,
         groupid=first.groupid,
         error=error,
         hostname=first.hostname,
         port=first.port,
-        job_runtime_ms=sum(r for r in runtimes if r is not None) if None not in runtimes else None,
+        job_runtime_ms=_sum(runtimes),
         usr_cpu_pct=usr,
         sys_cpu_pct=sys_,
-        ctx=sum(c for c in ctxs if c is not None) if None not in ctxs else None,
+        ctx=_sum([job.ctx for job in entries]),
         processes=sum(job.processes for job in entries),
         group_reporting=False,
         job_options=first.job_options,
+        global_options=first.global_options,
         directions=directions,
         steadystate=first.steadystate,
     )
+
+
+def _sum(values: Sequence[int | None]) -> int | None:
+    """The sum, or None when any value is unknown."""
+    if any(value is None for value in values):
+        return None
+    return sum(value for value in values if value is not None)
 
 
 def _merge_direction(parts: Sequence[DirectionResult]) -> DirectionResult:
     if len(parts) == 1:
         return parts[0]
     weights = [part.total_ios for part in parts]
+    runtimes = [p.runtime_ms for p in parts]
     return DirectionResult(
         direction=parts[0].direction,
-        io_bytes=sum(p.io_bytes for p in parts),
+        io_bytes=_sum([p.io_bytes for p in parts]),
         bw_bytes=sum(p.bw_bytes for p in parts),
         iops=sum(p.iops for p in parts),
-        runtime_ms=max(p.runtime_ms for p in parts),
-        total_ios=sum(p.total_ios for p in parts),
-        short_ios=sum(p.short_ios for p in parts),
-        drop_ios=sum(p.drop_ios for p in parts),
+        runtime_ms=None if None in runtimes else max(r for r in runtimes if r is not None),
+        total_ios=_sum(weights),
+        short_ios=_sum([p.short_ios for p in parts]),
+        drop_ios=_sum([p.drop_ios for p in parts]),
         clat=merge_latency([p.clat for p in parts], weights),
         slat=merge_latency([p.slat for p in parts], weights),
         lat=merge_latency([p.lat for p in parts], weights),
@@ -535,11 +1257,12 @@ def _merge_direction(parts: Sequence[DirectionResult]) -> DirectionResult:
 
 
 def merge_latency(
-    stats: Sequence[LatencyStats | None], fallback_weights: Sequence[int]
+    stats: Sequence[LatencyStats | None], fallback_weights: Sequence[int | None]
 ) -> LatencyStats | None:
     """Pool latency stats of several entries (see `merge_jobs`); None entries are skipped.
 
-    `fallback_weights` (one per entry, e.g. total_ios) stand in for N where fio printed none.
+    `fallback_weights` (one per entry, e.g. total_ios) stand in for N where fio printed none;
+    when a needed weight is unknown too, the pooled mean and spread are NaN (unknown).
     """
     present = [(s, w) for s, w in zip(stats, fallback_weights, strict=True) if s is not None]
     if not present:
@@ -547,17 +1270,22 @@ def merge_latency(
     if len(present) == 1:
         return present[0][0]
     known_n = all(s.n is not None for s, _ in present)
-    weights = [float(s.n if known_n and s.n is not None else w) for s, w in present]
-    total = sum(weights)
-    if total <= 0:
-        weights, total = [1.0] * len(present), float(len(present))
-    mean = sum(w * s.mean_us for (s, _), w in zip(present, weights, strict=True)) / total
-    # pooled sum of squares: each entry's own (n - 1) * var plus its mean's offset
-    squares = sum(
-        max(w - 1, 0) * s.stddev_us**2 + w * (s.mean_us - mean) ** 2
-        for (s, _), w in zip(present, weights, strict=True)
-    )
-    stddev = math.sqrt(squares / (total - 1)) if total > 1 else 0.0
+    chosen = [s.n if known_n else w for s, w in present]
+    if any(w is None for w in chosen):
+        mean = stddev = math.nan  # an entry's weight is unknown, so is the pooled mean
+    else:
+        weights = [float(w) for w in chosen if w is not None]
+        total = sum(weights)
+        if total <= 0:
+            weights, total = [1.0] * len(present), float(len(present))
+        mean = sum(w * s.mean_us for (s, _), w in zip(present, weights, strict=True)) / total
+        # pooled sum of squares: each entry's own (n - 1) * var plus its mean's offset
+        # (products, not powers: a power of a huge float raises where a product becomes inf)
+        squares = sum(
+            max(w - 1, 0) * s.stddev_us * s.stddev_us + w * (s.mean_us - mean) * (s.mean_us - mean)
+            for (s, _), w in zip(present, weights, strict=True)
+        )
+        stddev = math.sqrt(squares / (total - 1)) if total > 1 else 0.0
     bins: dict[int, int] | None = None
     percentiles: dict[str, float] = {}
     had_percentiles = any(s.percentiles_us or s.percentiles_lost for s, _ in present)
@@ -571,8 +1299,8 @@ def merge_latency(
         percentiles = percentiles_from_bins(bins, keys)
     return LatencyStats(
         n=sum(s.n or 0 for s, _ in present) if known_n else None,
-        min_us=min(s.min_us for s, _ in present),
-        max_us=max(s.max_us for s, _ in present),
+        min_us=_extreme(min, [s.min_us for s, _ in present]),
+        max_us=_extreme(max, [s.max_us for s, _ in present]),
         mean_us=mean,
         stddev_us=stddev,
         percentiles_us=percentiles,
@@ -581,40 +1309,8 @@ def merge_latency(
     )
 
 
-# --- small readers for fio's loosely typed values -----------------------------------------
-
-
-def _options(raw: Any) -> dict[str, str]:
-    if not isinstance(raw, dict):
-        return {}
-    return {str(key): str(value) for key, value in raw.items()}
-
-
-def _str_or_none(value: Any) -> str | None:
-    return str(value) if value is not None else None
-
-
-def _float(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return math.nan
-    return 0.0 if value is None else math.nan
-
-
-def _int(value: Any, default: int = 0) -> int:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return default
-    return default
+def _extreme(pick: Any, values: Sequence[float]) -> float:
+    """min or max of values; NaN when one is unknown (NaN): it might have been the extreme."""
+    if any(math.isnan(value) for value in values):
+        return math.nan
+    return float(pick(values))

@@ -6,8 +6,10 @@ same run, never from the parser itself.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
+import random
 import re
 import statistics
 from fractions import Fraction
@@ -16,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from ssdcompare import fioresult
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fioresult import (
     FioOutputError,
@@ -484,7 +487,7 @@ def test_missing_file_raises_an_error_naming_it(tmp_path: Path) -> None:
 def test_text_source_is_named_in_errors() -> None:
     with pytest.raises(FioOutputError, match="^<text>: empty"):
         parse_fio_text("\n")
-    with pytest.raises(FioOutputError, match="^run-3: JSON, but not fio output"):
+    with pytest.raises(FioOutputError, match="^run-3: JSON, but not fio output: 'jobs' is a"):
         parse_fio_text('{"jobs": 3}\n', source="run-3")
     with pytest.raises(FioOutputError, match="^run-4: no JSON in it"):
         parse_fio_text("[1, 2]\n", source="run-4")
@@ -500,7 +503,10 @@ def test_nan_and_inf_are_tolerated() -> None:
     read = output.jobs[0].directions["read"]
     assert math.isnan(read.clat.mean_us)
     assert read.iops == raw["iops"]
-    assert output.warnings and "nan" in output.warnings[0]
+    assert output.warnings == [
+        "job 'randread-qd4': fio printed nan for read.clat_ns.mean and inf for read.bw_agg:"
+        " read as missing"
+    ]
 
 
 def test_bw_in_kib_when_bw_bytes_is_missing() -> None:
@@ -510,6 +516,410 @@ def test_bw_in_kib_when_bw_bytes_is_missing() -> None:
     read = parse_fio_text(json.dumps(doc)).jobs[1].directions["read"]
     assert read.bw_bytes == doc["jobs"][1]["read"]["bw"] * 1024
     assert read.io_bytes == doc["jobs"][1]["read"]["io_bytes"]
+
+
+# --- numbers fio could not compute, and values that are not numbers --------------------------
+
+
+def fio_json(doc: dict[str, Any], bare: dict[str, str] | None = None) -> str:
+    """A document in fio's layout; string values named in `bare` become bare tokens (-nan)."""
+    text = json.dumps(doc, indent=2, separators=(",", " : "))
+    for sentinel, token in (bare or {}).items():
+        text = text.replace(json.dumps(sentinel), token)
+    return text + "\n"
+
+
+def test_nan_iops_without_total_ios_is_missing_not_an_exception() -> None:
+    # fio before 2.2 printed no total_ios: it is worked out from iops, which fio may print -nan
+    doc = raw_documents("synthetic-fio-2.x-layout.json")[0]
+    write = doc["jobs"][2]["write"]
+    del write["total_ios"]
+    write["iops"] = "@nan"
+    output = parse_fio_text(fio_json(doc, {"@nan": "-nan"}))
+    seqwrite = output.jobs[1].directions["write"]
+    assert math.isnan(seqwrite.iops)
+    assert seqwrite.total_ios is None  # unknown, not 0 and not a guess
+    assert seqwrite.io_bytes == write["io_bytes"] * 1024  # what fio did print is kept
+    assert output.warnings == ["job 'seqwrite': fio printed nan for write.iops: read as missing"]
+
+
+def test_non_finite_counts_are_missing_never_zero() -> None:
+    doc = raw_documents("numjobs2-separate-json.json")[0]
+    first = doc["jobs"][0]
+    first["job_runtime"] = "@inf"
+    first["ctx"] = "@nan"
+    first["read"]["runtime"] = "@nan"
+    first["read"]["total_ios"] = "@nan"
+    doc["timestamp"] = "@nan"
+    output = parse_fio_text(fio_json(doc, {"@inf": "inf", "@nan": "-nan"}))
+    (job,) = output.jobs
+    read = job.directions["read"]
+    # a sum with an unknown part is unknown
+    assert (job.job_runtime_ms, job.ctx, read.runtime_ms, read.total_ios) == (None,) * 4
+    assert output.timestamp is None
+    second = doc["jobs"][1]["read"]
+    assert read.iops == pytest.approx(first["read"]["iops"] + second["iops"])
+    assert read.io_bytes == first["read"]["io_bytes"] + second["io_bytes"]
+    # the clones' latency is still pooled: N is known for both
+    assert read.clat.n == first["read"]["clat_ns"]["N"] + second["clat_ns"]["N"]
+    assert output.warnings == [
+        "fio's output: fio printed nan for timestamp: read as missing",
+        "job 'randread-2jobs': fio printed nan for read.runtime, read.total_ios, ctx and inf"
+        " for job_runtime: read as missing",
+    ]
+
+
+def test_warning_names_every_field_fio_printed_as_nan() -> None:
+    doc = raw_documents(NORMAL)[0]
+    doc["jobs"][0]["read"]["iops"] = "@nan"
+    doc["jobs"][0]["read"]["clat_ns"]["mean"] = "@nan"
+    output = parse_fio_text(fio_json(doc, {"@nan": "-nan"}))
+    read = output.jobs[0].directions["read"]
+    assert math.isnan(read.iops) and math.isnan(read.clat.mean_us)
+    assert read.clat.percentile_us(99) is not None  # the rest of the object is kept
+    assert output.warnings == [
+        "job 'randread-qd4': fio printed nan for read.iops, read.clat_ns.mean: read as missing"
+    ]
+
+
+def test_values_that_are_not_numbers_are_missing_and_named() -> None:
+    doc = raw_documents(NORMAL)[0]
+    read = doc["jobs"][0]["read"]
+    read["iops"] = "fast"
+    read["clat_ns"]["stddev"] = [1, 2]
+    first_bin = next(iter(read["clat_ns"]["bins"]))
+    read["clat_ns"]["bins"][first_bin] = "x"
+    read["lat_ns"]["percentile"] = 5
+    output = parse_fio_text(fio_json(doc))
+    result = output.jobs[0].directions["read"]
+    assert math.isnan(result.iops) and math.isnan(result.clat.stddev_us)
+    assert result.clat.bins is None  # a histogram with a hole would give wrong percentiles
+    assert result.clat.percentile_us(99) == ns_to_us(read["clat_ns"]["percentile"]["99.000000"])
+    assert output.warnings == [
+        "job 'randread-qd4': not a number where fio writes one: read.clat_ns.stddev (a list),"
+        f" read.clat_ns.bins.{first_bin} (a string ('x')), read.iops (a string ('fast'));"
+        " read as missing",
+        "job 'randread-qd4': read.lat_ns.percentile is a number (5), where fio writes an"
+        " object: left out",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda t: t.replace('"iops" : ', '"iops" : 1' + "0" * 5000 + ', "x" : ', 1),
+         "cannot be read"),
+        (lambda t: t.replace('"iops" : ', '"iops" : ' + "[" * 100_000, 1), "nested too deeply"),
+        (lambda t: t.replace('"error" : 0', '"error" : 1e999', 1), "'error' of jobs"),
+        (lambda t: t.replace('"error" : 0', '"error" : 99999999999', 1), "not an errno"),
+    ],
+)  # fmt: skip
+def test_unreadable_values_raise_fio_output_error_only(edit: Any, words: str) -> None:
+    text = edit((DATA / NORMAL).read_text())
+    with pytest.raises(FioOutputError, match=words) as caught:
+        parse_fio_text(text, source="run-9")
+    assert str(caught.value).startswith("run-9: ")
+
+
+def test_huge_numbers_are_missing_not_an_overflow() -> None:
+    doc = raw_documents("synthetic-fio-2.x-jsonplus-layout.json")[0]
+    read = doc["jobs"][0]["read"]
+    read["iops"] = 10**400  # float() of it overflows
+    read["clat"]["bins"]["FIO_IO_U_PLAT_BITS"] = 10**9  # 1 << that would never end
+    output = parse_fio_text(fio_json(doc))
+    result = output.jobs[0].directions["read"]
+    assert math.isnan(result.iops)
+    assert result.clat.bins is None and result.clat.percentile_us(50) is not None
+    assert "read.iops (a number of 25 digits or more)" in output.warnings[0]
+    assert "FIO_IO_U_PLAT_BITS 1000000000" in output.warnings[1]
+
+
+# --- several entries: what they are and what is wrong with them ------------------------------
+
+
+def test_two_sections_with_one_name_are_two_jobs_not_clones() -> None:
+    name = "dup-section-names-json.json"
+    output = parse_fio_file(DATA / name)
+    reader, writer = output.jobs
+    raw_reader, raw_writer = raw_entries(name)
+    assert (reader.name, reader.job_options) == ("job", {"rw": "randread", "bs": "4k"})
+    assert (writer.name, writer.job_options) == ("job", {"rw": "randwrite", "bs": "8k"})
+    assert list(reader.directions) == ["read"] and list(writer.directions) == ["write"]
+    assert reader.processes == writer.processes == 1
+    assert reader.directions["read"].iops == raw_reader["read"]["iops"]
+    assert writer.directions["write"].iops == raw_writer["write"]["iops"]
+    assert output.warnings == [
+        "2 jobs are named 'job' in group 0 with different options (bs=4k, rw=randread /"
+        " bs=8k, rw=randwrite): kept apart, not merged as numjobs clones"
+    ]
+
+
+def test_job_names_beginning_with_a_brace_are_text_not_json() -> None:
+    # with json,normal fio prints "{a}: (g=0): ..." before the JSON and "{a}: (groupid=0, ..."
+    # after it
+    output = parse_fio_file(DATA / "brace-jobnames-json-normal.json")
+    assert [(j.name, list(j.directions)) for j in output.jobs] == [
+        ("{a}", ["read"]),
+        ("{b}", ["write"]),
+    ]
+    assert output.notes[0].startswith("{a}: (g=0): rw=randread")
+    assert output.trailing_text.startswith("{a}: (groupid=0, jobs=1): err= 0")
+    assert output.interim_reports == 0 and output.warnings == []
+
+
+@pytest.mark.parametrize(
+    ("name", "clones"),
+    [
+        ("client-server-status-interval-numjobs2-json.json", 2),
+        ("client-server-status-interval-one-job-json.json", 1),
+    ],
+)
+def test_client_status_interval_reports_keep_only_the_last(name: str, clones: int) -> None:
+    output = parse_fio_file(DATA / name)
+    entries = raw_entries(name)
+    per_job = [e for e in entries if e["jobname"] != "All clients"]
+    assert len(per_job) >= 2 * clones  # at least one report before the final one
+    final = per_job[-clones:]
+    (job,) = output.jobs
+    assert (job.processes, job.port) == (clones, final[0]["port"])
+    read = job.directions["read"]
+    assert read.total_ios == sum(e["read"]["total_ios"] for e in final)
+    assert read.iops == pytest.approx(sum(e["read"]["iops"] for e in final))
+    assert job.job_runtime_ms == sum(e["job_runtime"] for e in final)
+    # an entry of an earlier report is smaller: the reports are cumulative
+    assert per_job[0]["read"]["total_ios"] < final[0]["read"]["total_ios"]
+    reports = len(per_job) // clones
+    assert output.warnings[0] == (
+        f"job {job.name!r} on 127.0.0.1:{job.port} is reported {reports} times"
+        " (--status-interval; the reports are cumulative): the last report is used"
+    )
+    # fio's "All clients" sums the first report only
+    assert output.client_aggregates == []
+    assert ("All clients" in [e["jobname"] for e in entries]) == (clones > 1)
+
+
+DOC = "numjobs2-separate-json.json"
+
+
+def _drop_jobname(doc: dict[str, Any]) -> None:
+    del doc["jobs"][1]["jobname"]
+
+
+def _drop_error(doc: dict[str, Any]) -> None:
+    del doc["jobs"][0]["error"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_drop_jobname, "fio's JSON is not usable: jobs[1] has no 'jobname' (its keys: groupid,"
+         " error, eta, elapsed, job options, read); fio names every entry"),
+        (_drop_error, "fio's JSON is not usable: jobs[0] ('randread-2jobs') has no 'error':"
+         " whether the job failed is unknown"),
+        (lambda d: d["jobs"].__setitem__(0, "randread"), "fio's JSON is not usable: jobs[0] is"
+         " a string ('randread'), where fio writes a job entry"),
+        (lambda d: d.__setitem__("jobs", {}), "fio's JSON is not usable: 'jobs' is an object,"
+         " where fio writes a list of job entries"),
+        (lambda d: d.pop("jobs"), "fio's JSON is not usable: it has no 'jobs' (or"
+         " 'client_stats') list of results (top-level keys: fio version, timestamp,"),
+        (lambda d: d["jobs"][1].__setitem__("jobname", 7), "fio's JSON is not usable: the"
+         " 'jobname' of jobs[1] is a number (7), not a name"),
+        (lambda d: d["jobs"][0].__setitem__("error", "EIO"), "fio's JSON is not usable: the"
+         " 'error' of jobs[0] ('randread-2jobs') is a string ('EIO'), not an errno"),
+    ],
+)  # fmt: skip
+def test_an_unusable_entry_is_named_with_what_it_lacks(edit: Any, message: str) -> None:
+    doc = raw_documents(DOC)[0]
+    edit(doc)
+    with pytest.raises(FioOutputError) as caught:
+        parse_fio_text(fio_json(doc), source="run-5")
+    assert str(caught.value).startswith(f"run-5: {message}")
+
+
+# --- client/server: global options per server, and two servers on one IP ---------------------
+
+TWO_SERVERS = "client-server-two-servers-one-ip-json.json"
+OPTIONS_LIST = "synthetic-fio-3.43-client-global-options-list.json"
+
+
+@pytest.mark.parametrize("name", [TWO_SERVERS, OPTIONS_LIST])
+def test_two_servers_on_one_ip_stay_apart_by_port(name: str) -> None:
+    output = parse_fio_file(DATA / name)
+    entries = raw_entries(name)
+    first, second = output.jobs
+    assert first.hostname == second.hostname == "127.0.0.1"
+    assert first.port != second.port
+    for job in output.jobs:
+        mine = [e for e in entries if e["port"] == job.port and e["jobname"] == job.name]
+        assert len(mine) == 2  # numjobs=2 on each server, merged per server only
+        assert (job.processes, job.group_reporting) == (2, False)
+        read = job.directions["read"]
+        assert read.total_ios == sum(e["read"]["total_ios"] for e in mine)
+        assert read.io_bytes == sum(e["read"]["io_bytes"] for e in mine)
+    (total,) = output.client_aggregates
+    # fio writes on "All clients" the hostname and port of the server that reported last
+    assert (total.hostname, total.port) == (entries[-1]["hostname"], entries[-1]["port"])
+    assert total.port in (first.port, second.port)
+    assert total.directions["read"].total_ios == sum(
+        j.directions["read"].total_ios for j in output.jobs
+    )
+
+
+def test_two_servers_on_one_ip_with_status_interval_keep_each_ones_last_report() -> None:
+    name = "client-server-status-interval-two-servers-json.json"
+    output = parse_fio_file(DATA / name)
+    entries = [e for e in raw_entries(name) if e["jobname"] != "All clients"]
+    ports = {e["port"] for e in entries}
+    assert len(ports) == 2 and {e["hostname"] for e in entries} == {"127.0.0.1"}
+    assert sorted(j.port for j in output.jobs) == sorted(ports)
+    for job in output.jobs:
+        (final,) = [e for e in entries if e["port"] == job.port][-1:]
+        assert (job.hostname, job.processes) == ("127.0.0.1", 1)
+        assert job.directions["read"].total_ios == final["read"]["total_ios"]
+        assert job.job_runtime_ms == final["job_runtime"]
+    assert output.client_aggregates == []  # fio's sums the first report only
+
+
+def test_global_options_listed_per_server_go_to_that_servers_jobs() -> None:
+    output = parse_fio_file(DATA / OPTIONS_LIST)
+    assert output.fio_version == "fio-3.43" and output.warnings == []
+    raw_lists = raw_documents(OPTIONS_LIST)[0]["global options"]
+    for job in output.jobs:
+        (mine,) = [o for o in raw_lists if o["port"] == job.port]
+        want = {k: v for k, v in mine.items() if k not in ("hostname", "port")}
+        assert job.global_options == want
+        assert job.options == {**want, "rw": "randread", "numjobs": "2"}
+        # the recorded numbers agree: bytes per I/O is this server's bs
+        read = job.directions["read"]
+        bs = {"4k": 4096, "64k": 65536}[job.options["bs"]]
+        assert read.io_bytes == bs * read.total_ios
+    assert {j.options["iodepth"] for j in output.jobs} == {"4", "16"}
+    # the file-wide options are those every server shares
+    assert output.global_options == {"ioengine": "null", "size": "16m", "runtime": "1"}
+    (total,) = output.client_aggregates
+    assert total.global_options == output.global_options
+
+
+def test_one_object_for_several_servers_leaves_clashing_options_unknown() -> None:
+    # fio 3.33 puts every server's global options into one object, one after the other; the
+    # second server's jobfile sets bs and iodepth otherwise and direct, which the first lacks
+    text = (DATA / TWO_SERVERS).read_text()
+    assert text.count('"bs" : "4k"') == text.count('"bs" : "64k"') == 1
+    output = parse_fio_file(DATA / TWO_SERVERS)
+    assert output.global_options == {"ioengine": "null", "size": "16m", "runtime": "1"}
+    for job in output.jobs:
+        assert job.global_options == output.global_options
+        assert job.options["ioengine"] == "null"
+    assert output.warnings == [
+        "global options: bs (4k, 64k), iodepth (16, 4), direct (1) differ between the 2"
+        " servers or are not set on all of them, and fio wrote every server's global options"
+        " into one object without saying whose are whose: left unknown"
+    ]
+
+
+def test_one_object_for_one_server_with_status_interval_is_read_whole() -> None:
+    # fio 3.33 repeats the global options once per --status-interval report
+    name = "client-server-status-interval-numjobs2-json.json"
+    text = (DATA / name).read_text()
+    assert text.count('"bs" : "4k"') >= 2
+    output = parse_fio_file(DATA / name)
+    assert output.global_options == {"ioengine": "null", "size": "16m", "bs": "4k", "runtime": "2"}
+    assert output.jobs[0].options["bs"] == "4k"
+
+
+def test_a_servers_own_hostname_and_port_come_before_options_of_those_names() -> None:
+    # the net engine has options called hostname and port; fio writes the server's first
+    text = (DATA / OPTIONS_LIST).read_text()
+    assert text.count('"iodepth" : "4"') == 1
+    text = text.replace('"iodepth" : "4"', '"iodepth" : "4",\n      "hostname" : "10.0.0.9",'
+                        '\n      "port" : "8888"', 1)  # fmt: skip
+    output = parse_fio_text(text)
+    (server,) = [j for j in output.jobs if j.options["iodepth"] == "4"]
+    ports = {e["port"] for e in raw_entries(OPTIONS_LIST)}
+    assert server.hostname == "127.0.0.1" and server.port in ports
+    assert (server.options["hostname"], server.options["port"]) == ("10.0.0.9", "8888")
+    assert server.options["bs"] == "4k"
+
+
+def test_one_global_options_object_is_the_jobs_global_options() -> None:
+    output = parse_fio_file(DATA / "stonewall-three-jobs-jsonplus.json")
+    for job in output.jobs:
+        assert job.global_options == output.global_options
+        assert job.options == {**output.global_options, **job.job_options}
+
+
+def test_an_option_printed_twice_in_a_job() -> None:
+    # fio prints one "filename" per filename= line of the job, and opens every file
+    text = (DATA / "job-error-enotdir-jsonplus.json").read_text()
+    good = raw_entries("job-error-enotdir-jsonplus.json")[0]["job options"]["filename"]
+    text = text.replace(
+        f'"filename" : "{good}"', f'"filename" : "{good}",\n"filename" : "/dev/zero",'
+        '\n"rw" : "randread"', 1
+    )  # fmt: skip
+    output = parse_fio_text(text)
+    assert output.jobs[0].job_options["filename"] == f"{good}:/dev/zero"
+    assert output.jobs[0].job_options["rw"] == "randread"  # a later assignment wins
+    assert output.warnings == [
+        f"job 'good': job options sets filename more than once ({good}, /dev/zero): fio uses"
+        f" every one: read as {good}:/dev/zero",
+        "job 'good': job options sets rw more than once (read, randread): the last is used",
+    ]
+
+
+# --- encodings ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [DOC, NORMAL])
+@pytest.mark.parametrize(
+    ("encode", "said"),
+    [
+        (lambda t: codecs.BOM_UTF8 + t.encode(), "UTF-8 with a byte-order mark"),
+        (lambda t: codecs.BOM_UTF16_LE + t.encode("utf-16-le"), "UTF-16 LE with a byte-order"),
+        (lambda t: codecs.BOM_UTF16_BE + t.encode("utf-16-be"), "UTF-16 BE with a byte-order"),
+        (lambda t: t.encode("utf-16-le"), "UTF-16 LE without a byte-order mark"),
+        (lambda t: t.encode("utf-16-be"), "UTF-16 BE without a byte-order mark"),
+        (lambda t: t.encode("utf-32"), "UTF-32 LE with a byte-order mark"),
+    ],
+)  # fmt: skip
+def test_byte_order_marks_and_utf16_are_read(
+    tmp_path: Path, name: str, encode: Any, said: str
+) -> None:
+    # as saved by Windows tools (PowerShell's > writes UTF-16 LE with a byte-order mark)
+    text = (DATA / name).read_text().replace("\n", "\r\n")
+    path = tmp_path / name
+    path.write_bytes(encode(text))
+    output = parse_fio_file(path)
+    plain = parse_fio_file(DATA / name)
+    assert output.jobs == plain.jobs
+    assert output.notes == plain.notes
+    assert output.warnings[0].startswith(f"the file is {said}")
+
+
+def test_text_with_a_byte_order_mark_left_in_is_read() -> None:
+    text = (DATA / DOC).read_text()
+    assert text.startswith("{")
+    output = parse_fio_text("\ufeff" + text)
+    assert output.jobs == parse_fio_file(DATA / DOC).jobs
+
+
+def test_odd_bytes_in_utf8_are_replaced_not_refused(tmp_path: Path) -> None:
+    data = (DATA / "job-error-enotdir-jsonplus.json").read_bytes()
+    data = data.replace(b"error=Not a directory", b"error=Not a d\xe9rectory\xff", 1)
+    path = tmp_path / "latin1-note.json"
+    path.write_bytes(data)
+    output = parse_fio_file(path)
+    assert output.notes[0].endswith("error=Not a d\ufffdrectory\ufffd")
+    assert output.warnings == []
+
+
+def test_nul_bytes_alone_are_not_taken_for_utf16(tmp_path: Path) -> None:
+    # a file cut short by a crash can end in (or be) a run of NUL bytes
+    path = tmp_path / "zeros.json"
+    path.write_bytes(b"\0" * 8192)
+    with pytest.raises(FioOutputError, match="no JSON in it"):
+        parse_fio_file(path)
+    path.write_bytes((DATA / DOC).read_bytes() + b"\0" * 8192)
+    assert parse_fio_file(path).jobs == parse_fio_file(DATA / DOC).jobs
 
 
 # --- older layouts (synthetic files, see tests/data/README.md) -----------------------------
@@ -580,3 +990,118 @@ def test_fio_3_16_layout_without_n_merges_bins() -> None:
     assert clat.percentile_us(99) == 552.96
     assert clat.mean_us == pytest.approx((100 * 205.5168 + 50 * 227.39968) / 150)
     assert job.usr_cpu_pct == 5.5 and job.ctx == 230
+
+
+# --- whatever a file holds: a FioOutput or FioOutputError ------------------------------------
+
+RECORDED = sorted(p.name for p in DATA.iterdir() if p.is_file() and p.suffix in (".json", ".txt"))
+NUMBER = re.compile(r"(?<=: )-?\d+(?:\.\d+)?")
+NOT_NUMBERS = [
+    "nan", "-nan", "inf", "-inf", "NaN", "-Infinity", "1e999", '"fast"', '""', "null", "true",
+    "[1, 2]", "[]", "{}", '{"N" : 1}', "-7", "0.5", str(10**30), str(2**64), "1" + "0" * 5000,
+]  # fmt: skip
+ODD_VALUES: list[Any] = [
+    None, "", "text", "nan", [], {}, [1, "a"], {"a": None}, True, False, 0, -1, 2.5, 10**30,
+    2**64, -(2**70), float("nan"), float("inf"), float("-inf"), 1e308,
+]  # fmt: skip
+
+
+def mutate_text(text: str, rng: random.Random) -> str:
+    """Cut the text, put non-numbers where numbers were, or drop lines."""
+    kind = rng.randrange(3)
+    if kind == 0:
+        return text[: rng.randrange(len(text) + 1)]
+    if kind == 1:
+        numbers = list(NUMBER.finditer(text))
+        chosen = rng.sample(numbers, min(len(numbers), rng.randint(1, 8)))
+        for match in sorted(chosen, key=lambda m: m.start(), reverse=True):
+            text = text[: match.start()] + rng.choice(NOT_NUMBERS) + text[match.end() :]
+        return text
+    lines = text.splitlines(keepends=True)
+    for _ in range(rng.randint(1, 3)):
+        if lines:
+            del lines[rng.randrange(len(lines))]
+    return "".join(lines)
+
+
+def places(doc: Any) -> list[tuple[Any, Any]]:
+    """Every (container, key or index) in a decoded document."""
+    found: list[tuple[Any, Any]] = []
+    stack = [doc]
+    while stack:
+        item = stack.pop()
+        keys = list(item) if isinstance(item, dict) else range(len(item))
+        for key in keys:
+            found.append((item, key))
+            if isinstance(item[key], (dict, list)):
+                stack.append(item[key])
+    return found
+
+
+def mutate_doc(doc: dict[str, Any], rng: random.Random) -> None:
+    """Delete keys and give values other types, at random depths."""
+    for _ in range(rng.randint(1, 4)):
+        found = places(doc)
+        if not found:
+            return
+        container, key = rng.choice(found)
+        if isinstance(container, dict) and rng.random() < 0.4:
+            del container[key]
+        else:
+            container[key] = json.loads(json.dumps(rng.choice(ODD_VALUES)))
+
+
+def parses_or_refuses(text: str, source: str) -> None:
+    try:
+        output = parse_fio_text(text, source=source)
+    except FioOutputError as err:
+        assert str(err).startswith(f"{source}: ")
+        # refused by a check that says what is wrong, not by the last-resort handler
+        assert "holds something the parser cannot read" not in str(err), str(err)
+        return
+    for job in [*output.jobs, *output.client_aggregates]:
+        for direction in job.directions.values():
+            assert direction.latency_source in ("lat", "clat", None)
+            if direction.latency is not None:
+                direction.latency.percentile_us(99)
+    assert all(isinstance(w, str) and w for w in output.warnings)
+
+
+def last_document(text: str) -> tuple[str, str] | None:
+    """The text before the last complete JSON document and that document's text."""
+    found = None
+    for start in JSON_START.finditer(text):
+        try:
+            _, end = json.JSONDecoder().raw_decode(text, start.start())
+        except json.JSONDecodeError:
+            continue
+        found = (text[: start.start()], text[start.start() : end])
+    return found
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_mutated_recordings_give_a_result_or_fio_output_error(name: str) -> None:
+    text = (DATA / name).read_text()
+    rng = random.Random(f"ssdcompare-{name}")
+    last = last_document(text)
+    for round_ in range(25):
+        parses_or_refuses(mutate_text(text, rng), f"{name}#t{round_}")
+        if last is None:
+            continue
+        # the last document, edited as data and written back with what came before it
+        prefix, doc = last[0], json.loads(last[1])
+        mutate_doc(doc, rng)
+        dumped = json.dumps(doc, indent=2, separators=(",", " : "))
+        parses_or_refuses(prefix + dumped + "\n", f"{name}#d{round_}")
+
+
+def test_a_failure_nobody_foresaw_still_comes_out_as_fio_output_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the last line behind the checks: whatever goes wrong inside, callers see FioOutputError
+    def broken(*args: Any) -> None:
+        raise TypeError("unforeseen")
+
+    monkeypatch.setattr(fioresult, "_combine", broken)
+    with pytest.raises(FioOutputError, match="^run-7: fio's JSON holds something the parser"):
+        parse_fio_text((DATA / DOC).read_text(), source="run-7")

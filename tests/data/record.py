@@ -8,14 +8,18 @@ Usage (as root, with fio 3.33 on PATH; takes about half a minute):
 
 Each job runs in a fresh temporary directory ($REC_DIR in the jobfiles under jobs/). The trim
 recording attaches a 16 MiB sparse image as a new loop device ($REC_DEV) and detaches it after;
-the client/server recordings start `fio --server` bound to 127.0.0.1 on a free port and stop it
-after. Outputs are stored exactly as fio wrote them. The synthetic-*.json files are hand-written
-and not touched by this script; README.md says which file is which.
+the client/server recordings start `fio --server` bound to 127.0.0.1 on a free port (two servers,
+on two ports, for the recordings that name CLIENT2) and stop them after. In `args`, "JOB:NAME"
+stands for the path of jobs/NAME, for a jobfile that goes to one client only. Outputs are
+stored exactly as fio wrote them. The synthetic-*.json files are hand-written and not touched by
+this script, except the one it derives from a recording in a layout this fio cannot write
+(`options_list`); README.md says which file is which.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -31,6 +35,7 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent
 JOBS = DATA / "jobs"
 CLIENT = "--client=127.0.0.1,PORT"
+CLIENT2 = "--client=127.0.0.1,PORT2"  # a second server on the same IP
 
 
 @dataclass
@@ -41,6 +46,9 @@ class Recording:
     how: str = "output"  # output: --output=FILE; stdout: fio's stdout; client; sigint; sigkill
     needs_loop: bool = False
     extra: list[str] = field(default_factory=list)  # files derived from the output
+    # a synthetic file derived from a client/server output with several servers: the same
+    # output with "global options" as the per-server list newer fio writes
+    options_list: str | None = None
 
 
 RECORDINGS = [
@@ -72,6 +80,18 @@ RECORDINGS = [
     Recording("unified-rw-mixed-json.json", "unified-mixed.fio", ["--output-format=json"]),
     Recording("steadystate-json.json", "steadystate.fio", ["--output-format=json"]),
     Recording("terse-output.txt", "terse.fio", ["--output-format=terse"]),
+    Recording("dup-section-names-json.json", "dup-section-names.fio", ["--output-format=json"]),
+    Recording("brace-jobnames-json-normal.json", "brace-jobnames.fio",
+              ["--output-format=json,normal"]),
+    Recording("client-server-two-servers-one-ip-json.json", "two-servers-b.fio",
+              ["--output-format=json", CLIENT, "JOB:two-servers-a.fio", CLIENT2], how="client",
+              options_list="synthetic-fio-3.43-client-global-options-list.json"),
+    Recording("client-server-status-interval-numjobs2-json.json", "cs-status-interval-nj2.fio",
+              [CLIENT, "--output-format=json", "--status-interval=1"], how="client"),
+    Recording("client-server-status-interval-one-job-json.json", "cs-status-interval.fio",
+              [CLIENT, "--output-format=json", "--status-interval=1"], how="client"),
+    Recording("client-server-status-interval-two-servers-json.json", "cs-status-interval.fio",
+              [CLIENT, CLIENT2, "--output-format=json", "--status-interval=1"], how="client"),
 ]  # fmt: skip
 
 
@@ -177,9 +197,25 @@ def record(rec: Recording, workdir: Path, device: str | None) -> None:
     elif rec.how == "stdout":
         status = _run([*fio, jobfile], env, stdout=out)
     elif rec.how == "client":
-        with fio_server() as port:
-            command = [a.replace("PORT", str(port)) if a == CLIENT else a for a in fio]
+        with contextlib.ExitStack() as servers:
+            port = servers.enter_context(fio_server())
+            # the second server only for recordings that address one
+            port2 = servers.enter_context(fio_server()) if CLIENT2 in fio else None
+            command = []
+            jobs_by_port: dict[int | None, Path] = {}  # the jobfile each server was given
+            server: int | None = None
+            for arg in fio:
+                if arg in (CLIENT, CLIENT2):
+                    server = port if arg == CLIENT else port2
+                    arg = f"--client=127.0.0.1,{server}"
+                    jobs_by_port[server] = Path(jobfile)  # unless a JOB: follows
+                elif arg.startswith("JOB:"):
+                    arg = str(JOBS / arg.removeprefix("JOB:"))
+                    jobs_by_port[server] = Path(arg)
+                command.append(arg)
             status = _run([*command, jobfile], env, stdout=out)
+        if rec.options_list is not None:
+            _global_options_list(out, DATA / rec.options_list, jobs_by_port)
     elif rec.how in ("sigint", "sigkill"):
         sig = signal.SIGINT if rec.how == "sigint" else signal.SIGKILL
         status = _signalled([*fio, f"--output={out}", jobfile], env, sig, 1.5)
@@ -190,6 +226,49 @@ def record(rec: Recording, workdir: Path, device: str | None) -> None:
         data = out.read_bytes()
         (DATA / derived).write_bytes(data[: len(data) // 2])
         print(f"  {derived}: first {len(data) // 2} of {len(data)} bytes")
+
+
+def _global_section(jobfile: Path) -> list[tuple[str, str]]:
+    """The name=value lines of a jobfile's [global] section, in order."""
+    options, in_global = [], False
+    for line in jobfile.read_text().splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            in_global = line == "[global]"
+        elif in_global and "=" in line and not line.startswith((";", "#")):
+            name, _, value = line.partition("=")
+            options.append((name.strip(), value.strip()))
+    return options
+
+
+def _global_options_list(out: Path, derived: Path, jobs_by_port: dict[int | None, Path]) -> None:
+    """Write `out` as newer fio (3.43) writes it with several servers: "global options" a list.
+
+    fio 3.33 cannot write that layout. Following fio's client.c: one object per server, made
+    when the server sends its first global option, holding the server's "hostname" and "port"
+    and then its options (handle_job_opt); the objects are listed in the order the servers
+    first report results (handle_ts). The options are each jobfile's [global] assignments with
+    a value, which are what fio 3.33 printed for them. Everything else is the recording.
+    """
+    text = out.read_text()
+    start = text.index("\n{\n") + 1
+    doc = json.loads(text[start:])
+    ports = list(dict.fromkeys(e["port"] for e in doc["client_stats"]
+                               if e["jobname"] != "All clients"))  # fmt: skip
+    objects = []
+    for port in ports:
+        host = next(e["hostname"] for e in doc["client_stats"] if e["port"] == port)
+        pairs = [("hostname", json.dumps(host)), ("port", str(port))]
+        pairs += [(name, json.dumps(value)) for name, value in _global_section(jobs_by_port[port])]
+        body = ",\n".join(f'      "{name}" : {value}' for name, value in pairs)
+        objects.append(f"    {{\n{body}\n    }}")
+    listed = '  "global options" : [\n' + ",\n".join(objects) + "\n  ],\n"
+    begin = text.index('  "global options" : {')
+    end = text.index("  },\n", begin) + len("  },\n")
+    result = text[:begin] + listed + text[end:]
+    result = result.replace('"fio version" : "fio-3.33"', '"fio version" : "fio-3.43"', 1)
+    derived.write_text(result)
+    print(f"  {derived.name}: the same with one global options object per server")
 
 
 def main(argv: list[str]) -> int:
