@@ -8,13 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from blockdevs import can_make_devices, loop_device
+from blockdevs import loop_device
 
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.guard import check_write_safety, inspect_target, probe_signatures
-
-needs_root = pytest.mark.skipif(not can_make_devices(), reason="needs root for loop devices")
 
 
 def fake_tree(
@@ -122,7 +120,7 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@needs_root
+@pytest.mark.root
 def test_real_loop_devices(tmp_path: Path) -> None:
     mnt = tmp_path / "mnt"
     mnt.mkdir()
@@ -152,7 +150,7 @@ def test_real_loop_devices(tmp_path: Path) -> None:
             subprocess.run(["umount", str(mnt)], check=True)
 
 
-@needs_root
+@pytest.mark.root
 def test_real_partition_table(tmp_path: Path) -> None:
     image = tmp_path / "parts.img"
     with open(image, "wb") as handle:
@@ -186,7 +184,7 @@ def test_magic_numbers_without_blkid(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert probe_signatures(str(image)) == ["an ext2/3/4 filesystem [magic numbers]"]
 
 
-@needs_root
+@pytest.mark.root
 def test_the_root_disk_of_this_machine_is_refused() -> None:
     root_device = subprocess.run(["findmnt", "-n", "-o", "SOURCE", "/"], capture_output=True,
                                  text=True, check=False).stdout.strip()  # fmt: skip

@@ -15,36 +15,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 from blockdevs import loop_device
+from fioprocs import DEADLINE_S, fio_has_read, fio_processes, wait_for
 
 from ssdcompare import sweep
 from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.plan import make_plan
 
 SUITES = Path(__file__).parent / "suites"
-DEADLINE_S = 60.0
-
-
-def fio_processes(results: Path) -> list[psutil.Process]:
-    """fio processes running a jobfile of this results folder (workers share the command)."""
-    found = []
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        cmdline = proc.info["cmdline"] or []
-        if proc.info["name"] == "fio" and any(str(results) in arg for arg in cmdline):
-            found.append(proc)
-    return found
-
-
-def wait_for(condition, what: str) -> None:  # noqa: ANN001 - a zero-argument predicate
-    """Poll until `condition()` holds; fail naming `what` after a generous deadline."""
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting: {what}"
-        time.sleep(0.05)
-
-
 def start_sweep(devices: str, out: Path, suite: str = "long-read.yaml") -> subprocess.Popen:
     """A sweep in the background; the default suite runs until the test stops it."""
     return subprocess.Popen(
@@ -76,7 +55,7 @@ def test_a_stop_signal_stops_fio_keeps_results_and_says_how_to_resume(
 ) -> None:
     out = tmp_path / "results"
     proc = start_sweep(loop, out)
-    wait_for(lambda: fio_processes(out), "fio to start")
+    wait_for(lambda: fio_has_read(out), "fio to read from the device")
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=DEADLINE_S)
     assert proc.returncode == 128 + sig, stderr

@@ -8,18 +8,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from blockdevs import can_make_devices, loop_device, zram_device
+from blockdevs import loop_device, zram_device
+from fioprocs import fio_has_read, wait_for
 
 from ssdcompare.fioresult import parse_fio_file
 
 SUITES = Path(__file__).parent / "suites"
-needs_devices = pytest.mark.skipif(
-    not can_make_devices(), reason="needs root with loop and zram support (CI runs as root)"
-)
 
 
 def ssdcompare(*args: str, check: bool = False, **kwargs) -> subprocess.CompletedProcess:
@@ -48,7 +45,8 @@ def statuses(results: Path) -> dict[tuple[str, str, str], str]:
     return found
 
 
-@needs_devices
+@pytest.mark.root
+@pytest.mark.fio
 def test_sweep_over_a_ram_disk_and_a_loop_device(tmp_path: Path) -> None:
     with zram_device(256 << 20) as zram, loop_device(tmp_path / "loop.img", 256 << 20) as loop:
         out = tmp_path / "results"
@@ -100,7 +98,8 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@needs_devices
+@pytest.mark.root
+@pytest.mark.fio
 def test_filesystem_on_device_is_never_written_without_the_flag(tmp_path: Path) -> None:
     mnt = tmp_path / "mnt"
     mnt.mkdir()
@@ -154,6 +153,7 @@ def test_filesystem_on_device_is_never_written_without_the_flag(tmp_path: Path) 
         assert set(statuses(tmp_path / "allowed").values()) == {"ok"}
 
 
+@pytest.mark.fio
 def test_failing_job_in_the_middle_is_recorded_and_the_sweep_goes_on(tmp_path: Path) -> None:
     out = tmp_path / "results"
     done = ssdcompare(
@@ -174,6 +174,7 @@ def test_failing_job_in_the_middle_is_recorded_and_the_sweep_goes_on(tmp_path: P
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.fio
 def test_interrupt_keeps_finished_runs_and_resume_completes(tmp_path: Path) -> None:
     out = tmp_path / "results"
     proc = subprocess.Popen(
@@ -181,13 +182,9 @@ def test_interrupt_keeps_finished_runs_and_resume_completes(tmp_path: Path) -> N
          "--size", "16m", "--suite", str(SUITES / "slow-reads.yaml"), "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    first = out / "runs/t.img/randread-4k-qd1/r1/status.json"
     second = out / "runs/t.img/randread-4k-qd8/r1"
-    deadline = time.monotonic() + 60
-    while not (first.exists() and (second / "fio.stdout.txt").exists()):
-        assert time.monotonic() < deadline, "the sweep did not reach its second job"
-        time.sleep(0.1)
-    time.sleep(1.5)  # well inside the second job's 4 s
+    # the second job is measuring: its fio has read from the file
+    wait_for(lambda: fio_has_read(out, str(second)), "the second job to read")
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
@@ -227,6 +224,7 @@ def test_unknown_device_is_a_clear_error(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.fio
 def test_existing_results_are_never_overwritten(tmp_path: Path) -> None:
     out = tmp_path / "results"
     out.mkdir()
@@ -239,6 +237,7 @@ def test_existing_results_are_never_overwritten(tmp_path: Path) -> None:
     assert (out / "keep.txt").read_text() == "measured"
 
 
+@pytest.mark.fio
 def test_a_target_refusing_writes_skips_later_writes_but_keeps_reading(tmp_path: Path) -> None:
     target = tmp_path / "immutable.img"
     with open(target, "wb") as handle:
