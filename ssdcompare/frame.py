@@ -230,7 +230,7 @@ def _run_rows(
         else:
             job = output.jobs[0] if output.jobs else None
             # the engine fio ran with, as it reports it: older manifests do not record it
-            engine = {**output.global_options, **(job.job_options if job else {})}.get("ioengine")
+            engine = (job.options if job else output.global_options).get("ioengine")
             if engine:
                 base["ioengine"] = engine
     cpu_summary = None
@@ -357,7 +357,7 @@ def read_fio(path: str | Path, thresholds: Thresholds | None = None) -> pd.DataF
     output = parse_fio_file(Path(path))
     rows = []
     for job in output.jobs:
-        options = {**output.global_options, **job.job_options}
+        options = job.options  # this job's own server's options in client/server output
         verdict = judge(None, job.usr_cpu_pct, job.sys_cpu_pct, None, thresholds)
         base: dict[str, object] = {
             "host": job.hostname,
