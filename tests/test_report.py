@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 
 from ssdcompare.frame import job_summary, load
-from ssdcompare.report import write_report
+from ssdcompare.report import build_context, write_report
+from ssdcompare.store import ResultsDir
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 SUITES = Path(__file__).parent / "suites"
@@ -128,10 +129,21 @@ def test_several_sweeps_compare_side_by_side(tmp_path: Path) -> None:
     frame = load([EXAMPLE, copy])
     labels = list(dict.fromkeys(frame["label"]))
     assert len(labels) == 4 and all("@" in label for label in labels)
+    # the copy holds the same measurements: each device matches its twin, figure for figure
+    original, twin = labels[0], next(lb for lb in labels[1:] if lb.split(" @")[0] ==
+                                     labels[0].split(" @")[0])  # fmt: skip
+    context = build_context(frame, [ResultsDir.open(EXAMPLE), ResultsDir.open(copy)], original)
+    rows = [row for group in context["groups"] for row in group.rows]
+    assert len(rows) == frame["job"].nunique()
+    for row in rows:
+        cells = dict(zip(context["labels"], row.cells, strict=True))
+        assert cells[twin].iops == cells[original].iops != "-", row.job
+        assert cells[twin].ratio == "×1.00", row.job
     out = tmp_path / "both.html"
     write_report([EXAMPLE, copy], out)
     html = out.read_text()
     assert all(label in html for label in labels)
+    assert html.count("×1.00") >= len(rows)
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
