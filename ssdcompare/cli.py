@@ -381,13 +381,15 @@ def _print_summary(path: Path) -> None:
         click.echo(line)
 
 
+# results folders named on the command line (report, export)
+_results_folders = click.argument(
+    "results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False,
+                                                         path_type=Path),
+)  # fmt: skip
+
+
 @cli.command("report")
-@click.argument(
-    "results",
-    nargs=-1,
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-)
+@_results_folders
 @click.option(
     "-o",
     "--output",
@@ -404,12 +406,7 @@ def report_command(results: tuple[Path, ...], output: Path | None, baseline: str
 
 
 @cli.command("export")
-@click.argument(
-    "results",
-    nargs=-1,
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-)
+@_results_folders
 @click.option(
     "-o",
     "--output",

@@ -64,6 +64,17 @@ def interrupted_sweep(
     return results.path
 
 
+def engines_suite(tmp_path: Path) -> Path:
+    """A suite whose first job names its own engine and whose second uses the default."""
+    suite = tmp_path / "engines.yaml"
+    suite.write_text(
+        "name: engines\ndescription: d\ndefaults: {runtime: 1, size: 16m}\nworkloads:\n"
+        "  - {id: null-engine, rw: randread, bs: 4k, ioengine: null}\n"
+        "  - {rw: randread, bs: 4k}\n"
+    )
+    return suite
+
+
 def make_ext4_image(path: Path, size: int = 64 << 20) -> None:
     with open(path, "wb") as handle:
         handle.truncate(size)
@@ -117,12 +128,7 @@ def test_destroy_data_must_be_given_again_on_resume(tmp_path: Path) -> None:
 @pytest.mark.fio
 def test_resume_renders_each_job_with_its_own_engine(tmp_path: Path) -> None:
     """A suite whose first job names an engine: the others keep the default on resume."""
-    suite = tmp_path / "engines.yaml"
-    suite.write_text(
-        "name: engines\ndescription: d\ndefaults: {runtime: 1, size: 16m}\nworkloads:\n"
-        "  - {id: null-engine, rw: randread, bs: 4k, ioengine: null}\n"
-        "  - {rw: randread, bs: 4k}\n"
-    )
+    suite = engines_suite(tmp_path)
     results = interrupted_sweep(tmp_path, suite, str(tmp_path / "t.img"), stop_at=2,
                                 size=16 << 20)  # fmt: skip
     manifest = ResultsDir.open(results).manifest
@@ -138,12 +144,7 @@ def test_resume_renders_each_job_with_its_own_engine(tmp_path: Path) -> None:
 
 @pytest.mark.fio
 def test_a_format_1_manifest_no_longer_lends_the_first_jobs_engine(tmp_path: Path) -> None:
-    suite = tmp_path / "engines.yaml"
-    suite.write_text(
-        "name: engines\ndescription: d\ndefaults: {runtime: 1, size: 16m}\nworkloads:\n"
-        "  - {id: null-engine, rw: randread, bs: 4k, ioengine: null}\n"
-        "  - {rw: randread, bs: 4k}\n"
-    )
+    suite = engines_suite(tmp_path)
     results = interrupted_sweep(tmp_path, suite, str(tmp_path / "t.img"), stop_at=2,
                                 size=16 << 20)  # fmt: skip
     data = json.loads((results / "manifest.json").read_text())
