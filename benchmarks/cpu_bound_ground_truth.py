@@ -55,7 +55,7 @@ def main() -> None:
         for _, row in rows.iterrows():
             verdict = None if pd.isna(row["cpu_bound"]) else bool(row["cpu_bound"])
             matrix[(truth, verdict)] += 1
-            reason = row['cpu_bound_reason'] if isinstance(row['cpu_bound_reason'], str) else '-'
+            reason = row["cpu_bound_reason"] if isinstance(row["cpu_bound_reason"], str) else "-"
             verdicts.append(f"{verdict} ({reason})")
         print(f"{device:<12} {job:<24} {truth!s:<6} {'; '.join(verdicts)}")
     print()

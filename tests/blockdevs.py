@@ -46,6 +46,20 @@ def zram_device(size_bytes: int) -> Iterator[str]:
             (ZRAM_CONTROL / "hot_remove").write_text(index)
 
 
+LOOP_CONTROL = Path("/dev/loop-control")
+
+
+def why_no_devices() -> str | None:
+    """Why this process cannot make loop devices and zram RAM disks, or None when it can."""
+    if os.geteuid() != 0:
+        return "not running as root"
+    if not LOOP_CONTROL.exists():
+        return f"no loop device support ({LOOP_CONTROL} is missing)"
+    if not ZRAM_CONTROL.exists():
+        return f"no zram support ({ZRAM_CONTROL} is missing: modprobe zram)"
+    return None
+
+
 def can_make_devices() -> bool:
     """Root with loop and zram support: what the end-to-end tests need."""
-    return os.geteuid() == 0 and ZRAM_CONTROL.exists() and Path("/dev/loop-control").exists()
+    return why_no_devices() is None

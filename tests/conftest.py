@@ -1,19 +1,58 @@
-"""Fixtures shared by the test modules: the installed fio and the CLI run in-process."""
+"""Fixtures shared by the test modules (the installed fio, the CLI run in-process) and the
+markers that select tests by what they need:
+
+- `root`: makes loop devices or zram RAM disks, or mounts filesystems;
+- `fio`: runs the real fio binary (every test using the `fio` fixture is marked automatically).
+
+Where the need cannot be met, the test is skipped with the reason; `-m "not root and not fio"`
+leaves them out altogether.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
+from blockdevs import why_no_devices
 
 from ssdcompare.cli import main
+from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo, find_fio
+
+
+@functools.cache
+def why_no_fio() -> str | None:
+    """Why fio cannot be used here (as ssdcompare looks for it: $SSDCOMPARE_FIO, then PATH)."""
+    try:
+        find_fio()
+    except SsdcompareError as err:
+        return str(err)
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects, so auto-marked tests are deselected too
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark tests that use the `fio` fixture; skip `root` and `fio` tests this run cannot serve."""
+    for item in items:
+        if "fio" in getattr(item, "fixturenames", ()) and item.get_closest_marker("fio") is None:
+            item.add_marker(pytest.mark.fio)
+    no_devices = why_no_devices() if any(i.get_closest_marker("root") for i in items) else None
+    no_fio = why_no_fio() if any(i.get_closest_marker("fio") for i in items) else None
+    for item in items:
+        if no_devices and item.get_closest_marker("root"):
+            item.add_marker(pytest.mark.skip(reason=f"needs root to make devices: {no_devices}"))
+        elif no_fio and item.get_closest_marker("fio"):
+            item.add_marker(pytest.mark.skip(reason=f"needs the fio binary: {no_fio}"))
 
 
 @pytest.fixture(scope="session")
 def fio() -> FioInfo:
-    """The fio on PATH (CI installs it; a missing fio is a failure, not a skip)."""
+    """The fio ssdcompare would use; tests using it are `fio` tests, skipped without fio."""
+    reason = why_no_fio()
+    if reason is not None:
+        pytest.skip(f"needs the fio binary: {reason}")
     return find_fio()
 
 

@@ -1,19 +1,31 @@
-"""The CPU sampler: arithmetic on injected sources, and a real busy process."""
+"""The CPU sampler: arithmetic on injected sources, and real processes told apart.
+
+Nothing here depends on how fast this machine is or how much CPU other work leaves: the
+sampler's rate and its own cost are figures, printed by benchmarks/sampler_cost.py.
+"""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
 from collections import namedtuple
+from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
 import pytest
 
 from ssdcompare.cpu import CATEGORIES, CpuSampler, CpuTrace
+from ssdcompare.cpubound import judge
 
 Times = namedtuple("Times", CATEGORIES)
 ProcTimes = namedtuple("ProcTimes", "user system")
+PThread = namedtuple("PThread", "id user_time system_time")  # as psutil.Process.threads()
+# A generous bound for a few samples to arrive, only ever reached when something is broken.
+PATIENCE_S = 60.0
 
 
 def cpu(**shares: float) -> Times:
@@ -40,15 +52,52 @@ class FakeProcess:
         return "fio"
 
 
-def driven_sampler(times: list[list[Times]], clock: list[float], procs: dict[int, FakeProcess]):
+class FakeThreadedProcess:
+    """A process with threads, as psutil shows them: `threads()` gives each thread's CPU
+    seconds (one list per reading, consumed in order)."""
+
+    def __init__(self, pid: int, readings: list[dict[int, float]]):
+        self.pid = pid
+        self.readings = readings
+
+    def threads(self) -> list[PThread]:
+        if not self.readings:
+            raise psutil.NoSuchProcess(self.pid)
+        return [PThread(tid, used, 0.0) for tid, used in self.readings.pop(0).items()]
+
+    def children(self, recursive: bool = False) -> list[FakeThreadedProcess]:
+        return []
+
+    def name(self) -> str:
+        return "fio"
+
+
+def driven_sampler(
+    times: list[list[Times]],
+    clock: list[float],
+    procs: dict[int, object],
+    schedstat: dict[int, list[float]] | None = None,
+) -> CpuSampler:
+    """A sampler on injected sources; `schedstat` gives each thread's runnable seconds, one
+    reading per call (none at all by default)."""
     ticks = iter(clock)
     snapshots = iter(times)
+    runnable = schedstat or {}
     return CpuSampler(
         interval_s=0.1,
         clock=lambda: next(ticks),
         cpu_times=lambda: next(snapshots),
         process=lambda pid: procs[pid],
+        schedstat=lambda pid, tid: runnable[tid].pop(0) if runnable.get(tid) else None,
     )
+
+
+def drive_by_hand(sampler: CpuSampler, root_pid: int | None) -> None:
+    """Start `sampler` but take its samples only through sample_once (no background ones)."""
+    sampler.start(root_pid)
+    sampler._stop.set()
+    assert sampler._thread is not None
+    sampler._thread.join()
 
 
 def test_shares_come_from_deltas_of_cpu_times() -> None:
@@ -57,17 +106,19 @@ def test_shares_come_from_deltas_of_cpu_times() -> None:
     sampler = driven_sampler(
         times=[
             [cpu(idle=100.0), cpu(idle=100.0)],
-            [cpu(user=0.08, system=0.02, idle=100.0), cpu(softirq=0.05, iowait=0.05,
-                                                            idle=100.0)],  # fmt: skip
-            [cpu(user=0.16, system=0.04, idle=100.0), cpu(softirq=0.10, iowait=0.05,
-                                                           idle=100.05)],  # fmt: skip
+            [
+                cpu(user=0.08, system=0.02, idle=100.0),
+                cpu(softirq=0.05, iowait=0.05, idle=100.0),
+            ],  # fmt: skip
+            [
+                cpu(user=0.16, system=0.04, idle=100.0),
+                cpu(softirq=0.10, iowait=0.05, idle=100.05),
+            ],  # fmt: skip
         ],
         clock=[0.0, 0.1, 0.2],
         procs={10: root},
     )
-    sampler.start(10)
-    sampler._stop.set()  # drive it by hand: no background samples
-    sampler._thread.join()
+    drive_by_hand(sampler, 10)
     sampler.sample_once()
     sampler.sample_once()
     trace = sampler.stop()
@@ -107,9 +158,7 @@ def test_a_vanished_worker_is_dropped_not_fatal() -> None:
     sampler = driven_sampler(
         times=[[cpu(idle=1.0)]] * 4, clock=[0.0, 0.1, 0.2, 0.3], procs={20: root}
     )
-    sampler.start(20)
-    sampler._stop.set()
-    sampler._thread.join()
+    drive_by_hand(sampler, 20)
     sampler.sample_once()
     root.kids = []
     sampler.sample_once()
@@ -119,22 +168,178 @@ def test_a_vanished_worker_is_dropped_not_fatal() -> None:
     assert trace.errors == 0
 
 
-def test_real_busy_process_is_seen_at_a_full_core_and_the_sampler_is_cheap() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+def test_each_thread_of_a_process_is_a_worker_of_its_own() -> None:
+    """fio with thread=1: three job threads at half a core each are three workers at 50 %,
+    not one at 150 %; a thread started between samples counts from the next sample."""
+    fio = FakeThreadedProcess(30, [
+        {30: 0.0, 31: 0.0, 32: 0.0, 33: 0.0},  # start()
+        {30: 0.0, 31: 0.05, 32: 0.05, 33: 0.05},
+        {30: 0.001, 31: 0.10, 32: 0.10, 33: 0.10, 34: 0.5},  # thread 34 appears
+        {30: 0.001, 31: 0.15, 32: 0.15, 33: 0.15, 34: 0.55},
+    ])  # fmt: skip
+    schedstat = {tid: [0.0, 0.1, 0.2, 0.3] for tid in (31, 32, 33)}
+    schedstat.update({30: [0.0, 0.0, 0.001, 0.001], 34: [0.6, 0.65]})
+    sampler = driven_sampler(
+        times=[[cpu(user=0.0), cpu(user=0.0)]]
+        + [[cpu(user=0.075 * n, idle=0.025 * n), cpu(user=0.075 * n, idle=0.025 * n)]
+           for n in (1, 2, 3)],
+        clock=[0.0, 0.1, 0.2, 0.3],
+        procs={30: fio},
+        schedstat=schedstat,
+    )  # fmt: skip
+    drive_by_hand(sampler, 30)
+    for _ in range(3):
+        sampler.sample_once()
+    trace = sampler.stop()
+    assert [sorted(s.workers, key=int) for s in trace.samples] == [
+        ["30", "31", "32", "33"], ["30", "31", "32", "33"], ["30", "31", "32", "33", "34"],
+    ]  # fmt: skip
+    assert trace.samples[0].workers == {"30": 0.0, "31": 50.0, "32": 50.0, "33": 50.0}
+    assert trace.samples[2].workers["34"] == 50.0
+    assert trace.samples[0].runnable == {"30": 0.0, "31": 100.0, "32": 100.0, "33": 100.0}
+    assert set(trace.worker_names) == {"30", "31", "32", "33", "34"}
+    assert set(trace.worker_names.values()) == {"fio"}
+    summary = trace.summary()
+    assert summary is not None
+    assert summary.fio_worker_max_pct == 50.0  # one thread, not the process's 150 %
+    assert summary.fio_worker_max_runnable_pct == 100.0
+    assert len(summary.workers) == 5
+    assert summary.fio_workers_total_cores == round((1.5 + 1.51 + 2.0) / 3, 2)
+    verdict = judge(summary, 50.0, 0.0, cpu_count=2)
+    assert verdict.cpu_bound is True and verdict.reason is not None
+    assert "runnable 100 %" in verdict.reason
+    assert "% of one core" not in verdict.reason  # no single worker was at a full core
+
+
+def test_a_process_whose_threads_cannot_be_read_is_one_worker() -> None:
+    hidden = FakeProcess(40, [0.0, 0.08])
+    hidden.threads = lambda: (_ for _ in ()).throw(psutil.AccessDenied(40))  # type: ignore
+    sampler = driven_sampler(times=[[cpu(idle=1.0)]] * 2, clock=[0.0, 0.1], procs={40: hidden})
+    drive_by_hand(sampler, 40)
+    sampler.sample_once()
+    assert sampler.stop().samples[0].workers == {"40": 80.0}
+
+
+class FakeClock:
+    """Monotonic time that moves by `step` on each reading."""
+
+    def __init__(self, step: float):
+        self.step = step
+        self.now = -step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return round(self.now, 6)
+
+
+class CountingStop:
+    """Stands in for the sampler's stop event: records each wait and ends after `rounds`."""
+
+    def __init__(self, rounds: int):
+        self.rounds = rounds
+        self.waits: list[float | None] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(timeout)
+        return len(self.waits) > self.rounds
+
+    def set(self) -> None:
+        self.rounds = 0
+
+
+@pytest.mark.parametrize("interval", [0.05, 0.1])
+def test_the_loop_waits_one_interval_per_sample(interval: float) -> None:
+    sampler = CpuSampler(
+        interval_s=interval, clock=FakeClock(interval), cpu_times=lambda: [cpu(idle=1.0)]
+    )
+    stop = CountingStop(rounds=7)
+    sampler._stop = stop  # type: ignore[assignment]
+    sampler.start(None)
+    assert sampler._thread is not None
+    sampler._thread.join(timeout=PATIENCE_S)
+    trace = sampler.stop()
+    assert stop.waits == [interval] * 8  # seven samples, then the wait that saw the stop
+    assert [s.t_s for s in trace.samples] == [round(interval * n, 3) for n in range(1, 8)]
+    assert trace.interval_s == interval and trace.errors == 0
+    assert trace.sampler_cpu_pct is not None
+
+
+def test_shares_use_the_time_that_really_passed() -> None:
+    """A late sample divides by the time since the previous one, not the nominal interval;
+    a sample with no time passed is not taken."""
+    worker = FakeProcess(51, [0.0, 0.05, 0.15, 0.15])
+    root = FakeProcess(50, [0.0] * 4, kids=[worker])
+    sampler = driven_sampler(
+        times=[[cpu(idle=1.0)], [cpu(user=0.05, idle=1.05)], [cpu(user=0.15, idle=1.15)],
+               [cpu(user=0.15, idle=1.15)]],
+        clock=[0.0, 0.1, 0.3, 0.3],
+        procs={50: root},
+    )  # fmt: skip
+    drive_by_hand(sampler, 50)
+    for _ in range(3):
+        sampler.sample_once()
+    trace = sampler.stop()
+    assert [s.t_s for s in trace.samples] == [0.1, 0.3]
+    assert [s.workers["51"] for s in trace.samples] == [50.0, 50.0]
+    assert trace.samples[1].cpus[0][CATEGORIES.index("user")] == 50.0
+
+
+def wait_for_samples(sampler: CpuSampler, count: int) -> None:
+    """Block until the running sampler holds `count` samples (however slow this machine)."""
+    deadline = time.monotonic() + PATIENCE_S
+    while len(sampler._trace.samples if sampler._trace else []) < count:
+        assert time.monotonic() < deadline, f"fewer than {count} samples in {PATIENCE_S} s"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def busy_and_idle() -> Iterator[tuple[int, int, int]]:
+    """A parent process with two children: one spinning on a CPU, one asleep.
+
+    Yields (parent, busy, idle) pids; all three are killed after the test.
+    """
+    script = (
+        "import subprocess, sys, time\n"
+        "busy = subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"
+        "idle = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)'])\n"
+        "print(busy.pid, idle.pid, flush=True)\n"
+        "time.sleep(3600)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+        start_new_session=True,  # one process group: killed together
+    )  # fmt: skip
     try:
-        sampler = CpuSampler(interval_s=0.1)
-        sampler.start(child.pid)
-        time.sleep(2.0)
-        trace = sampler.stop()
+        assert parent.stdout is not None
+        busy, idle = map(int, parent.stdout.readline().split())
+        yield parent.pid, busy, idle
     finally:
-        child.kill()
-        child.wait()
-    assert trace.sampler_cpu_pct is not None and trace.sampler_cpu_pct < 10.0
-    assert len(trace.samples) >= 15  # >= 10 Hz less start-up jitter
-    summary = trace.summary(skip_s=0.3)
-    assert summary.fio_worker_max_pct >= 80.0
-    assert summary.fio_worker_max_pid == child.pid
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
+
+
+def test_a_busy_process_is_told_from_a_sleeping_one(busy_and_idle: tuple[int, int, int]) -> None:
+    """Whatever share of a CPU other work leaves it, a spinning process is the busiest worker
+    and runnable most of the time, a sleeping one almost never."""
+    parent, busy, idle = busy_and_idle
+    sampler = CpuSampler(interval_s=0.1)
+    sampler.start(parent)
+    wait_for_samples(sampler, 20)
+    trace = sampler.stop()
     assert sampler.stop() is trace  # idempotent
+    assert trace.errors == 0
+    summary = trace.summary()
+    assert summary is not None
+    workers = {w.pid: w for w in summary.workers}
+    assert {parent, busy, idle} <= set(workers)
+    assert workers[busy].samples == workers[idle].samples == summary.samples
+    assert summary.fio_worker_max_pid == busy
+    assert workers[busy].mean_pct > workers[idle].mean_pct
+    if Path(f"/proc/{os.getpid()}/task/{os.getpid()}/schedstat").exists():
+        assert summary.fio_worker_max_runnable_pid == busy
+        busy_runnable, idle_runnable = workers[busy].runnable_pct, workers[idle].runnable_pct
+        assert busy_runnable is not None and idle_runnable is not None
+        assert busy_runnable >= 50.0 and idle_runnable <= 10.0, (busy_runnable, idle_runnable)
 
 
 def test_a_process_that_is_gone_before_sampling_gives_an_empty_but_valid_trace() -> None:
@@ -142,16 +347,13 @@ def test_a_process_that_is_gone_before_sampling_gives_an_empty_but_valid_trace()
     child.wait()
     sampler = CpuSampler(interval_s=0.05)
     sampler.start(child.pid)
-    time.sleep(0.2)
+    wait_for_samples(sampler, 3)
     trace = sampler.stop()
-    assert all(sample.workers == {} for sample in trace.samples)
-    assert trace.summary() is None or trace.summary().fio_worker_max_pct is None
-
-
-@pytest.mark.parametrize("interval", [0.05, 0.1])
-def test_sampling_rate_follows_the_interval(interval: float) -> None:
-    sampler = CpuSampler(interval_s=interval)
-    sampler.start(None)
-    time.sleep(1.0)
-    trace = sampler.stop()
-    assert abs(len(trace.samples) - 1.0 / interval) <= 0.35 / interval
+    assert len(trace.samples) >= 3 and trace.errors == 0
+    assert all(s.workers == {} and s.runnable == {} for s in trace.samples)
+    assert trace.worker_names == {}
+    assert all(len(s.cpus) == trace.cpu_count == psutil.cpu_count() for s in trace.samples)
+    summary = trace.summary()
+    assert summary is not None and summary.samples == len(trace.samples)
+    assert summary.fio_worker_max_pct is None and summary.fio_workers_total_cores is None
+    assert summary.workers == []

@@ -31,6 +31,16 @@ def run(command: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str
     return done
 
 
+def package_folders() -> list[str]:
+    """The site-packages folders this Python imports from: its own, and any it borrows from
+    another environment (the checkout itself, also on sys.path, is no such folder)."""
+    folders = [*sysconfig.get_paths().values(), *sys.path]
+    return [
+        folder for folder in dict.fromkeys(folders)
+        if Path(folder).name in ("site-packages", "dist-packages") and Path(folder).is_dir()
+    ]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
@@ -51,10 +61,9 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     python = root / "bin" / "python"
     site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                     cwd=root).stdout.strip())  # fmt: skip
-    here = sysconfig.get_paths()
-    # appended after the venv's own site-packages, and without running that folder's .pth
+    # appended after the venv's own site-packages, and without running those folders' .pth
     # files: an editable ssdcompare there stays out of the way
-    (site / "borrowed-dependencies.pth").write_text(f"{here['purelib']}\n{here['platlib']}\n")
+    (site / "borrowed-dependencies.pth").write_text("".join(f"{p}\n" for p in package_folders()))
     run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index",
          wheel], cwd=root)  # fmt: skip
     return root

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,10 +11,20 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.resources import jobs_dir
 from ssdcompare.suites import bundled_suite_paths, list_suites, load_suite
 
-DOCUMENTED_SUITES = {
-    "crystaldiskmark", "database", "mix-sweep", "optane-vs-nand", "qd-sweep", "quick",
-    "storagereview",
-}  # fmt: skip
+README = Path(__file__).resolve().parents[1] / "README.md"
+# The bundled suites as documented (README, "Bundled suites"): jobs, and measuring time per
+# device in seconds (runtime + ramp of every job). Written out here, not read from jobs/, so a
+# suite that goes missing, appears unannounced or changes size is caught.
+DOCUMENTED = {
+    "crystaldiskmark": (8, 8 * 5),
+    "database": (45, 45 * 180),
+    "mix-sweep": (22, 22 * 60),
+    "optane-vs-nand": (6, 6 * 30),
+    "qd-sweep": (32, 32 * 60),
+    "quick": (6, 6 * (7 + 1)),
+    "storagereview": (8 + 25, 33 * 60),
+}
+DOCUMENTED_SUITES = set(DOCUMENTED)
 OPTANE_VS_NAND_IDS = [
     "randwrite-4k-qd1-fsync",
     "randwrite-4k-qd128",
@@ -39,13 +50,30 @@ def load_error(path: Path) -> str:
     return message
 
 
-def test_every_file_in_jobs_is_a_bundled_suite() -> None:
-    on_disk = {p.stem for p in jobs_dir().iterdir() if p.suffix in (".yaml", ".yml")}
-    assert set(bundled_suite_paths()) == on_disk
-    assert DOCUMENTED_SUITES <= on_disk
+def readme_suites() -> list[str]:
+    """The suite names in the README's table of bundled suites, in order."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### Bundled suites", 1)[1].split("\n#", 1)[0]
+    return re.findall(r"^\| `([a-z0-9-]+)` \|", section, flags=re.MULTILINE)
 
 
-@pytest.mark.parametrize("name", sorted(bundled_suite_paths()))
+def test_jobs_holds_exactly_the_documented_suites() -> None:
+    on_disk = sorted(p.name for p in jobs_dir().iterdir() if not p.name.startswith("."))
+    assert on_disk == sorted(f"{name}.yaml" for name in DOCUMENTED)
+    found = bundled_suite_paths()
+    assert sorted(found) == sorted(DOCUMENTED)
+    assert {name: Path(path) for name, path in found.items()} == {
+        name: jobs_dir() / f"{name}.yaml" for name in DOCUMENTED
+    }
+
+
+def test_readme_table_lists_each_bundled_suite_once() -> None:
+    listed = readme_suites()
+    assert len(listed) == len(set(listed))
+    assert set(listed) == DOCUMENTED_SUITES
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTED))
 def test_bundled_suite_loads(name: str) -> None:
     suite = load_suite(name)
     assert suite.name == name
@@ -102,14 +130,15 @@ def test_crystaldiskmark_and_storagereview_shapes() -> None:
 
 
 def test_list_suites_describes_each_bundled_suite() -> None:
-    infos = {info.name: info for info in list_suites()}
-    assert set(infos) == set(bundled_suite_paths())
-    quick = infos["quick"]
-    assert quick.jobs == 6
-    assert quick.duration_s == 6 * 8  # 7 s runtime + 1 s ramp each
-    assert quick.writes
-    assert infos["database"].jobs == 45
-    assert infos["optane-vs-nand"].source
+    infos = list_suites()
+    assert sorted(info.name for info in infos) == sorted(DOCUMENTED)  # each once
+    for info in infos:
+        jobs, seconds = DOCUMENTED[info.name]
+        assert (info.jobs, info.duration_s) == (jobs, seconds), info.name
+        assert info.writes  # every bundled suite has write jobs (see --read-only)
+        assert info.source and info.source.strip(), info.name
+        assert info.description == load_suite(info.name).description
+        assert Path(info.path) == jobs_dir() / f"{info.name}.yaml"
 
 
 def test_load_suite_by_path_as_str_or_path(tmp_path: Path) -> None:
