@@ -15,6 +15,7 @@ import pandas as pd
 
 from ssdcompare import __version__, charts
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.frame import job_summary, load, side_by_side, unique_folders
 from ssdcompare.resources import templates
 from ssdcompare.store import ResultsDir, write_atomic
@@ -112,9 +113,27 @@ def _sort_key(value: Any) -> float:
     return float(value) if value is not None and pd.notna(value) else -1.0
 
 
+def _sweep_choices(results: ResultsDir) -> list[str]:
+    """What the person running a sweep accepted that a reader must know about."""
+    manifest = results.manifest
+    found = []
+    for option in manifest.allowed_options:
+        found.append(
+            f"{results.path.name}: fio option {option} was accepted with --allow-option: "
+            f"{OPT_IN.get(option, 'it changes what the figures mean')}."
+        )
+    if manifest.guard_overrides:
+        found.append(
+            f"{results.path.name}: --destroy-data overwrote "
+            f"{'; '.join(manifest.guard_overrides)}."
+        )
+    return found
+
+
 def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDir]) -> list[str]:
     found = []
     for results in sweeps:
+        found += _sweep_choices(results)
         host = results.manifest.host
         odd = [g for g in host.cpu_governors if g != "performance"]
         if odd:

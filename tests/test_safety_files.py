@@ -148,6 +148,8 @@ def test_a_disk_image_needs_destroy_data(tmp_path: Path) -> None:
     allowed = write_sweep(image, tmp_path / "allowed", "--destroy-data")
     assert allowed.returncode == 0, allowed.stderr
     assert "overwriting" in allowed.stderr
+    report = (tmp_path / "allowed" / "report.html").read_text()
+    assert "--destroy-data overwrote" in report and "ext4" in report
 
 
 @pytest.mark.root

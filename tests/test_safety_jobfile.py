@@ -197,6 +197,9 @@ def test_allow_option_is_recorded_and_the_job_id_shows_it(tmp_path: Path) -> Non
     assert job["id"] == "randread-4k-qd1+bssplit4k.50.64k.50"
     jobfile = out / "runs/t.img" / job["id"] / "r1/jobfile.fio"
     assert "bssplit=4k/50:64k/50" in jobfile.read_text()
+    report = (out / "report.html").read_text()
+    assert "fio option bssplit was accepted with --allow-option" in report
+    assert "bssplit=4k/50:64k/50" in report  # next to the job, too
 
 
 def test_allow_option_only_takes_options_that_need_it() -> None:
