@@ -1,3 +1,7 @@
-from ssdcompare.entry import main
+# `python -m ssdcompare`: Ctrl-C from the first line on ends quietly (see ssdcompare.entry)
+try:
+    from ssdcompare.entry import main
+except KeyboardInterrupt:
+    raise SystemExit(130) from None
 
 main()

@@ -31,7 +31,7 @@ from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile
 from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.locks import Lock, holding, target_lock_path
 from ssdcompare.metadata import device_info, host_info
-from ssdcompare.plan import JOB_OVERHEAD_S, Plan
+from ssdcompare.plan import JOB_OVERHEAD_S, Plan, validate
 from ssdcompare.runner import Sampler, run_fio, timeout_for
 from ssdcompare.store import JOBFILE, Manifest, ResultsDir, RunStatus, now_iso, write_atomic
 
@@ -83,6 +83,21 @@ def _check_free(targets: Sequence[Target]) -> None:
         Lock(target_lock_path(target.path), target.path, "checking").release()
 
 
+def _check_fio_accepts(plan: Plan) -> None:
+    """fio parses every jobfile before the first one runs: a bad option ends the sweep now,
+    not hours later job by job."""
+    rejections = validate(plan)
+    if rejections:
+        listing = "\n".join(
+            f"  {r.job.target.name}/{r.job.file_name}: {r.reason.splitlines()[0]}"
+            for r in rejections
+        )
+        raise SsdcompareError(
+            f"fio rejects {len(rejections)} jobfile(s):\n{listing}\n"
+            "Fix the suite (`ssdcompare plan` shows each jobfile), then start again."
+        )
+
+
 def start(
     plan: Plan,
     out_dir: Path | None = None,
@@ -98,6 +113,7 @@ def start(
     if plan.fio is None:
         plan.fio = find_fio()
     _check_free(plan.targets)
+    _check_fio_accepts(plan)
     findings = check_write_safety(plan.written_targets, True, destroy_data)
     manifest = Manifest(
         created_at=now_iso(),

@@ -98,6 +98,7 @@ def test_ratios_match_the_raw_numbers(example_report: tuple[str, Path]) -> None:
     assert "baseline" in row.group(0)
 
 
+@pytest.mark.fio
 def test_failed_jobs_show_as_failed_never_as_zero(tmp_path: Path) -> None:
     out = tmp_path / "results"
     subprocess.run(

@@ -29,6 +29,10 @@ LIMITED = "randread-4k-qd1+rate_iops200"
 PLAIN = "read-64k-qd2"
 
 
+# every test here reads one real sweep
+pytestmark = pytest.mark.fio
+
+
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("flush-and-extra")

@@ -115,6 +115,7 @@ def test_a_tampered_jobfile_is_caught_before_fio_starts(tmp_path: Path) -> None:
     assert sha256(target) == before
 
 
+@pytest.mark.fio
 def test_a_jobfile_that_writes_where_its_plan_did_not_is_refused(tmp_path: Path) -> None:
     """The guard judged the target from the planned jobfile; a text that writes anyway is
     stopped even in a sweep that is not read-only."""
