@@ -10,11 +10,11 @@ cd "$(dirname "$0")/.."
 scripts/install.sh
 mkdir -p scratch
 
-if [[ " $* " == *" --devices "* ]]; then
+if [[ " $* " == *" --devices "* || " $* " == *" --devices="* ]]; then
     exec .venv/bin/ssdcompare sweep --suite quick "$@"
 fi
 
-zram="" loop=""
+zram="" loop="" loaded_zram=""
 cleanup() {
     if [ -n "$loop" ]; then losetup --detach "$loop" 2>/dev/null || true; fi
     if [ -n "$zram" ]; then
@@ -22,13 +22,20 @@ cleanup() {
         echo "${zram#zram}" > /sys/class/zram-control/hot_remove 2>/dev/null || true
     fi
     rm -f scratch/quick-loop.img
+    # the module was loaded here (with its own zram0): unload it again
+    if [ -n "$loaded_zram" ]; then modprobe -r zram 2>/dev/null || true; fi
 }
-if [ "$(id -u)" -eq 0 ] && { [ -e /sys/class/zram-control ] || modprobe zram 2>/dev/null; } \
+trap cleanup EXIT
+if [ "$(id -u)" -eq 0 ] && [ ! -e /sys/class/zram-control ] && modprobe zram 2>/dev/null; then
+    loaded_zram=1
+fi
+if [ "$(id -u)" -eq 0 ] && [ -e /sys/class/zram-control ] \
         && [ -e /sys/class/zram-control/hot_add ] && [ -e /dev/loop-control ]; then
-    trap cleanup EXIT
     zram="zram$(cat /sys/class/zram-control/hot_add)"
     echo $((1280 * 1024 * 1024)) > "/sys/block/$zram/disksize"
-    truncate -s 1280M scratch/quick-loop.img
+    # written through, not sparse: reading a hole never reaches storage and would flatter it
+    echo "writing scratch/quick-loop.img (1280 MiB) ..."
+    dd if=/dev/zero of=scratch/quick-loop.img bs=4M count=320 conv=fsync status=none
     loop=$(losetup --find --show --direct-io=on scratch/quick-loop.img)
     echo "made a RAM disk /dev/$zram and a loop device $loop over scratch/quick-loop.img"
     .venv/bin/ssdcompare sweep --suite quick --devices "/dev/$zram,$loop" "$@"

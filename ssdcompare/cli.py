@@ -81,7 +81,7 @@ def suites_command() -> None:
     callback=_size_option,
     help="Span of each target to use, e.g. 10g; size of new file targets.",
 )
-@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--repeat", type=click.IntRange(min=1, max=1000), default=1, show_default=True)
 @click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
 @click.option(
     "--out",
@@ -196,7 +196,9 @@ def _stop_on_signals() -> Iterator[None]:
     def stop(signum: int, frame: object) -> None:
         raise Stopped(signum)
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # a signal ignored on purpose stays ignored (e.g. SIGHUP under nohup)
+    wanted = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN]
+    previous = {sig: signal.signal(sig, stop) for sig in wanted}
     try:
         yield
     finally:
@@ -234,7 +236,7 @@ def _resume_hint(results: Path, reason: str | None) -> None:
 )
 @click.option(
     "--repeat",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=1000),
     default=1,
     show_default=True,
     help="Run the whole suite N times (each repeat stored apart).",
@@ -292,9 +294,11 @@ def sweep_command(
     with _stop_on_signals():
         if resume_dir is not None:
             _refuse_resume_conflicts(ctx)
+            wanted = [d for d in devices.split(",") if d.strip()] if devices is not None else None
+            if wanted == []:
+                raise SsdcompareError("--devices names no device; leave it out to resume all")
             plan, results, findings = sweep.reopen(
-                resume_dir, destroy_data=destroy_data,
-                devices=devices.split(",") if devices else None,
+                resume_dir, destroy_data=destroy_data, devices=wanted
             )  # fmt: skip
         else:
             if not devices:
@@ -346,8 +350,14 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
         sys.exit(EXIT_ERROR)
     finally:
         progress.close()
-    _print_summary(results.path)
-    report = _write_report(results.path)
+    try:
+        # the report first: a closed or broken stdout must not cost it
+        report = _write_report(results.path)
+        _print_summary(results.path)
+    except KeyboardInterrupt:
+        say(f"interrupted while summing up; every run is on disk. The report: ssdcompare "
+            f"report {results.path}")  # fmt: skip
+        sys.exit(EXIT_INTERRUPTED)
     runs = len(plan.jobs) * plan.repeat
     done = outcome.count("ok") + outcome.skipped_existing
     say(f"{done}/{runs} runs ok, {outcome.count('failed')} failed, "
@@ -378,7 +388,13 @@ def _print_summary(path: Path) -> None:
     from ssdcompare.summary import summary_lines
 
     for line in summary_lines(path):
-        click.echo(line)
+        say(line, sys.stdout)
+
+
+def _check_output_folder(output: Path | None) -> None:
+    """An output file goes into a folder that exists: a typo must not create folders."""
+    if output is not None and not output.absolute().parent.is_dir():
+        raise SsdcompareError(f"folder {output.absolute().parent} does not exist; create it first")
 
 
 # results folders named on the command line (report, export)
@@ -401,6 +417,7 @@ def report_command(results: tuple[Path, ...], output: Path | None, baseline: str
     """Write a self-contained HTML comparison report from one or more results folders."""
     from ssdcompare.report import write_report
 
+    _check_output_folder(output)
     target = write_report(results, output or results[0] / "report.html", baseline)
     click.echo(f"report: {target}")
 
@@ -419,6 +436,7 @@ def export_command(results: tuple[Path, ...], output: Path, summary: bool) -> No
     """Export the results frame for spreadsheets and other tools."""
     from ssdcompare.frame import export
 
+    _check_output_folder(output)
     rows = export(results, output, summary=summary)
     click.echo(f"{rows} rows written to {output}")
 

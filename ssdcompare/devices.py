@@ -118,16 +118,32 @@ def resolve_target(
     return target
 
 
+def _refuse_kernel_views(path: Path) -> None:
+    """/proc and /sys are views of the kernel, not storage. A path through /proc/PID/root
+    would also be resolved to the same path on this host's filesystem, not the other
+    namespace's file it names."""
+    absolute = Path(os.path.normpath(path.absolute()))
+    for root in (Path("/proc"), Path("/sys")):
+        if absolute.is_relative_to(root) or Path(os.path.realpath(path)).is_relative_to(root):
+            raise SsdcompareError(
+                f"{path} is under {root}, the kernel's view of itself, not storage; give a "
+                "block device or a file on a filesystem"
+            )
+
+
 def _resolve(text: str, size_bytes: int | None, dev_root: Path, sys_root: Path) -> Target:
     is_path = "/" in text or text.startswith(".")
     path = Path(text).expanduser() if is_path else dev_root / text
     if not is_path and not path.exists():
         raise _unknown_device(text, sys_root)
+    _refuse_kernel_views(path)
     try:
         info = path.stat()
     except FileNotFoundError:
-        # /dev/NAME and /dev/disk/by-*/NAME name devices; /dev/shm/x is an ordinary file path
-        if path.parent == dev_root or str(path).startswith(str(dev_root / "disk") + "/"):
+        # anything under /dev names a device (a missing one must not become a RAM file in
+        # devtmpfs); /dev/shm/x is an ordinary file path
+        normal = Path(os.path.normpath(path.absolute()))
+        if normal.is_relative_to(dev_root) and not normal.is_relative_to(dev_root / "shm"):
             raise _unknown_device(text, sys_root) from None
         return _new_file_target(text, path, size_bytes)
     except PermissionError:
@@ -136,6 +152,11 @@ def _resolve(text: str, size_bytes: int | None, dev_root: Path, sys_root: Path) 
     if stat.S_ISBLK(info.st_mode):
         real = Path(os.path.realpath(path))
         capacity = block_size_bytes(real.name, sys_root)
+        if capacity == 0:
+            raise SsdcompareError(
+                f"{real} has no capacity (size 0): an unconfigured RAM disk or a detached loop "
+                "device? Set it up first"
+            )
         return Target(spec=text, name=real.name, path=str(real), kind="block", size_bytes=capacity)
     if stat.S_ISREG(info.st_mode):
         size = size_bytes or info.st_size or None

@@ -121,11 +121,22 @@ def control_character(text: str) -> str | None:
     return None
 
 
+# mem=mmap:FILE (and shmhuge, mmaphuge...) makes fio create and fill FILE with I/O buffers
+_MEM_TYPES = frozenset(
+    {"malloc", "shm", "shmhuge", "mmap", "mmapshared", "mmaphuge", "cudamalloc"}
+)
+
+
 def value_problem(name: str, value: object) -> str | None:
     """Why a value cannot be rendered safely as `name=value`, or None."""
     if value is None or isinstance(value, (bool, int, float)):
         return None
     text = str(value)
+    if canonical(name) == "mem" and text not in _MEM_TYPES:
+        return (
+            f"value of {name!r} ({text!r}) must be one of {', '.join(sorted(_MEM_TYPES))} without "
+            "a file: with one, fio creates and fills that file"
+        )
     bad = control_character(text)
     if bad:
         return f"value of {name!r} contains {bad}, which would end the jobfile line"
@@ -150,6 +161,10 @@ def extra_option_problem(name: str, allowed: Collection[str] | None = None) -> s
     """
     if not OPTION_NAME_RE.match(name):
         return f"{name!r} is not a fio option name (lower case, digits, _ and -)"
+    if name.startswith("include"):
+        return (
+            f"{name!r} is refused: fio reads any line starting with 'include' as a file to pull in"
+        )
     option = canonical(name)
     alias = f" (fio's alias of {option})" if option != name else ""
     if option in OWNED:

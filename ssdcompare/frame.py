@@ -221,6 +221,9 @@ def _run_rows(
     directions = list(workload.directions) if workload is not None else ["read"]
     fio_path = results.fio_json(status)
     job: JobResult | None = None
+    if status.status == "ok" and not fio_path.exists():
+        # an ok without the raw output is no measurement: never show it as one
+        base.update(status="failed", error=f"{fio_path} is missing: rerun with --resume")
     if status.status == "ok" and fio_path.exists():
         base["fio_json"] = str(fio_path)
         try:

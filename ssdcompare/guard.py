@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -196,31 +197,52 @@ def _system_disks(sys_root: Path, proc_root: Path) -> dict[str, str]:
     return result
 
 
-def _same_file(a: os.stat_result, path: str) -> bool:
-    try:
-        b = os.stat(path)
-    except OSError:
-        return False
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+Key = tuple[str, int, int]  # ("block", major, minor) or ("file", st_dev, st_ino)
 
 
-def loop_devices_backed_by(path: str, sys_root: Path = Path("/sys")) -> list[str]:
-    """The loop devices whose backing file is the file at `path` (same inode, any name)."""
+def _key(info: os.stat_result) -> Key:
+    """What makes two names the same data: a block device's number, a file's inode."""
+    if stat.S_ISBLK(info.st_mode):
+        return ("block", os.major(info.st_rdev), os.minor(info.st_rdev))
+    return ("file", info.st_dev, info.st_ino)
+
+
+def _key_of(path: str) -> Key | None:
     try:
-        info = os.stat(path)
+        return _key(os.stat(path))
     except OSError:
-        return []
+        return None
+
+
+def _block_keys(members: list[str], sys_root: Path) -> set[Key]:
+    """The device numbers of a disk and its partitions, from sysfs."""
+    keys = set()
+    for member in members:
+        number = _devnum(member, sys_root)
+        if number and ":" in number:
+            major, minor = number.split(":", 1)
+            keys.add(("block", int(major), int(minor)))
+    return keys
+
+
+def loops_backed_by(keys: set[Key], sys_root: Path = Path("/sys")) -> list[str]:
+    """The loop devices whose backing file or device is one of `keys` (any name for it)."""
     found = []
     for loop in sorted((sys_root / "block").glob("loop*")):
         backing = _read(loop / "loop" / "backing_file")
-        if backing and _same_file(info, backing.removesuffix(" (deleted)")):
+        if backing and _key_of(backing.removesuffix(" (deleted)")) in keys:
             found.append(loop.name)
     return found
 
 
-def _openers(path: str, proc_root: Path) -> list[str]:
-    """Other processes holding the file open ("1234 (postgres)")."""
-    real = os.path.realpath(path)
+def loop_devices_backed_by(path: str, sys_root: Path = Path("/sys")) -> list[str]:
+    """The loop devices whose backing file is the file at `path` (same inode, any name)."""
+    key = _key_of(path)
+    return loops_backed_by({key}, sys_root) if key else []
+
+
+def _openers(keys: set[Key], proc_root: Path) -> list[str]:
+    """Other processes holding one of `keys` open ("1234 (postgres)"), under any name."""
     found = []
     me = os.getpid()
     for fd_dir in proc_root.glob("[0-9]*/fd"):
@@ -228,10 +250,10 @@ def _openers(path: str, proc_root: Path) -> list[str]:
         if pid == me:
             continue
         try:
-            links = [os.readlink(fd) for fd in fd_dir.iterdir()]
+            fds = [fd for fd in fd_dir.iterdir() if os.readlink(fd).startswith("/")]
         except OSError:
             continue  # gone, or not ours to look at
-        if real in links:
+        if any(_key_of(str(fd)) in keys for fd in fds):
             name = _read(fd_dir.parent / "comm") or "?"
             found.append(f"{pid} ({name})")
     return found
@@ -256,9 +278,9 @@ def _inspect_file(target: Target, sys_root: Path, proc_root: Path, probe: Probe)
     swaps = _read(proc_root / "swaps") or ""
     for line in swaps.splitlines()[1:]:
         fields = line.split()
-        if fields and _same_file(info, fields[0].replace("\\040", " ")):
+        if fields and _key_of(fields[0].replace("\\040", " ")) == _key(info):
             add("swap", f"{target.path} is in use as swap", False)
-    openers = _openers(target.path, proc_root)
+    openers = _openers({_key(info)}, proc_root)
     if openers:
         add("open", f"{target.path} is open in process {', '.join(openers)}", False)
     if info.st_size > 0:
@@ -313,6 +335,13 @@ def inspect_target(
     for disk in _disks_under(name, sys_root):
         if disk in system:
             add("root", disk, f"{disk} holds the system's {system[disk]} filesystem", False)
+    keys = _block_keys(members, sys_root)
+    for loop in loops_backed_by(keys, sys_root):
+        add("loop-backing", name, f"{name} is the backing device of {loop} (a loop device "
+            "stacked on it; what is on it lives on this device)", False)  # fmt: skip
+    openers = _openers(keys, proc_root) if check_exclusive else []
+    if openers:
+        add("open", name, f"{name} is open in process {', '.join(openers)}", False)
     if check_exclusive and not findings:
         try:
             fd = os.open(target.path, os.O_RDONLY | os.O_EXCL)

@@ -33,6 +33,9 @@ class TargetIdentity(BaseModel):
     backing_file: str | None = None  # loop devices
     backing_inode: str | None = None  # "device:inode" of the backing file
     file_inode: str | None = None  # file targets that existed
+    # file targets: the filesystem (device number) their folder is on; a resume after an
+    # unmount would otherwise write into the mount point's folder on the disk below
+    folder_device: str | None = None
     signatures: list[str] = Field(default_factory=list)
     partitions: list[str] = Field(default_factory=list)
 
@@ -52,6 +55,14 @@ def _inode(path: str) -> str | None:
     return f"{info.st_dev}:{info.st_ino}"
 
 
+def _device_of(path: str) -> str | None:
+    try:
+        number = os.stat(path).st_dev
+    except OSError:
+        return None
+    return f"{os.major(number)}:{os.minor(number)}"
+
+
 def identify(
     target: Target, sys_root: Path = Path("/sys"), probe: Probe = probe_signatures
 ) -> TargetIdentity:
@@ -62,6 +73,7 @@ def identify(
             kind=target.kind,
             path=target.path,
             file_inode=_inode(target.path) if exists else None,
+            folder_device=_device_of(os.path.dirname(target.path)),
             signatures=probe(target.path) if exists and os.path.getsize(target.path) else [],
         )
     name = target.kernel_name or Path(target.path).name
@@ -90,7 +102,7 @@ def differences(recorded: TargetIdentity, current: TargetIdentity) -> list[str]:
     for field, label in (
         ("kind", "kind"), ("size_bytes", "size"), ("model", "model"), ("serial", "serial"),
         ("wwid", "WWID"), ("backing_file", "backing file"), ("backing_inode", "backing file"),
-        ("file_inode", "file (inode)"),
+        ("file_inode", "file (inode)"), ("folder_device", "filesystem of its folder (device)"),
     ):  # fmt: skip
         before, now = getattr(recorded, field), getattr(current, field)
         if before is not None and before != now and label not in " ".join(found):

@@ -5,9 +5,10 @@ text, never from the suite model: whatever a template or a suite value puts into
 safety guard and `--read-only` judge what fio will actually do.
 
 fio's grammar, as far as it matters here (fio 3.x, init.c): a line is cut at the first ';' or '#'
-and stripped; `[name]` starts a section, `[global]` sets defaults for the sections after it;
-`include FILE` pulls in another file; `key=value` or a bare `key` sets an option; option names
-are case-sensitive; `${VAR}` and `$keyword` in a value are expanded; the last setting wins;
+and stripped; `[name]` starts a section, and any section whose name starts with "global" sets
+defaults for the sections after it; any line starting with `include` pulls in another file;
+`key=value` or a bare `key` sets an option; option names are case-sensitive; `${VAR}` and
+`$keyword` in a value are expanded; the last setting wins;
 `filename` lists files separated by ':' (`\\:` is a literal colon). Anything this reader cannot
 predict exactly (an include, a `$`, an odd section header, an option outside a section) is
 refused rather than guessed.
@@ -117,8 +118,9 @@ def read_jobfile(text: str) -> JobfileFacts:
                 current = list(defaults)
                 jobs.append((match.group(1), current))
             continue
-        if line == "include" or line.startswith(("include ", "include\t")):
-            raise JobfileError(f"jobfile line {number}: 'include' pulls in another file")
+        if line.startswith("include"):
+            # fio takes any line starting with "include" as one, whatever follows the word
+            raise JobfileError(f"jobfile line {number}: {line!r} pulls in another file")
         if "$" in line:
             raise JobfileError(f"jobfile line {number}: '$' would be expanded by fio: {line!r}")
         match = _OPTION_RE.match(line)

@@ -31,26 +31,44 @@ def _lock_dir() -> Path:
         folder = base / "ssdcompare"
         try:
             folder.mkdir(mode=0o1777, exist_ok=True)
-            if os.access(folder, os.W_OK):
-                return folder
+            info = os.lstat(folder)
         except OSError:
             continue
-    raise SsdcompareError("no writable folder for lock files (/run/lock or the temp folder)")
+        # a folder planted by another user could hold links to files we would then write
+        owned = info.st_uid in (0, os.geteuid())
+        if stat.S_ISDIR(info.st_mode) and owned and os.access(folder, os.W_OK):
+            return folder
+    raise SsdcompareError(
+        "no safe folder for lock files: /run/lock/ssdcompare (or ssdcompare in the temp folder) "
+        "must be a folder owned by root or by you"
+    )
 
 
-def target_lock_path(path: str) -> Path:
-    """The lock file for a target: block devices by device number (so /dev/disk/by-id/x and
-    /dev/sdb are one lock), files by their real path."""
+def _keys(path: str) -> list[str]:
+    """What a target's data is, as lock names: a block device by its number (so
+    /dev/disk/by-id/x and /dev/sdb are one lock) and, for a loop device, its backing file too;
+    a file by its path, and once it exists by its inode too (any hard link is the same data)."""
+    by_path = f"file-{hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:16]}"
     try:
         info = os.stat(path)
     except OSError:
-        info = None
-    if info is not None and stat.S_ISBLK(info.st_mode):
-        key = f"block-{os.major(info.st_rdev)}-{os.minor(info.st_rdev)}"
-    else:
-        digest = hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:16]
-        key = f"file-{digest}"
-    return _lock_dir() / f"{key}.lock"
+        return [by_path]  # fio will create it: a sweep of it still running holds this name
+    if not stat.S_ISBLK(info.st_mode):
+        return [by_path, f"inode-{info.st_dev}-{info.st_ino}"]
+    major, minor = os.major(info.st_rdev), os.minor(info.st_rdev)
+    keys = [f"block-{major}-{minor}"]
+    try:
+        backing = Path(f"/sys/dev/block/{major}:{minor}/loop/backing_file").read_text().strip()
+        keys += _keys(backing.removesuffix(" (deleted)"))
+    except OSError:
+        pass
+    return keys
+
+
+def target_lock_paths(path: str) -> list[Path]:
+    """The lock files a sweep on the target at `path` holds."""
+    folder = _lock_dir()
+    return [folder / f"{key}.lock" for key in _keys(path)]
 
 
 class Lock:
@@ -59,8 +77,14 @@ class Lock:
     def __init__(self, path: Path, what: str, holder: str) -> None:
         self.path = path
         self.what = what
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        except OSError as err:
+            raise LockError(f"cannot take the lock {path} for {what}: {err.strerror}") from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                raise LockError(f"{path} is not a plain lock file; remove it and try again")
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             held_by = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "unknown"
@@ -69,11 +93,12 @@ class Lock:
                 f"{what} is in use by another ssdcompare sweep ({held_by}); wait for it to "
                 "finish or stop it, then try again"
             ) from None
-        except OSError:
+        except BaseException:
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, holder.encode(), 0)
+        if info.st_uid == os.geteuid():  # say who holds it, in our own file only
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, holder.encode(), 0)
         self._fd: int | None = fd
 
     def release(self) -> None:
@@ -94,7 +119,7 @@ def holding(targets: Sequence[str], results: Path, purpose: str) -> Iterator[lis
     try:
         held.append(Lock(results / ".lock", f"results folder {results}", holder))
         for target in targets:
-            held.append(Lock(target_lock_path(target), target, holder))
+            held += [Lock(path, target, holder) for path in target_lock_paths(target)]
         yield held
     finally:
         for lock in reversed(held):

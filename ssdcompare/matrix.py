@@ -32,11 +32,12 @@ READING_PATTERNS = frozenset({"read", "randread", "rw", "randrw"})
 WRITING_PATTERNS = frozenset({"write", "randwrite", "rw", "randrw"})
 TRIM_PATTERNS = frozenset({"trim", "randtrim"})
 
-# fio's I/O engines that make sense for a storage comparison (fio --enghelp lists what a given
-# build has; `plan` checks the rendered choice against the installed fio).
+# fio's I/O engines that make sense for a storage comparison and do their I/O on the target
+# (network engines such as nbd or rdma send it elsewhere); fio --enghelp lists what a given
+# build has, and `plan` checks the rendered choice against the installed fio.
 IOENGINES = (
     "io_uring", "io_uring_cmd", "libaio", "psync", "pvsync", "pvsync2", "sync", "vsync",
-    "posixaio", "mmap", "sg", "splice", "null", "nbd", "rdma", "windowsaio", "solarisaio",
+    "posixaio", "mmap", "sg", "splice", "null", "windowsaio", "solarisaio",
 )  # fmt: skip
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -370,7 +371,7 @@ class Suite(BaseModel):
     description: str
     source: str | None = None
     path: str | None = None
-    workloads: list[Workload]
+    workloads: list[Workload] = Field(min_length=1)
 
     @property
     def writes(self) -> bool:

@@ -40,6 +40,13 @@ class Plan:
         return [t for t in self.targets if any(j.writes for j in self.jobs_for(t))]
 
     @property
+    def modified_targets(self) -> list[Target]:
+        """Targets fio may change: those written to, and new files fio creates. fio runs with
+        --readonly on every other target."""
+        written = self.written_targets
+        return [t for t in self.targets if t in written or (t.kind == "file" and not t.exists)]
+
+    @property
     def estimated_s(self) -> float:
         return self.repeat * sum(j.workload.duration_s + JOB_OVERHEAD_S for j in self.jobs)
 
@@ -91,6 +98,7 @@ def make_plan(
     else:
         targets = resolve_targets(devices, size_bytes)  # type: ignore[arg-type]
 
+    _check_files_for_reading(targets, read_only, size_bytes)
     warnings: list[str] = []
     try:
         fio_info: fio_mod.FioInfo | None = fio_mod.find_fio(fio_bin)
@@ -133,6 +141,29 @@ def make_plan(
         suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings,
         default_ioengine=engine, allowed_options=allowed, read_only=read_only,
     )  # fmt: skip
+
+
+def _check_files_for_reading(
+    targets: list[Target], read_only: bool, size_bytes: int | None
+) -> None:
+    """A read-only sweep reads what is there: it must not create a file, nor read past an
+    existing file's end (fio would lay the file out anew, overwriting it)."""
+    if not read_only:
+        return
+    for target in targets:
+        if target.kind != "file":
+            continue
+        if not target.exists:
+            raise SsdcompareError(
+                f"{target.path} does not exist, and --read-only reads only what is there; drop "
+                "--read-only to let fio create it as a test file"
+            )
+        actual = Path(target.path).stat().st_size
+        if size_bytes is not None and size_bytes > actual:
+            raise SsdcompareError(
+                f"{target.path} holds {actual} bytes; reading {size_bytes} would make fio lay "
+                f"it out anew, overwriting it. Give --size {actual} or less (or leave it out)"
+            )
 
 
 def check_allowed_options(names: Collection[str]) -> list[str]:

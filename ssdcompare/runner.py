@@ -74,9 +74,14 @@ class RunOutcome:
     stopped_by: str | None = None  # "Ctrl-C", "SIGTERM", ... for an interrupted run
 
 
-def fio_command(fio: FioInfo, jobfile: Path, output: Path) -> list[str]:
-    """The exact command line ssdcompare runs (stored with every result)."""
-    return [fio.path, "--output-format=json+", f"--output={output}", str(jobfile)]
+def fio_command(fio: FioInfo, jobfile: Path, output: Path, readonly: bool = False) -> list[str]:
+    """The exact command line ssdcompare runs (stored with every result).
+
+    `readonly` adds fio's --readonly: fio then refuses to write, trim, create or extend any
+    file itself, whatever the jobfile says. Paths are absolute, so none can pass for an option.
+    """
+    command = [fio.path, "--output-format=json+", f"--output={output.resolve()}"]
+    return [*command, *(["--readonly"] if readonly else []), str(jobfile.resolve())]
 
 
 def _die_with_parent(parent_pid: int) -> Callable[[], None]:
@@ -153,14 +158,18 @@ def run_fio(
     timeout_s: float,
     sampler: Sampler | None = None,
     clock: Callable[[], float] = time.monotonic,
+    readonly: bool = False,
 ) -> RunOutcome:
     """Run fio on `jobfile`, storing fio.json, fio.stdout/stderr.txt and cpu.json in `folder`.
+
+    fio runs inside `folder`, so any file it makes of its own (e.g. verify state) lands there.
+    `readonly` runs fio with --readonly (see fio_command).
 
     Ctrl-C (KeyboardInterrupt) is forwarded to fio as SIGINT so it writes what it measured;
     the outcome is then "interrupted" and the caller decides whether to stop the sweep.
     """
     partial = folder / f"{FIO_JSON}.partial"
-    command = fio_command(fio, jobfile, partial)
+    command = fio_command(fio, jobfile, partial, readonly)
     started = clock()
     interrupted: KeyboardInterrupt | None = None
     timed_out = False
@@ -169,7 +178,7 @@ def run_fio(
             proc = subprocess.Popen(
                 command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # Ctrl-C reaches us, and we stop fio cleanly
-                preexec_fn=_die_with_parent(os.getpid()),
+                preexec_fn=_die_with_parent(os.getpid()), cwd=folder,
             )  # fmt: skip
         except OSError as exc:
             return RunOutcome(

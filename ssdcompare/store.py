@@ -32,10 +32,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ssdcompare.devices import Target
 from ssdcompare.errors import NewerFormatError, SsdcompareError
+from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.identity import TargetIdentity
 from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
 from ssdcompare.jobfile import span_request
@@ -43,6 +44,7 @@ from ssdcompare.matrix import Suite
 from ssdcompare.metadata import DeviceInfo, HostInfo
 
 FORMAT_VERSION = 2
+MAX_REPEAT = 1000
 MANIFEST = "manifest.json"
 STATUS = "status.json"
 JOBFILE = "jobfile.fio"
@@ -161,7 +163,7 @@ class Manifest(BaseModel):
     targets: list[Target]
     devices: list[DeviceInfo]
     host: HostInfo
-    repeat: int
+    repeat: int = Field(ge=1, le=MAX_REPEAT)
     # the engine for workloads that name none; None (older results) = decide on resume
     ioengine: str | None
     order: str = "repeat > target > job"
@@ -172,6 +174,14 @@ class Manifest(BaseModel):
     identities: dict[str, TargetIdentity] = Field(default_factory=dict)  # target -> at start
     planned: dict[str, dict[str, str]] = Field(default_factory=dict)  # target -> job -> hash
     resumed_at: list[str] = Field(default_factory=list)
+
+    @field_validator("allowed_options")
+    @classmethod
+    def _known_options(cls, names: list[str]) -> list[str]:
+        unknown = [name for name in names if name not in OPT_IN]
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)} cannot be accepted with --allow-option")
+        return names
 
 
 def migrate_manifest(data: dict[str, Any]) -> dict[str, Any]:
@@ -289,7 +299,7 @@ class ResultsDir:
         """
         folder = self.run_dir(target, job, repeat)
         previous = self.status(target, job, repeat)
-        if previous is not None and previous.status == "ok":
+        if previous is not None and self.finished(previous):
             raise SsdcompareError(f"{folder} already holds a finished result")
         try:
             if folder.exists():
@@ -313,6 +323,10 @@ class ResultsDir:
                 continue
             found.append(self._read_status(path))
         return found
+
+    def finished(self, status: RunStatus) -> bool:
+        """A run that is done for good: ok, with fio's output in place."""
+        return status.status == "ok" and self.fio_json(status).is_file()
 
     def fio_json(self, status: RunStatus) -> Path:
         """Where a run's raw fio output is (it may not exist for failed runs)."""

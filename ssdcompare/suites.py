@@ -101,6 +101,8 @@ def _format_errors(err: ValidationError) -> str:
         msg = item["msg"].removeprefix("Value error, ")
         if item["type"] not in ("value_error", "missing", "extra_forbidden") and "input" in item:
             msg = f"{msg} (got {item['input']!r})"
+        if item["type"] == "string_type" and isinstance(item.get("input"), bool):
+            msg += "; YAML reads yes/no/on/off/true/false as true or false: put it in quotes"
         if item["type"] == "extra_forbidden":
             msg = "unknown key; allowed: " + ", ".join(SuiteSpec.model_fields)
         lines.append(f"  {loc or '(top level)'}: {msg}")

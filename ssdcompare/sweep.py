@@ -29,7 +29,7 @@ from ssdcompare.guard import Finding, check_write_safety
 from ssdcompare.identity import differences, identify
 from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile
 from ssdcompare.jobfile import RenderedJob, render
-from ssdcompare.locks import Lock, holding, target_lock_path
+from ssdcompare.locks import Lock, holding, target_lock_paths
 from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan, validate
 from ssdcompare.runner import Sampler, run_fio, timeout_for
@@ -80,7 +80,8 @@ def _sampler() -> Sampler:
 def _check_free(targets: Sequence[Target]) -> None:
     """Fail early, before a results folder exists, when another sweep holds a target."""
     for target in targets:
-        Lock(target_lock_path(target.path), target.path, "checking").release()
+        for path in target_lock_paths(target.path):
+            Lock(path, target.path, "checking").release()
 
 
 def _check_fio_accepts(plan: Plan) -> None:
@@ -251,11 +252,11 @@ def _ordered(plan: Plan) -> list[tuple[int, RenderedJob]]:
 
 
 def _pending(plan: Plan, results: ResultsDir) -> list[tuple[int, RenderedJob]]:
-    """The planned runs without an ok status."""
+    """The planned runs not finished (ok, with fio's output in place)."""
     pending = []
     for repeat, job in _ordered(plan):
         status = results.status(job.target.name, job.job_id, repeat)
-        if status is None or status.status != "ok":
+        if status is None or not results.finished(status):
             pending.append((repeat, job))
     return pending
 
@@ -402,7 +403,10 @@ def _run_one(
     timeout = job_timeout_s or timeout_for(job.workload.duration_s, layout)
     started_at = now_iso()
     sampler = sampler_factory() if sampler_factory else None
-    ran = run_fio(fio, jobfile, folder, timeout, sampler)
+    # a target no planned jobfile writes (and not a new file) was never offered for writing:
+    # fio itself refuses to write, create or extend anything there (--readonly)
+    readonly = all(target.name != t.name for t in plan.modified_targets)
+    ran = run_fio(fio, jobfile, folder, timeout, sampler, readonly=readonly)
     status = RunStatus(
         status=ran.state,
         target=target.name,

@@ -21,6 +21,8 @@ def say(text: str, stream: TextIO | None = None, end: str = "\n") -> None:
     """Print to stderr (or `stream`), ignoring a terminal that has gone away (SIGHUP, a closed
     pipe): results are on disk already, and losing a message must not lose them."""
     target = stream if stream is not None else sys.stderr
+    if target is None:  # started with the stream closed (2>&-)
+        return
     try:
         target.write(text + end)
         target.flush()
@@ -39,7 +41,7 @@ class ProgressLine:
         self.stream = stream if stream is not None else sys.stderr
         try:
             self.interactive = self.stream.isatty()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):  # closed, or None
             self.interactive = False
         self.width = 0
 

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from blockdevs import loop_device
 
+from ssdcompare import sweep
 from ssdcompare.errors import NewerFormatError, SsdcompareError
 from ssdcompare.frame import load
+from ssdcompare.plan import make_plan
 from ssdcompare.store import ResultsDir
 
 SUITES = Path(__file__).parent / "suites"
@@ -272,3 +274,162 @@ def test_an_unknown_manifest_version_is_refused(tmp_path: Path) -> None:
     (copy / "manifest.json").write_text(json.dumps(data))
     with pytest.raises(SsdcompareError, match="format_version 'two' is not a number"):
         ResultsDir.open(copy)
+
+
+# --- holes found by trying to break it ------------------------------------------------------
+
+
+def test_read_only_never_creates_or_extends_a_file(tmp_path: Path) -> None:
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(4 << 20))
+    before = sha256(data)
+    bigger = ssdcompare("sweep", "--devices", str(data), "--size", "64m", "--suite", "quick",
+                        "--read-only", "--out", str(tmp_path / "a"))  # fmt: skip
+    assert bigger.returncode == 2 and "would make fio lay it out anew" in bigger.stderr
+    missing = ssdcompare(
+        "sweep",
+        "--devices",
+        str(tmp_path / "new.img"),
+        "--size",
+        "8m",
+        "--suite",
+        "quick",
+        "--read-only",
+        "--out",
+        str(tmp_path / "b"),
+    )
+    assert missing.returncode == 2 and "--read-only reads only what is there" in missing.stderr
+    assert not (tmp_path / "new.img").exists()
+    assert sha256(data) == before
+
+
+@pytest.mark.fio
+def test_fio_itself_refuses_to_change_a_target_the_plan_does_not_write(tmp_path: Path) -> None:
+    """Reading from an offset past the end would make fio extend the file: with --readonly
+    (given to fio for every target no job writes) it cannot."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(4 << 20))
+    before = sha256(data)
+    suite = tmp_path / "offset.yaml"
+    suite.write_text("name: offset\ndescription: d\nworkloads:\n"
+                     "  - {rw: randread, bs: 4k, runtime: 1, extra: {offset: 3m}}\n")  # fmt: skip
+    done = ssdcompare("sweep", "--devices", str(data), "--suite", str(suite),
+                      "--out", str(tmp_path / "results"))  # fmt: skip
+    assert "Traceback" not in done.stderr
+    (status,) = (tmp_path / "results").glob("runs/*/*/r1/status.json")
+    assert "--readonly" in json.loads(status.read_text())["command"]
+    assert sha256(data) == before and data.stat().st_size == 4 << 20
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_device_under_a_stacked_loop_device_is_never_written(tmp_path: Path) -> None:
+    with loop_device(tmp_path / "lower.img", 32 << 20) as lower:
+        upper = subprocess.run(["losetup", "--find", "--show", lower], capture_output=True,
+                               text=True, check=True).stdout.strip()  # fmt: skip
+        try:
+            subprocess.run(["mkfs.ext4", "-q", "-F", upper], check=True)
+            with mounted(upper, tmp_path / "mnt") as mnt:
+                (mnt / "precious.bin").write_bytes(os.urandom(1 << 20))
+                before = sha256(mnt / "precious.bin")
+                done = write_sweep(Path(lower), tmp_path / "results", "--destroy-data")
+                assert_refused(done, f"backing device of {Path(upper).name}")
+                assert sha256(mnt / "precious.bin") == before
+        finally:
+            subprocess.run(["losetup", "--detach", upper], check=False)
+
+
+def hold_open(path: Path, flags: str = "r+b") -> subprocess.Popen:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"f = open({str(path)!r}, {flags!r}); print('open', flush=True);"
+         " input()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+    return holder
+
+
+@pytest.mark.fio
+def test_a_file_open_elsewhere_is_refused_under_any_name(tmp_path: Path) -> None:
+    data = tmp_path / "db.dat"
+    data.write_bytes(os.urandom(4 << 20))
+    alias = tmp_path / "alias.dat"
+    os.link(data, alias)  # the same data under another name
+    before = sha256(data)
+    holder = hold_open(data)
+    try:
+        done = write_sweep(alias, tmp_path / "results", "--destroy-data")
+        assert_refused(done, f"open in process {holder.pid}")
+    finally:
+        holder.communicate("\n", timeout=30)
+    assert sha256(data) == before
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_device_open_for_writing_elsewhere_is_never_written(tmp_path: Path) -> None:
+    """A virtual machine's raw disk, say: open read-write, not exclusively."""
+    with loop_device(tmp_path / "vm.img", 32 << 20) as loop:
+        holder = hold_open(Path(loop))
+        try:
+            done = write_sweep(Path(loop), tmp_path / "results", "--destroy-data")
+            assert_refused(done, f"open in process {holder.pid}")
+        finally:
+            holder.communicate("\n", timeout=30)
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [("/proc/1/root/tmp/x.img", "the kernel's view"), ("/sys/kernel/x", "the kernel's view"),
+     ("/dev/mapper/vg0-data", "unknown device"), ("/dev/../dev/nosuch", "unknown device")],
+)  # fmt: skip
+def test_kernel_views_and_missing_devices_are_not_file_targets(spec: str, said: str) -> None:
+    done = ssdcompare("plan", "--suite", "quick", "--devices", spec, "--size", "16m",
+                      "--no-validate")  # fmt: skip
+    assert done.returncode == 2 and said in done.stderr
+    assert not Path("/dev/mapper/vg0-data").exists()
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_resume_refuses_a_new_file_whose_filesystem_went_away(tmp_path: Path) -> None:
+    """Resumed after an unmount, fio would write into the mount point's folder on the disk
+    below: the folder's filesystem is part of the target's identity."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "none", str(mnt)], check=True)
+    try:
+        plan = make_plan(str(SUITES / "tiny.yaml"), str(mnt / "test.img"), size_bytes=8 << 20,
+                         require_fio=True)  # fmt: skip
+        results, _ = sweep.start(plan, tmp_path / "results", command_line=["test"])
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+    done = ssdcompare("sweep", "--resume", str(results.path))
+    assert done.returncode == 2 and "filesystem of its folder" in done.stderr
+    assert list(mnt.iterdir()) == []
+
+
+@pytest.mark.fio
+def test_an_ok_run_without_its_output_is_failed_and_rerun(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    first = ssdcompare(
+        "sweep",
+        "--devices",
+        str(tmp_path / "t.img"),
+        "--size",
+        "8m",
+        "--suite",
+        str(SUITES / "tiny.yaml"),
+        "--runtime",
+        "1",
+        "--out",
+        str(out),
+    )
+    assert first.returncode == 0, first.stderr
+    lost = next(out.glob("runs/*/randread-4k-qd1/r1/fio.json"))
+    lost.unlink()
+    row = load(out).query("job == 'randread-4k-qd1'").iloc[0]
+    assert row["status"] == "failed" and "fio.json is missing" in row["error"]
+    again = ssdcompare("sweep", "--resume", str(out))
+    assert again.returncode == 0, again.stderr
+    assert lost.exists() and (lost.parent.parent / "r1.attempt-1").is_dir()
+    assert set(load(out)["status"]) == {"ok"}

@@ -50,6 +50,12 @@ def victim(tmp_path: Path) -> tuple[Path, str]:
     return path, sha256(path)
 
 
+def existing(path: Path, size: int = 16 << 20) -> Path:
+    """A file with data in it, for read-only sweeps (which read only what is there)."""
+    path.write_bytes(os.urandom(size))
+    return path
+
+
 INJECTED = "\n[evil]\nrw=randwrite\nfilename={victim}\nsize=1m\n"
 
 
@@ -103,8 +109,9 @@ def test_a_tampered_jobfile_is_caught_before_fio_starts(tmp_path: Path) -> None:
     """Whatever puts a section into the text (a future template, a bug), the text decides:
     the run is refused from the jobfile on disk and fio never starts."""
     target, before = victim(tmp_path)
+    existing(tmp_path / "t.img")
     plan = make_plan(str(Path(__file__).parent / "suites" / "tiny.yaml"),
-                     str(tmp_path / "t.img"), size_bytes=16 << 20, read_only=True)  # fmt: skip
+                     str(tmp_path / "t.img"), read_only=True)  # fmt: skip
     job = plan.jobs[0]
     plan.jobs[0] = job.model_copy(update={"text": job.text + INJECTED.format(victim=target)})
     results, _ = sweep.start(plan, tmp_path / "results", command_line=["test"])
@@ -119,8 +126,9 @@ def test_a_tampered_jobfile_is_caught_before_fio_starts(tmp_path: Path) -> None:
 def test_a_jobfile_that_writes_where_its_plan_did_not_is_refused(tmp_path: Path) -> None:
     """The guard judged the target from the planned jobfile; a text that writes anyway is
     stopped even in a sweep that is not read-only."""
+    existing(tmp_path / "t.img")
     plan = make_plan(str(Path(__file__).parent / "suites" / "tiny.yaml"),
-                     str(tmp_path / "t.img"), size_bytes=16 << 20, read_only=True)  # fmt: skip
+                     str(tmp_path / "t.img"), read_only=True)  # fmt: skip
     plan.read_only = False
     job = plan.jobs[0]
     plan.jobs[0] = job.model_copy(update={"text": job.text.replace("rw=randread", "rw=randwrite")})
@@ -142,8 +150,8 @@ def test_refused_options_are_refused_with_the_reason(option: str) -> None:
         ("timeout", 5, "set by ssdcompare (fio's alias of runtime)"),
         ("filename", "/dev/sda", "set by ssdcompare"),
         ("readwrite", "write", "set by ssdcompare (fio's alias of rw)"),
-        ("mem", "mmaphuge:/tmp/x", "looks like a file path"),
-        ("iomem", "mmap:/etc/passwd", "looks like a file path"),
+        ("mem", "mmaphuge:/tmp/x", "without a file"),
+        ("iomem", "mmap:/etc/passwd", "without a file"),
         ("buffer_pattern", "/etc/shadow", "looks like a file path"),
         ("rate", "1m;x", "cuts the line"),
         ("rate", "${HOME}", "expand"),
@@ -351,3 +359,53 @@ def test_writes_and_files_come_from_every_section() -> None:
 def test_a_workload_id_cannot_name_a_global_section() -> None:
     with pytest.raises(ValueError, match="global"):
         Workload(id="global-reads", rw="randread", bs="4k")
+
+
+# --- holes found by trying to break it ------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["include", "includex", "include_file"])
+def test_any_option_starting_with_include_is_refused(key: str) -> None:
+    """fio reads every line starting with 'include' as a file to pull in (include=x too)."""
+    with pytest.raises(ValueError, match="reads any line starting with 'include'"):
+        Workload(rw="randread", bs="4k", extra={key: "evil.fio"})
+
+
+@pytest.mark.parametrize("line", ["include evil.fio", "include=evil.fio", "includex=evil.fio"])
+def test_the_reader_refuses_every_include_spelling(line: str) -> None:
+    with pytest.raises(JobfileError, match="pulls in another file"):
+        read_jobfile(f"[a]\nfilename=/t\n{line}\n")
+
+
+@pytest.mark.parametrize(
+    "value", ["mmap:victim.txt", "mmapshared:sub/../../outside.txt", "shmhuge:x"]
+)
+def test_io_buffers_cannot_be_backed_by_a_file(value: str) -> None:
+    for option in ("mem", "iomem"):
+        with pytest.raises(ValueError, match="without a file"):
+            Workload(rw="randread", bs="4k", extra={option: value})
+    assert Workload(rw="randread", bs="4k", extra={"mem": "mmap"}).extra == {"mem": "mmap"}
+
+
+@pytest.mark.parametrize("engine", ["nbd", "rdma", "net", "exec", "external"])
+def test_engines_that_send_io_elsewhere_are_refused(engine: str) -> None:
+    with pytest.raises(ValueError, match="unknown ioengine"):
+        Workload(rw="randread", bs="4k", ioengine=engine)
+
+
+@pytest.mark.fio
+def test_files_fio_makes_of_its_own_stay_in_the_run_folder(tmp_path: Path) -> None:
+    """verify writes a state file into fio's working folder: that is the run's folder."""
+    suite = tmp_path / "verify.yaml"
+    suite.write_text(
+        "name: verify\ndescription: d\nworkloads:\n"
+        "  - {rw: randwrite, bs: 4k, runtime: 1, extra: {verify: crc32c, verify_fatal: 1}}\n"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    out = tmp_path / "results"
+    done = ssdcompare("sweep", "--devices", str(tmp_path / "t.img"), "--size", "8m",
+                      "--suite", str(suite), "--out", str(out), cwd=work)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert list(work.iterdir()) == []
+    assert list(out.glob("runs/*/*/r1/*verify.state"))

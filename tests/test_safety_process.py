@@ -24,6 +24,8 @@ from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.plan import make_plan
 
 SUITES = Path(__file__).parent / "suites"
+
+
 def start_sweep(devices: str, out: Path, suite: str = "long-read.yaml") -> subprocess.Popen:
     """A sweep in the background; the default suite runs until the test stops it."""
     return subprocess.Popen(
@@ -220,3 +222,81 @@ def test_an_unexpected_error_is_one_line_with_the_details_in_a_file(tmp_path: Pa
     report = Path(line.rsplit("details in ", 1)[1])
     assert "ZeroDivisionError" in report.read_text()
     report.unlink()
+
+
+@pytest.mark.fio
+def test_a_hard_link_does_not_dodge_the_lock(tmp_path: Path) -> None:
+    (tmp_path / "f.img").write_bytes(bytes(16 << 20))
+    os.link(tmp_path / "f.img", tmp_path / "g.img")
+    out = tmp_path / "results"
+    first = start_sweep(str(tmp_path / "f.img"), out)
+    try:
+        wait_for(lambda: fio_processes(out), "the first sweep's fio to start")
+        second = subprocess.run(
+            [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(tmp_path / "g.img"),
+             "--suite", str(SUITES / "slow-reads.yaml"), "--out", str(tmp_path / "second")],
+            capture_output=True, text=True, timeout=DEADLINE_S, check=False,
+        )  # fmt: skip
+        assert second.returncode == 2 and f"pid {first.pid}" in second.stderr
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=DEADLINE_S)
+
+
+@pytest.mark.fio
+def test_a_sweep_under_nohup_ignores_sighup(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(tmp_path / "t.img"),
+         "--size", "16m", "--suite", str(SUITES / "long-read.yaml"), "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),  # what nohup does
+    )  # fmt: skip
+    try:
+        wait_for(lambda: fio_has_read(out), "fio to read")
+        (worker,) = [p for p in fio_processes(out) if p.io_counters().read_bytes]
+        read_before = worker.io_counters().read_bytes
+        proc.send_signal(signal.SIGHUP)
+        # still measuring after the hang-up: its fio goes on reading
+        wait_for(lambda: worker.io_counters().read_bytes > read_before + (8 << 20),
+                 "fio to keep reading after SIGHUP")  # fmt: skip
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=DEADLINE_S)
+    assert proc.returncode == 130
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize("closed", ["stdout", "stderr"])
+def test_a_closed_output_stream_costs_no_result_and_no_report(tmp_path: Path, closed: str) -> None:
+    out = tmp_path / "results"
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(tmp_path / "t.img"),
+         "--size", "8m", "--suite", str(SUITES / "tiny.yaml"), "--runtime", "1",
+         "--out", str(out)], text=True, **streams,
+    )  # fmt: skip
+    getattr(proc, closed).close()  # the reader goes away at once (a broken pipe)
+    other = proc.stderr if closed == "stdout" else proc.stdout
+    assert other is not None
+    other.read()
+    proc.wait(timeout=300)
+    assert proc.returncode == 0
+    assert (out / "report.html").is_file()
+    assert len(list(out.glob("runs/*/*/r1/fio.json"))) == 3
+
+
+@pytest.mark.fio
+def test_a_sweep_started_without_stderr_runs_to_the_end(tmp_path: Path) -> None:
+    """`ssdcompare sweep ... 2>&-`: Python then has no sys.stderr at all."""
+    out = tmp_path / "results"
+    done = subprocess.run(
+        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(tmp_path / "t.img"),
+         "--size", "8m", "--suite", str(SUITES / "tiny.yaml"), "--runtime", "1",
+         "--out", str(out)],
+        stdout=subprocess.PIPE, text=True, timeout=300, check=False,
+        preexec_fn=lambda: os.close(2),
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert "3/3 runs ok" in done.stdout and (out / "report.html").is_file()
