@@ -12,8 +12,6 @@ This module imports nothing when it loads: the command line starts from ssdcompa
 which must be able to catch Ctrl-C before anything slow is imported.
 """
 
-from __future__ import annotations
-
 __version__ = "0.1.0"
 
 __all__ = ["SsdcompareError", "__version__", "job_summary", "load", "read_fio", "side_by_side"]

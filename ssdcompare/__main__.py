@@ -1,7 +1,13 @@
 # `python -m ssdcompare`: Ctrl-C from the first line on ends quietly (see ssdcompare.entry)
 try:
     from ssdcompare.entry import main
-except KeyboardInterrupt:
+except BaseException as err:  # an interrupt may come wrapped in another exception
+    if isinstance(err, SystemExit):
+        raise
+    from ssdcompare.entry import interrupted
+
+    if not interrupted(err):
+        raise
     raise SystemExit(130) from None
 
 main()

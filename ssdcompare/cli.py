@@ -20,6 +20,7 @@ import click
 
 from ssdcompare import __version__
 from ssdcompare.devices import describe
+from ssdcompare.entry import interrupted
 from ssdcompare.errors import SsdcompareError, Stopped, stop_reason
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.terminal import ProgressLine, say
@@ -472,7 +473,11 @@ def main(argv: list[str] | None = None) -> None:
         where = f"{err.filename}: " if err.filename else ""
         say(f"error: {where}{err.strerror or err}")
         sys.exit(EXIT_ERROR)
-    except Exception as err:  # a bug: say so in one line, keep the details for a report
+    except Exception as err:
+        if interrupted(err):  # Ctrl-C inside an import comes wrapped in another exception
+            say("interrupted")
+            sys.exit(EXIT_INTERRUPTED)
+        # a bug: say so in one line, keep the details for a report
         try:
             details = f"; details in {_crash_report(err)}"
         except OSError:

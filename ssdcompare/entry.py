@@ -4,14 +4,41 @@ Kept tiny on purpose: only what this module imports can be interrupted before th
 below is in place.
 """
 
+import signal
 import sys
 
 
+def interrupted(err: BaseException) -> bool:
+    """Whether `err` is, or was caused by, Ctrl-C. Python wraps an interrupt that lands in
+    some places (e.g. inside a class being defined while a module is imported) in another
+    exception; the interrupt is then in its chain."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, KeyboardInterrupt):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False
+
+
 def main() -> None:
-    """`ssdcompare ...` and `python -m ssdcompare ...`."""
+    """`ssdcompare ...` and `python -m ssdcompare ...`.
+
+    Ctrl-C while the program loads is held back until loading is done, then ends it: an
+    interrupt landing inside a library's import can surface as some other error of that
+    library's (or none at all).
+    """
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
         from ssdcompare.cli import main as cli_main
-    except KeyboardInterrupt:
+    except BaseException as err:
+        if not interrupted(err):
+            raise
+        held.append(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, previous)  # an ignored SIGINT (e.g. `cmd &`) stays so
+    if held:
         sys.stderr.write("interrupted\n")
-        raise SystemExit(130) from None
+        raise SystemExit(130)
     cli_main()

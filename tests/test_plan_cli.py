@@ -49,7 +49,8 @@ def test_plan_renders_every_job_for_every_target(tmp_path: Path) -> None:
 
 
 def test_plan_read_only_drops_writers(tmp_path: Path) -> None:
-    plan = make_plan("optane-vs-nand", str(tmp_path / "a.img"), size_bytes=MIB, read_only=True)
+    (tmp_path / "a.img").write_bytes(bytes(MIB))  # read-only sweeps read what is there
+    plan = make_plan("optane-vs-nand", str(tmp_path / "a.img"), read_only=True)
     assert [j.job_id for j in plan.jobs] == [
         "randread-4k-qd1",
         "randread-4k-qd128",
