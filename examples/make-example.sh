@@ -16,7 +16,8 @@ cleanup() {
 }
 trap cleanup EXIT
 echo $((1280 * 1024 * 1024)) > "/sys/block/$zram/disksize"
-truncate -s 1280M "$img"
+# written through, not sparse: reading a hole never reaches storage and would flatter it
+dd if=/dev/zero of="$img" bs=4M count=320 conv=fsync status=none
 loop=$(losetup --find --show --direct-io=on "$img")
 .venv/bin/ssdcompare sweep --suite examples/ramdisk-vs-loop.yaml --devices "/dev/$zram,$loop" \
     --repeat 2 --out "$out"
