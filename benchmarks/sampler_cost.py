@@ -16,8 +16,8 @@ import subprocess
 import tempfile
 import time
 
-from ssdcompare.cpu import CpuSampler
 from ssdcompare.fio import find_fio
+from ssdcompare.sampler import CpuSampler
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
             proc.wait()
             trace = sampler.stop()
             elapsed = time.monotonic() - started
-        summary = trace.summary(skip_s=0.5)
+        summary = trace.stats(skip_s=0.5)
         worker = summary.fio_worker_max_pct if summary else None
         runnable = summary.fio_worker_max_runnable_pct if summary else None
         steal = (

@@ -12,7 +12,7 @@ This module imports nothing when it loads: the command line starts from ssdcompa
 which must be able to catch Ctrl-C before anything slow is imported.
 """
 
-__version__ = "0.1.0"
+from ssdcompare.version import __version__
 
 __all__ = ["SsdcompareError", "__version__", "job_summary", "load", "read_fio", "side_by_side"]
 

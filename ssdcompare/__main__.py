@@ -4,7 +4,7 @@ try:
 except BaseException as err:  # an interrupt may come wrapped in another exception
     if isinstance(err, SystemExit):
         raise
-    from ssdcompare.entry import interrupted
+    from ssdcompare.errors import interrupted
 
     if not interrupted(err):
         raise

@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ssdcompare import __version__
 from ssdcompare.devices import describe
-from ssdcompare.entry import interrupted
-from ssdcompare.errors import SsdcompareError, Stopped, stop_reason
+from ssdcompare.errors import SsdcompareError, Stopped, interrupted, stop_reason
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.terminal import ProgressLine, say
 from ssdcompare.units import format_bytes, format_duration, parse_size
+from ssdcompare.version import __version__
 
 if TYPE_CHECKING:
     from ssdcompare.guard import Finding

@@ -1,24 +1,13 @@
 """The console command's entry point: Ctrl-C while the program is still loading ends quietly.
 
-Kept tiny on purpose: only what this module imports can be interrupted before the handler
-below is in place.
+Kept tiny on purpose: only what this module imports (the standard signal and sys modules and
+ssdcompare.errors) can be interrupted before the handler below is in place.
 """
 
 import signal
 import sys
 
-
-def interrupted(err: BaseException) -> bool:
-    """Whether `err` is, or was caused by, Ctrl-C. Python wraps an interrupt that lands in
-    some places (e.g. inside a class being defined while a module is imported) in another
-    exception; the interrupt is then in its chain."""
-    seen = set()
-    while err is not None and id(err) not in seen:
-        if isinstance(err, KeyboardInterrupt):
-            return True
-        seen.add(id(err))
-        err = err.__cause__ or err.__context__
-    return False
+from ssdcompare.errors import interrupted
 
 
 def main() -> None:

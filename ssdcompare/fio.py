@@ -1,4 +1,5 @@
-"""The installed fio: where it is, its version, its engines, and jobfile validation."""
+"""The installed fio: where it is, its version, its engines, jobfile validation, and the one
+command line every run uses."""
 
 from __future__ import annotations
 
@@ -29,6 +30,19 @@ class FioInfo:
     def version_tuple(self) -> tuple[int, int]:
         match = _VERSION_RE.search(self.version)
         return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+def command_line(
+    fio_path: str, jobfile: str | Path, output: str | Path, readonly: bool = False
+) -> list[str]:
+    """The command line of every measuring fio run (stored with each result as it ran).
+
+    `readonly` adds fio's --readonly: fio then refuses to write, trim, create or extend any
+    file itself, whatever the jobfile says. The runner passes absolute paths, so none can pass
+    for an option.
+    """
+    readonly_flag = ["--readonly"] if readonly else []
+    return [fio_path, "--output-format=json+", f"--output={output}", *readonly_flag, str(jobfile)]
 
 
 def find_fio(fio_bin: str | None = None) -> FioInfo:

@@ -65,7 +65,7 @@ CPU
     fio_cpu_usr_pct, fio_cpu_sys_pct
                         float    % of one CPU per fio process; fio: the job's "usr_cpu", "sys_cpu"
     cpu_bound           boolean  the result measures the CPU rather than the drive (see
-                                 ssdcompare.cpubound); NA when it cannot be judged
+                                 ssdcompare.cpu); NA when it cannot be judged
     cpu_bound_reason    str      why, in words
     cpu_busy_pct, cpu_max_busy_pct, irq_softirq_max_pct, fio_worker_max_pct
                         float    %; cpu.json, means over the measured period (all CPUs; the
@@ -96,13 +96,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ssdcompare.cpu import read_trace
-from ssdcompare.cpubound import Thresholds, judge
+from ssdcompare.cpu import Thresholds, judge, read_trace
 from ssdcompare.errors import NewerFormatError, SsdcompareError
 from ssdcompare.fioresult import FioOutputError, JobResult, parse_fio_file
-from ssdcompare.matrix import Workload
 from ssdcompare.store import ResultsDir, RunStatus, write_atomic
 from ssdcompare.units import format_bytes, parse_size
+from ssdcompare.workload import Workload
 
 DIRECTIONS = ("read", "write", "trim", "sync", "mixed")  # mixed: unified_rw_reporting
 
@@ -166,14 +165,6 @@ def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
     return values
 
 
-def _span(workload: Workload) -> str:
-    if workload.size_pct is not None:
-        return f"{workload.size_pct:g} %"
-    if workload.size_bytes is not None:
-        return format_bytes(workload.size_bytes)
-    return "whole target"
-
-
 def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[str, object]:
     if workload is None:
         return {}
@@ -187,7 +178,7 @@ def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[st
         "fdatasync": workload.fdatasync,
         "runtime_s": workload.runtime_s,
         "ramp_s": workload.ramp_s,
-        "span": _span(workload),
+        "span": workload.span_label,
         "ioengine": workload.ioengine or sweep_ioengine,
         "extra_options": workload.extra_label,
     }
@@ -236,7 +227,7 @@ def _run_rows(
             engine = (job.options if job else output.global_options).get("ioengine")
             if engine:
                 base["ioengine"] = engine
-    cpu_summary = None
+    cpu_stats = None
     cpu_path = results.cpu_json(status)
     if cpu_path.exists():
         try:
@@ -246,20 +237,20 @@ def _run_rows(
         except SsdcompareError:
             trace = None  # damaged samples: judged as without samples ("no CPU samples")
         if trace is not None:
-            cpu_summary = trace.summary(skip_s=workload.ramp_s + 0.5 if workload else 0.5)
-    if cpu_summary is not None:
+            cpu_stats = trace.stats(skip_s=workload.ramp_s + 0.5 if workload else 0.5)
+    if cpu_stats is not None:
         base.update(
-            cpu_busy_pct=cpu_summary.cpu_busy_pct,
-            cpu_max_busy_pct=cpu_summary.cpu_max_busy_pct,
-            irq_softirq_max_pct=cpu_summary.irq_softirq_max_pct,
-            fio_worker_max_pct=cpu_summary.fio_worker_max_pct,
-            fio_worker_max_runnable_pct=cpu_summary.fio_worker_max_runnable_pct,
-            fio_workers_total_cores=cpu_summary.fio_workers_total_cores,
+            cpu_busy_pct=cpu_stats.cpu_busy_pct,
+            cpu_max_busy_pct=cpu_stats.cpu_max_busy_pct,
+            irq_softirq_max_pct=cpu_stats.irq_softirq_max_pct,
+            fio_worker_max_pct=cpu_stats.fio_worker_max_pct,
+            fio_worker_max_runnable_pct=cpu_stats.fio_worker_max_runnable_pct,
+            fio_workers_total_cores=cpu_stats.fio_workers_total_cores,
         )
     if job is not None:
         base.update(fio_cpu_usr_pct=job.usr_cpu_pct, fio_cpu_sys_pct=job.sys_cpu_pct)
         verdict = judge(
-            cpu_summary, job.usr_cpu_pct, job.sys_cpu_pct, manifest.host.cpu_threads, thresholds
+            cpu_stats, job.usr_cpu_pct, job.sys_cpu_pct, manifest.host.cpu_threads, thresholds
         )
         base.update(cpu_bound=verdict.cpu_bound, cpu_bound_reason=verdict.reason)
     rows = []

@@ -12,12 +12,13 @@ from collections.abc import Collection
 
 from pydantic import BaseModel, ConfigDict
 
-from ssdcompare import __version__
 from ssdcompare.devices import Target
+from ssdcompare.fio import command_line
 from ssdcompare.jobcheck import check_jobfile, read_jobfile, workload_hash
-from ssdcompare.matrix import Workload
 from ssdcompare.resources import templates
 from ssdcompare.units import format_bytes, parse_size, size_token
+from ssdcompare.version import __version__
+from ssdcompare.workload import RW_LABELS, Workload
 
 TEMPLATE = "job.fio.j2"
 
@@ -41,8 +42,6 @@ class RenderedJob(BaseModel):
     @property
     def file_name(self) -> str:
         return f"{self.job_id}.fio"
-
-
 
 
 def span(workload: Workload, target: Target) -> str | None:
@@ -71,13 +70,8 @@ def span(workload: Workload, target: Target) -> str | None:
     return None
 
 
-def _summary(workload: Workload, size: str | None, target: Target) -> str:
-    what = {
-        "read": "sequential read", "write": "sequential write", "randread": "random read",
-        "randwrite": "random write", "rw": "sequential mix", "randrw": "random mix",
-        "trim": "sequential trim", "randtrim": "random trim",
-    }[workload.rw]  # fmt: skip
-    parts = [what]
+def _outline(workload: Workload, size: str | None, target: Target) -> str:
+    parts = [RW_LABELS[workload.rw]]
     if workload.rwmixread is not None:
         parts.append(f"{workload.rwmixread}% read / {100 - workload.rwmixread}% write")
     parts.append(f"{format_bytes(workload.bs_bytes)} blocks")
@@ -93,15 +87,6 @@ def _summary(workload: Workload, size: str | None, target: Target) -> str:
     if target.kind == "file":
         parts.append("of a file")
     return ", ".join(parts)
-
-
-def span_request(workload: Workload) -> str:
-    """The span the workload asks for, whatever the target: "20%", "10g" or "all"."""
-    if workload.size_pct is not None:
-        return f"{workload.size_pct:g}%"
-    if workload.size_bytes is not None:
-        return size_token(workload.size_bytes)
-    return "all"
 
 
 def fio_path(path: str) -> str:
@@ -126,19 +111,25 @@ def render(
     """
     engine = workload.ioengine or ioengine
     size = span(workload, target)
-    text = templates().get_template(TEMPLATE).render(
-        version=__version__,
-        suite=suite,
-        job=workload,
-        target=target,
-        filename=fio_path(target.path),
-        size=size,
-        ioengine=engine,
-        bs=size_token(workload.bs_bytes),
-        extra=[
-            (k, int(v) if isinstance(v, bool) else v) for k, v in sorted(workload.extra.items())
-        ],
-        summary=_summary(workload, size, target),
+    text = (
+        templates()
+        .get_template(TEMPLATE)
+        .render(
+            version=__version__,
+            suite=suite,
+            job=workload,
+            target=target,
+            filename=fio_path(target.path),
+            size=size,
+            ioengine=engine,
+            bs=size_token(workload.bs_bytes),
+            extra=[
+                (k, int(v) if isinstance(v, bool) else v)
+                for k, v in sorted(workload.extra.items())
+            ],
+            outline=_outline(workload, size, target),
+            run=" ".join(command_line("fio", "THIS_FILE", "RESULT.json")),
+        )
     )
     facts = read_jobfile(text)
     check_jobfile(facts, target.path, workload.job_id, read_only, allowed_options)
@@ -147,6 +138,6 @@ def render(
         target=target,
         ioengine=engine,
         text=text,
-        workload_hash=workload_hash(facts, span_request(workload)),
+        workload_hash=workload_hash(facts, workload.span_request),
         writes=facts.writes,
     )

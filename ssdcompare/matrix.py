@@ -1,433 +1,26 @@
-"""Typed test matrices: one fio workload, and the expansion of matrices into workloads.
+"""Expanding a suite file's matrices into the ordered workloads of a `Suite`.
 
-A suite file is validated into `SuiteSpec` (what the user wrote) and expanded into a `Suite`
-(the flat, ordered list of `Workload`s that every device runs identically).
+A matrix is a product of axes (e.g. bs x iodepth) over fixed fields, with additions and
+exclusions; every problem is reported with its place in the suite file.
 """
 
 from __future__ import annotations
 
 import itertools
-import re
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import (
-    AliasChoices,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
+from pydantic import ValidationError
+
+from ssdcompare.errors import SsdcompareError, validation_problems
+from ssdcompare.units import parse_size
+from ssdcompare.workload import (
+    RW_ALIASES,
+    WORKLOAD_KEYS,
+    MatrixSpec,
+    Suite,
+    SuiteSpec,
+    Workload,
 )
-
-from ssdcompare.errors import SsdcompareError
-from ssdcompare.fiooptions import control_character, extra_option_problem, value_problem
-from ssdcompare.units import parse_size, size_token
-
-RwPattern = Literal["read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim"]
-RW_PATTERNS: tuple[str, ...] = RwPattern.__args__  # type: ignore[attr-defined]
-RW_ALIASES = {"readwrite": "rw", "randreadwrite": "randrw"}
-MIXED_PATTERNS = frozenset({"rw", "randrw"})
-READING_PATTERNS = frozenset({"read", "randread", "rw", "randrw"})
-WRITING_PATTERNS = frozenset({"write", "randwrite", "rw", "randrw"})
-TRIM_PATTERNS = frozenset({"trim", "randtrim"})
-
-# fio's I/O engines that make sense for a storage comparison and do their I/O on the target
-# (network engines such as nbd or rdma send it elsewhere); fio --enghelp lists what a given
-# build has, and `plan` checks the rendered choice against the installed fio.
-IOENGINES = (
-    "io_uring", "io_uring_cmd", "libaio", "psync", "pvsync", "pvsync2", "sync", "vsync",
-    "posixaio", "mmap", "sg", "splice", "null", "windowsaio", "solarisaio",
-)  # fmt: skip
-
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-_PCT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
-
-ExtraValue = str | int | float | bool | None
-
-
-def _alias(*names: str) -> AliasChoices:
-    return AliasChoices(*names)
-
-
-class Workload(BaseModel):
-    """One fio job as it runs against one target: the unit of measurement and comparison."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    id: str | None = Field(None, description="Stable readable id; generated when omitted")
-    rw: RwPattern
-    bs_bytes: int = Field(validation_alias=_alias("bs", "bs_bytes"))
-    iodepth: int = Field(1, ge=1, le=65536)
-    numjobs: int = Field(1, ge=1, le=4096)
-    rwmixread: int | None = Field(None, ge=0, le=100)
-    fsync: int = Field(0, ge=0, description="Flush after every N writes; 0 = never")
-    runtime_s: int = Field(60, ge=1, validation_alias=_alias("runtime", "runtime_s"))
-    ramp_s: int = Field(0, ge=0, validation_alias=_alias("ramp_time", "ramp", "ramp_s"))
-    size_bytes: int | None = Field(None, gt=0)
-    size_pct: float | None = Field(None, gt=0, le=100)
-    ioengine: str | None = Field(None, description="None = io_uring where fio supports it")
-    direct: bool = True
-    thinktime_us: int | None = Field(
-        None, ge=0, validation_alias=_alias("thinktime", "thinktime_us")
-    )
-    thinktime_blocks: int | None = Field(None, ge=1)
-    extra: dict[str, ExtraValue] = Field(default_factory=dict)
-    group: str | None = Field(None, description="Name of the matrix this workload came from")
-    description: str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _split_size(cls, data: Any) -> Any:
-        """`size` accepts "10g", 4096 or "20%"; it lands in size_bytes or size_pct."""
-        if isinstance(data, dict) and "size" in data:
-            data = dict(data)
-            value = data.pop("size")
-            if value is None:
-                return data
-            pct = _PCT_RE.match(value) if isinstance(value, str) else None
-            if pct:
-                data["size_pct"] = float(pct.group(1))
-            else:
-                try:
-                    data["size_bytes"] = parse_size(value)
-                except ValueError as err:
-                    raise ValueError(f"size: {err}; or a share of the device like 20%") from None
-        return data
-
-    @field_validator("rw", mode="before")
-    @classmethod
-    def _rw_alias(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return RW_ALIASES.get(value.strip().lower(), value.strip().lower())
-        return value
-
-    @field_validator("bs_bytes", mode="before")
-    @classmethod
-    def _parse_bs(cls, value: Any) -> int:
-        if not isinstance(value, (int, str)) or isinstance(value, bool):
-            raise ValueError(f"block size must be bytes or a string like 4k, got {value!r}")
-        return parse_size(value)
-
-    @field_validator("ioengine")
-    @classmethod
-    def _known_engine(cls, value: str | None) -> str | None:
-        if value is not None and value not in IOENGINES:
-            raise ValueError(f"unknown ioengine {value!r}; allowed: {', '.join(IOENGINES)}")
-        return value
-
-    @field_validator("id")
-    @classmethod
-    def _valid_id(cls, value: str | None) -> str | None:
-        if value is not None and not _ID_RE.match(value):
-            raise ValueError(
-                f"id {value!r} must start with a letter or digit and use only letters, digits "
-                "and . _ + - (it names files and fio job sections)"
-            )
-        if value is not None and value.startswith("global"):
-            # fio reads any section whose name starts with "global" as [global]
-            raise ValueError(f"id {value!r} cannot start with 'global': fio reserves it")
-        return value
-
-    @field_validator("extra")
-    @classmethod
-    def _valid_extra(cls, value: dict[str, ExtraValue]) -> dict[str, ExtraValue]:
-        # options that need --allow-option are judged when the sweep is planned
-        for key, item in value.items():
-            problem = extra_option_problem(key) or value_problem(key, item)
-            if problem:
-                raise ValueError(problem)
-        return value
-
-    @field_validator("description", "group")
-    @classmethod
-    def _one_line(cls, value: str | None) -> str | None:
-        # both are written into the jobfile's comment header: a newline would end the comment
-        bad = control_character(value) if value is not None else None
-        if bad:
-            raise ValueError(f"contains {bad}; it is written into the jobfile, keep it one line")
-        return value
-
-    @model_validator(mode="after")
-    def _consistent(self) -> Workload:
-        if self.rwmixread is not None and self.rw not in MIXED_PATTERNS:
-            raise ValueError(
-                f"rwmixread applies only to mixed patterns rw and randrw, not rw={self.rw}; "
-                "drop rwmixread or use rw=randrw"
-            )
-        if self.rw in MIXED_PATTERNS and self.rwmixread is None:
-            self.rwmixread = 50  # fio's own default, made explicit so ids and tables show it
-        if (self.fsync or self.fdatasync) and self.rw not in WRITING_PATTERNS:
-            which = "fsync" if self.fsync else "fdatasync"
-            raise ValueError(f"{which} flushes after writes; rw={self.rw} does not write")
-        if self.size_bytes is not None and self.size_pct is not None:
-            raise ValueError("give size once, either in bytes or as a percentage")
-        if self.thinktime_blocks is not None and self.thinktime_us is None:
-            raise ValueError("thinktime_blocks needs thinktime (the idle time in microseconds)")
-        if self.id is None:
-            self.id = self.generated_id()
-        return self
-
-    def generated_id(self) -> str:
-        """The readable id derived from the parameters, e.g. randread-4k-qd128."""
-        pattern = f"{self.rw}{self.rwmixread}" if self.rw in MIXED_PATTERNS else self.rw
-        parts = [pattern, size_token(self.bs_bytes), f"qd{self.iodepth}"]
-        if self.numjobs > 1:
-            parts.append(f"nj{self.numjobs}")
-        if self.fsync:
-            parts.append("fsync" if self.fsync == 1 else f"fsync{self.fsync}")
-        if self.thinktime_us is not None:
-            blocks = f"x{self.thinktime_blocks}" if self.thinktime_blocks else ""
-            parts.append(f"think{self.thinktime_us}us{blocks}")
-        if not self.direct:
-            parts.append("buffered")
-        return "+".join(["-".join(parts), *map(_id_token, sorted(self.extra.items()))])
-
-    @property
-    def job_id(self) -> str:
-        assert self.id is not None  # always set by validation
-        return self.id
-
-    @property
-    def writes(self) -> bool:
-        """True when the workload changes data on the target (writes or trims)."""
-        return "write" in self.directions or "trim" in self.directions
-
-    @property
-    def directions(self) -> tuple[str, ...]:
-        """The fio result sections this workload fills."""
-        found = []
-        # a mix at 100 % (0 %) read is a pure read (write) load; fio fills only that section
-        if self.rw in READING_PATTERNS and self.rwmixread != 0:
-            found.append("read")
-        if self.rw in WRITING_PATTERNS and self.rwmixread != 100:
-            found.append("write")
-        if self.rw in TRIM_PATTERNS:
-            found.append("trim")
-        if self.fsync or self.fdatasync:
-            found.append("sync")  # fio reports fsync and fdatasync calls in one "sync" section
-        return tuple(found)
-
-    @property
-    def fdatasync(self) -> int:
-        """Flush file data (fdatasync) after every N writes, given through `extra`; 0 = never."""
-        value = self.extra.get("fdatasync")
-        if value is None or isinstance(value, bool):
-            return int(bool(value))
-        try:
-            return max(int(value), 0)
-        except (TypeError, ValueError):
-            return 0
-
-    @property
-    def extra_label(self) -> str | None:
-        """The `extra` fio options as one line for tables ("rate_iops=200 zero_buffers"), or
-        None when there are none: anything beyond the typed fields is shown, never hidden."""
-        if not self.extra:
-            return None
-        return " ".join(
-            key if value is None else f"{key}={int(value) if isinstance(value, bool) else value}"
-            for key, value in sorted(self.extra.items())
-        )
-
-    @property
-    def random(self) -> bool:
-        return self.rw.startswith("rand")
-
-    @property
-    def duration_s(self) -> int:
-        """Wall time fio spends measuring, ramp included (file layout and startup excluded)."""
-        return self.ramp_s + self.runtime_s
-
-
-# The keys a suite author may write for a workload (field names and their aliases).
-WORKLOAD_KEYS: frozenset[str] = frozenset(
-    {"size"}
-    | {
-        name
-        for field_name, info in Workload.model_fields.items()
-        for name in (
-            [field_name, *info.validation_alias.choices]  # type: ignore[union-attr]
-            if isinstance(info.validation_alias, AliasChoices)
-            else [field_name]
-        )
-        if isinstance(name, str)
-    }
-)
-
-# Alias -> field name ("runtime" -> "runtime_s"), so overrides can use either spelling.
-_FIELD_BY_ALIAS: dict[str, str] = {
-    alias: field_name
-    for field_name, info in Workload.model_fields.items()
-    if isinstance(info.validation_alias, AliasChoices)
-    for alias in info.validation_alias.choices
-    if isinstance(alias, str)
-}
-
-
-class MatrixSpec(BaseModel):
-    """A product of axes (e.g. bs x iodepth), with fixed fields, additions and exclusions."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str | None = None
-    description: str | None = None
-    base: dict[str, Any] = Field(default_factory=dict)
-    axes: dict[str, list[Any]]
-    include: list[dict[str, Any]] = Field(default_factory=list)
-    exclude: list[dict[str, Any]] = Field(default_factory=list)
-
-    @field_validator("axes")
-    @classmethod
-    def _axes_ok(cls, axes: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        if not axes:
-            raise ValueError("a matrix needs at least one axis, e.g. iodepth: [1, 2, 4]")
-        for key, values in axes.items():
-            _check_keys([key], "axis")
-            if key in ("id", "extra"):
-                raise ValueError(f"{key!r} cannot be an axis")
-            if not values:
-                raise ValueError(f"axis {key!r} has no values")
-        return axes
-
-    @field_validator("name")
-    @classmethod
-    def _name_one_line(cls, value: str | None) -> str | None:
-        # the name becomes each workload's group, written into the jobfile's comment header
-        bad = control_character(value) if value is not None else None
-        if bad:
-            raise ValueError(f"contains {bad}; it is written into jobfiles, keep it one line")
-        return value
-
-    @field_validator("description")
-    @classmethod
-    def _printable(cls, value: str | None) -> str | None:
-        return _printable_text(value)
-
-    @field_validator("base")
-    @classmethod
-    def _base_ok(cls, base: dict[str, Any]) -> dict[str, Any]:
-        _check_keys(base, "base key")
-        return base
-
-
-class SuiteSpec(BaseModel):
-    """A suite file as written: defaults, single workloads and matrices."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
-    description: str
-    source: str | None = Field(None, description="Where the methodology comes from")
-    read_only: bool = Field(False, description="True when no workload writes")
-    defaults: dict[str, Any] = Field(default_factory=dict)
-    workloads: list[dict[str, Any]] = Field(default_factory=list)
-    matrices: list[MatrixSpec] = Field(default_factory=list)
-
-    @field_validator("description", "source")
-    @classmethod
-    def _printable(cls, value: str | None) -> str | None:
-        return _printable_text(value)
-
-    @field_validator("defaults")
-    @classmethod
-    def _defaults_ok(cls, defaults: dict[str, Any]) -> dict[str, Any]:
-        _check_keys(defaults, "default")
-        if "id" in defaults:
-            raise ValueError("'id' cannot be a default: every workload needs its own")
-        return defaults
-
-    @model_validator(mode="after")
-    def _not_empty(self) -> SuiteSpec:
-        if not self.workloads and not self.matrices:
-            raise ValueError("a suite needs at least one entry under workloads or matrices")
-        return self
-
-
-def _printable_text(value: str | None) -> str | None:
-    """Text shown on terminals and in reports: line breaks and tabs are fine, other control
-    characters (e.g. terminal escape sequences) are not."""
-    bad = control_character(value.replace("\n", " ").replace("\t", " ")) if value else None
-    if bad:
-        raise ValueError(f"contains {bad}: use plain text")
-    return value
-
-
-def _check_keys(keys: Any, what: str) -> None:
-    unknown = sorted(set(keys) - WORKLOAD_KEYS)
-    if unknown:
-        raise ValueError(
-            f"unknown {what} {', '.join(map(repr, unknown))}; allowed: "
-            f"{', '.join(sorted(WORKLOAD_KEYS))}"
-        )
-
-
-class Suite(BaseModel):
-    """An expanded suite: the ordered workloads every target runs."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    description: str
-    source: str | None = None
-    path: str | None = None
-    workloads: list[Workload] = Field(min_length=1)
-
-    @property
-    def writes(self) -> bool:
-        return any(w.writes for w in self.workloads)
-
-    def read_only(self) -> Suite:
-        """The same suite without any workload that writes or trims."""
-        kept = [w for w in self.workloads if not w.writes]
-        if not kept:
-            raise SsdcompareError(
-                f"suite {self.name!r} has no read-only workloads; choose a suite with reads "
-                "(e.g. qd-sweep or optane-vs-nand) for a device that holds data"
-            )
-        return self.model_copy(update={"workloads": kept})
-
-    def with_overrides(self, **fields: Any) -> Suite:
-        """Override fields on every workload (e.g. runtime=5), re-validating each one."""
-        if not fields:
-            return self
-        # an alias next to its dumped field name would make pydantic reject the field name
-        fields = {_FIELD_BY_ALIAS.get(key, key): value for key, value in fields.items()}
-        rebuilt = []
-        for workload in self.workloads:
-            data = workload.model_dump(exclude_none=True)
-            if workload.id == workload.generated_id():
-                del data["id"]  # a generated id follows the parameters it names
-            if {"size", "size_bytes", "size_pct"} & set(fields):
-                data.pop("size_bytes", None)
-                data.pop("size_pct", None)
-            data.update(fields)
-            try:
-                rebuilt.append(Workload.model_validate(data))
-            except ValidationError as err:
-                raise SsdcompareError(
-                    f"override {fields} is invalid for {workload.job_id}: {_first_msg(err)}"
-                ) from None
-        return self.model_copy(update={"workloads": rebuilt})
-
-    @property
-    def duration_s(self) -> int:
-        return sum(w.duration_s for w in self.workloads)
-
-
-def _id_token(option: tuple[str, ExtraValue]) -> str:
-    """An `extra` option as part of a generated id: rate_iops=200 -> "rate_iops200"."""
-    name, value = option
-    if value is None or value is True or (name == "fdatasync" and value == 1):
-        return name
-    text = str(int(value) if isinstance(value, bool) else value)
-    return name + re.sub(r"[^A-Za-z0-9._+-]+", ".", text).strip(".")
-
-
-def _first_msg(err: ValidationError) -> str:
-    first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"])
-    return f"{loc}: {first['msg']}" if loc else first["msg"]
 
 
 def _normalise(key: str, value: Any) -> Any:
@@ -448,51 +41,48 @@ def _matches(raw: dict[str, Any], pattern: dict[str, Any]) -> bool:
         return False
 
 
-def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
-    """Expand a suite spec into its ordered workloads.
+class _Expansion:
+    """Collects the workloads of a suite spec in order, and every problem with its place."""
 
-    Raises SsdcompareError listing every problem with its location in the suite file
-    (e.g. ``matrices[0].axes.bs[2]: 4q is not a size``).
-    """
-    problems: list[str] = []
-    built: list[tuple[str, Workload]] = []
+    def __init__(self, spec: SuiteSpec) -> None:
+        self.spec = spec
+        self.problems: list[str] = []
+        self.built: list[tuple[str, Workload]] = []
+        self.defaults_origin = {k: f"defaults.{k}" for k in spec.defaults}
 
-    def build(raw: dict[str, Any], origin: dict[str, str], where: str) -> None:
+    def build(self, raw: dict[str, Any], origin: dict[str, str], where: str) -> None:
+        """Validate one workload; a problem is named by the suite-file key that caused it."""
         try:
             workload = Workload.model_validate(raw)
         except ValidationError as err:
-            for item in err.errors():
-                key = str(item["loc"][0]) if item["loc"] else ""
-                loc = origin.get(key, where + (f".{key}" if key else ""))
-                msg = item["msg"].removeprefix("Value error, ")
-                if item["type"] not in ("value_error", "missing") and "input" in item:
-                    msg = f"{msg} (got {item['input']!r})"
-                problems.append(f"{loc}: {msg}")
+            for parts, msg, _ in validation_problems(err):
+                key = str(parts[0]) if parts else ""
+                self.problems.append(
+                    f"{origin.get(key, where + (f'.{key}' if key else ''))}: {msg}"
+                )
             return
-        built.append((where, workload))
+        self.built.append((where, workload))
 
-    defaults_origin = {k: f"defaults.{k}" for k in spec.defaults}
-    for index, entry in enumerate(spec.workloads):
-        where = f"workloads[{index}]"
+    def entry(self, base: dict[str, Any], base_origin: dict[str, str], entry: dict[str, Any],
+              where: str) -> None:  # fmt: skip
+        """A single workload (or a matrix's `include`) on top of its defaults."""
         unknown = sorted(set(entry) - WORKLOAD_KEYS)
         if unknown:
-            problems.append(f"{where}: unknown key {', '.join(map(repr, unknown))}")
-            continue
-        origin = {**defaults_origin, **{k: f"{where}.{k}" for k in entry}}
-        build({**spec.defaults, **entry}, origin, where)
+            self.problems.append(f"{where}: unknown key {', '.join(map(repr, unknown))}")
+            return
+        origin = {**base_origin, **{k: f"{where}.{k}" for k in entry}}
+        self.build({**base, **entry}, origin, where)
 
-    for m_index, matrix in enumerate(spec.matrices):
-        prefix = f"matrices[{m_index}]"
-        base = {**spec.defaults, **matrix.base}
+    def matrix(self, index: int, matrix: MatrixSpec) -> None:
+        prefix = f"matrices[{index}]"
+        base = {**self.spec.defaults, **matrix.base}
         if matrix.name and "group" not in base:
             base["group"] = matrix.name
-        base_origin = {**defaults_origin, **{k: f"{prefix}.base.{k}" for k in matrix.base}}
+        base_origin = {**self.defaults_origin, **{k: f"{prefix}.base.{k}" for k in matrix.base}}
         keys = list(matrix.axes)
-        combos = []
-        for values in itertools.product(*(matrix.axes[k] for k in keys)):
-            combos.append(dict(zip(keys, values, strict=True)))
         used_excludes = set()
-        for combo in combos:
+        for values in itertools.product(*(matrix.axes[k] for k in keys)):
+            combo = dict(zip(keys, values, strict=True))
             raw = {**base, **combo}
             hits = [i for i, pattern in enumerate(matrix.exclude) if _matches(raw, pattern)]
             if hits:
@@ -501,45 +91,53 @@ def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
             origin = dict(base_origin)
             for key, value in combo.items():
                 origin[key] = f"{prefix}.axes.{key}[{matrix.axes[key].index(value)}]"
-            build(raw, origin, f"{prefix} {combo}")
+            self.build(raw, origin, f"{prefix} {combo}")
         for i_index, extra_entry in enumerate(matrix.include):
-            where = f"{prefix}.include[{i_index}]"
-            unknown = sorted(set(extra_entry) - WORKLOAD_KEYS)
-            if unknown:
-                problems.append(f"{where}: unknown key {', '.join(map(repr, unknown))}")
-                continue
-            origin = {**base_origin, **{k: f"{where}.{k}" for k in extra_entry}}
-            build({**base, **extra_entry}, origin, where)
+            self.entry(base, base_origin, extra_entry, f"{prefix}.include[{i_index}]")
         for e_index, pattern in enumerate(matrix.exclude):
             if e_index not in used_excludes:
-                problems.append(
+                self.problems.append(
                     f"{prefix}.exclude[{e_index}]: {pattern} matches no combination of the axes"
                     " (a typo?)"
                 )
 
-    seen: dict[str, str] = {}
-    for where, workload in built:
-        if workload.job_id in seen:
-            problems.append(
-                f"{where}: duplicate id {workload.job_id!r} (also {seen[workload.job_id]}); "
-                "give one of them an explicit id"
-            )
-        else:
-            seen[workload.job_id] = where
+    def check_unique_ids(self) -> None:
+        seen: dict[str, str] = {}
+        for where, workload in self.built:
+            if workload.job_id in seen:
+                self.problems.append(
+                    f"{where}: duplicate id {workload.job_id!r} (also {seen[workload.job_id]}); "
+                    "give one of them an explicit id"
+                )
+            else:
+                seen[workload.job_id] = where
 
-    if problems:
-        label = path or spec.name
+
+def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
+    """Expand a suite spec into its ordered workloads.
+
+    Raises SsdcompareError listing every problem with its location in the suite file
+    (e.g. ``matrices[0].axes.bs[2]: 4q is not a size``).
+    """
+    expansion = _Expansion(spec)
+    for index, entry in enumerate(spec.workloads):
+        expansion.entry(spec.defaults, expansion.defaults_origin, entry, f"workloads[{index}]")
+    for index, matrix in enumerate(spec.matrices):
+        expansion.matrix(index, matrix)
+    expansion.check_unique_ids()
+    label = path or spec.name
+    if expansion.problems:
         # a bad default or axis value fails every combination it is in: report it once
-        listing = "\n".join(f"  {p}" for p in dict.fromkeys(problems))
+        listing = "\n".join(f"  {p}" for p in dict.fromkeys(expansion.problems))
         raise SsdcompareError(f"{label}: invalid suite:\n{listing}")
     suite = Suite(
         name=spec.name,
         description=spec.description,
         source=spec.source,
         path=path,
-        workloads=[w for _, w in built],
+        workloads=[w for _, w in expansion.built],
     )
     if spec.read_only and suite.writes:
         writers = ", ".join(w.job_id for w in suite.workloads if w.writes)
-        raise SsdcompareError(f"{path or spec.name}: read_only suite has writing jobs: {writers}")
+        raise SsdcompareError(f"{label}: read_only suite has writing jobs: {writers}")
     return suite

@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 from pydantic import BaseModel, ConfigDict
 
-from ssdcompare import __version__
 from ssdcompare.devices import Target
+from ssdcompare.version import __version__
 
 
 class HostInfo(BaseModel):
@@ -202,4 +202,3 @@ def _file_info(target: Target) -> DeviceInfo:
         file_existed=target.exists,
         model=f"file on {fs_type or 'unknown filesystem'}",
     )
-

@@ -12,8 +12,8 @@ from ssdcompare.devices import Target, resolve_targets
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN, canonical
 from ssdcompare.jobfile import RenderedJob, render
-from ssdcompare.matrix import Suite
 from ssdcompare.suites import load_suite
+from ssdcompare.workload import Suite
 
 # fio start-up, engine set-up and writing the JSON cost about a second per job on a quiet
 # machine; laying out a new test file costs more and is not counted here.

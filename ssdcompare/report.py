@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ssdcompare import __version__, charts
+from ssdcompare import charts
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.frame import job_summary, load, side_by_side, unique_folders
@@ -26,16 +26,14 @@ from ssdcompare.units import (
     format_latency,
     format_rate,
 )
+from ssdcompare.version import __version__
+from ssdcompare.workload import RW_LABELS
 
 TEMPLATE = "report.html.j2"
 CV_WARN_PCT = 10.0
 
-_FAMILY = {
-    "randread": (0, "Random read"), "randwrite": (1, "Random write"),
-    "randrw": (2, "Random read/write mix"), "read": (3, "Sequential read"),
-    "write": (4, "Sequential write"), "rw": (5, "Sequential read/write mix"),
-    "randtrim": (6, "Random trim"), "trim": (7, "Sequential trim"),
-}  # fmt: skip
+# the pattern families, in the order the report shows them
+_FAMILY = {rw: (order, label.capitalize()) for order, (rw, label) in enumerate(RW_LABELS.items())}
 
 
 @dataclass
@@ -124,8 +122,7 @@ def _sweep_choices(results: ResultsDir) -> list[str]:
         )
     if manifest.guard_overrides:
         found.append(
-            f"{results.path.name}: --destroy-data overwrote "
-            f"{'; '.join(manifest.guard_overrides)}."
+            f"{results.path.name}: --destroy-data overwrote {'; '.join(manifest.guard_overrides)}."
         )
     return found
 

@@ -19,11 +19,9 @@ from typing import Protocol
 import psutil
 
 from ssdcompare.errors import SsdcompareError, stop_reason
-from ssdcompare.fio import FioInfo
+from ssdcompare.fio import FioInfo, command_line
 from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.store import CPU_JSON, FIO_JSON, STDERR, STDOUT, RunState, write_atomic
-
-__all__ = ["CPU_JSON", "FIO_JSON", "STDERR", "STDOUT", "run_fio", "timeout_for"]
 
 # fio errors that say the target itself cannot be used: the next job would fail the same way
 DEVICE_ERRNOS = {
@@ -49,7 +47,7 @@ class Trace(Protocol):
 
 
 class Sampler(Protocol):
-    """Samples CPU use while fio runs (see ssdcompare.cpu.CpuSampler)."""
+    """Samples CPU use while fio runs (see ssdcompare.sampler.CpuSampler)."""
 
     def start(self, root_pid: int) -> None: ...
 
@@ -72,16 +70,6 @@ class RunOutcome:
     command: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stopped_by: str | None = None  # "Ctrl-C", "SIGTERM", ... for an interrupted run
-
-
-def fio_command(fio: FioInfo, jobfile: Path, output: Path, readonly: bool = False) -> list[str]:
-    """The exact command line ssdcompare runs (stored with every result).
-
-    `readonly` adds fio's --readonly: fio then refuses to write, trim, create or extend any
-    file itself, whatever the jobfile says. Paths are absolute, so none can pass for an option.
-    """
-    command = [fio.path, "--output-format=json+", f"--output={output.resolve()}"]
-    return [*command, *(["--readonly"] if readonly else []), str(jobfile.resolve())]
 
 
 def _die_with_parent(parent_pid: int) -> Callable[[], None]:
@@ -163,13 +151,13 @@ def run_fio(
     """Run fio on `jobfile`, storing fio.json, fio.stdout/stderr.txt and cpu.json in `folder`.
 
     fio runs inside `folder`, so any file it makes of its own (e.g. verify state) lands there.
-    `readonly` runs fio with --readonly (see fio_command).
+    `readonly` runs fio with --readonly (see fio.command_line).
 
     Ctrl-C (KeyboardInterrupt) is forwarded to fio as SIGINT so it writes what it measured;
     the outcome is then "interrupted" and the caller decides whether to stop the sweep.
     """
     partial = folder / f"{FIO_JSON}.partial"
-    command = fio_command(fio, jobfile, partial, readonly)
+    command = command_line(fio.path, jobfile.resolve(), partial.resolve(), readonly)
     started = clock()
     interrupted: KeyboardInterrupt | None = None
     timed_out = False
@@ -229,10 +217,10 @@ def run_fio(
         )
         outcome.device_unusable = True
         return outcome
-    return _judge(outcome, folder)
+    return _settle(outcome, folder)
 
 
-def _judge(outcome: RunOutcome, folder: Path) -> RunOutcome:
+def _settle(outcome: RunOutcome, folder: Path) -> RunOutcome:
     """Decide ok/failed from the exit code and what fio wrote."""
     try:
         result = parse_fio_file(folder / FIO_JSON)

@@ -35,13 +35,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ssdcompare.devices import Target
-from ssdcompare.errors import NewerFormatError, SsdcompareError
+from ssdcompare.errors import NewerFormatError, SsdcompareError, validation_message
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.identity import TargetIdentity
 from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
-from ssdcompare.jobfile import span_request
-from ssdcompare.matrix import Suite
 from ssdcompare.metadata import DeviceInfo, HostInfo
+from ssdcompare.workload import Suite
 
 FORMAT_VERSION = 2
 MAX_REPEAT = 1000
@@ -94,15 +93,6 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def validation_message(err: ValidationError) -> str:
-    """The first problem of a pydantic error, with the field it is about: "suite.name: Field
-    required"."""
-    first = err.errors()[0]
-    loc = ".".join(str(part) for part in first["loc"])
-    msg = first["msg"].removeprefix("Value error, ")
-    return f"{loc}: {msg}" if loc else msg
 
 
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
@@ -214,7 +204,7 @@ def migrate_status(data: dict[str, Any], folder: Path, suite: Suite) -> dict[str
     except (OSError, UnicodeDecodeError, JobfileError):
         return data  # no readable jobfile: keep the recorded hash
     if workload is not None:
-        data["workload_hash"] = workload_hash(facts, span_request(workload))
+        data["workload_hash"] = workload_hash(facts, workload.span_request)
     return data
 
 

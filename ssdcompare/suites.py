@@ -8,9 +8,10 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from ssdcompare.errors import SsdcompareError
-from ssdcompare.matrix import Suite, SuiteSpec, expand
+from ssdcompare.errors import SsdcompareError, location, validation_problems
+from ssdcompare.matrix import expand
 from ssdcompare.resources import jobs_dir
+from ssdcompare.workload import Suite, SuiteSpec
 
 SUITE_SUFFIXES = (".yaml", ".yml")
 
@@ -94,13 +95,8 @@ def load_suite_file(path: Path) -> Suite:
 
 def _format_errors(err: ValidationError) -> str:
     lines = []
-    for item in err.errors():
-        loc = ""
-        for part in item["loc"]:
-            loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
-        msg = item["msg"].removeprefix("Value error, ")
-        if item["type"] not in ("value_error", "missing", "extra_forbidden") and "input" in item:
-            msg = f"{msg} (got {item['input']!r})"
+    for parts, msg, item in validation_problems(err):
+        loc = location(parts)
         if item["type"] == "string_type" and isinstance(item.get("input"), bool):
             msg += "; YAML reads yes/no/on/off/true/false as true or false: put it in quotes"
         if item["type"] == "extra_forbidden":

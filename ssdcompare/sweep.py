@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from ssdcompare.cpu import CpuSampler
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import FioInfo, default_ioengine, find_fio
@@ -33,6 +32,7 @@ from ssdcompare.locks import Lock, holding, target_lock_paths
 from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan, validate
 from ssdcompare.runner import Sampler, run_fio, timeout_for
+from ssdcompare.sampler import CpuSampler
 from ssdcompare.store import JOBFILE, Manifest, ResultsDir, RunStatus, now_iso, write_atomic
 
 WRITE_REFUSED_ERRNOS = {errno.EROFS, errno.EPERM, errno.EACCES}

@@ -18,8 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ssdcompare.cpu import CATEGORIES, CpuSampler, CpuTrace
-from ssdcompare.cpubound import judge
+from ssdcompare.cpu import CATEGORIES, CpuTrace, judge
+from ssdcompare.sampler import CpuSampler
 
 Times = namedtuple("Times", CATEGORIES)
 ProcTimes = namedtuple("ProcTimes", "user system")
@@ -127,7 +127,7 @@ def test_shares_come_from_deltas_of_cpu_times() -> None:
     assert first.cpus[1] == [0.0, 0.0, 0.0, 0.0, 50.0, 50.0, 0.0, 0.0]
     assert second.cpus[1] == [0.0, 0.0, 0.0, 0.0, 50.0, 0.0, 0.0, 50.0]
     assert first.workers == {"10": 0.0, "11": 100.0}
-    summary = trace.summary()
+    summary = trace.stats()
     assert summary.cpu_max_busy_index == 0 and summary.cpu_max_busy_pct == 100.0
     # CPU1: busy = 100 - idle - iowait: 50 % then 50 %
     assert summary.per_cpu[1].busy_pct == 50.0
@@ -143,11 +143,11 @@ def test_summary_skips_the_ramp_and_tolerates_workers_that_exit() -> None:
         {"t_s": 0.2, "cpus": [[10, 0, 0, 0, 0, 0, 0, 90]], "workers": {"5": 10.0, "6": 30.0}},
         {"t_s": 0.3, "cpus": [[30, 0, 0, 0, 0, 0, 0, 70]], "workers": {"6": 50.0}},
     ])  # fmt: skip
-    summary = trace.summary(skip_s=0.15)
+    summary = trace.stats(skip_s=0.15)
     assert summary.samples == 2
     assert summary.cpu_busy_pct == 20.0
     assert summary.fio_worker_max_pid == 6 and summary.fio_worker_max_pct == 40.0
-    assert trace.summary(skip_s=5.0) is None
+    assert trace.stats(skip_s=5.0) is None
     again = CpuTrace.model_validate_json(trace.model_dump_json())
     assert again == trace
 
@@ -199,7 +199,7 @@ def test_each_thread_of_a_process_is_a_worker_of_its_own() -> None:
     assert trace.samples[0].runnable == {"30": 0.0, "31": 100.0, "32": 100.0, "33": 100.0}
     assert set(trace.worker_names) == {"30", "31", "32", "33", "34"}
     assert set(trace.worker_names.values()) == {"fio"}
-    summary = trace.summary()
+    summary = trace.stats()
     assert summary is not None
     assert summary.fio_worker_max_pct == 50.0  # one thread, not the process's 150 %
     assert summary.fio_worker_max_runnable_pct == 100.0
@@ -328,7 +328,7 @@ def test_a_busy_process_is_told_from_a_sleeping_one(busy_and_idle: tuple[int, in
     trace = sampler.stop()
     assert sampler.stop() is trace  # idempotent
     assert trace.errors == 0
-    summary = trace.summary()
+    summary = trace.stats()
     assert summary is not None
     workers = {w.pid: w for w in summary.workers}
     assert {parent, busy, idle} <= set(workers)
@@ -353,7 +353,7 @@ def test_a_process_that_is_gone_before_sampling_gives_an_empty_but_valid_trace()
     assert all(s.workers == {} and s.runnable == {} for s in trace.samples)
     assert trace.worker_names == {}
     assert all(len(s.cpus) == trace.cpu_count == psutil.cpu_count() for s in trace.samples)
-    summary = trace.summary()
+    summary = trace.stats()
     assert summary is not None and summary.samples == len(trace.samples)
     assert summary.fio_worker_max_pct is None and summary.fio_workers_total_cores is None
     assert summary.workers == []

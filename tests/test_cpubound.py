@@ -10,8 +10,7 @@ import pytest
 from blockdevs import loop_device, zram_device
 
 from ssdcompare import sweep
-from ssdcompare.cpu import CpuSummary, read_trace
-from ssdcompare.cpubound import Thresholds, judge
+from ssdcompare.cpu import CpuStats, Thresholds, judge, read_trace
 from ssdcompare.frame import load
 from ssdcompare.plan import make_plan
 
@@ -21,8 +20,8 @@ FULL_CORE_CLAIM = "% of one core"
 
 
 def summary(busy: float = 20.0, worker: float | None = 30.0, irq: float = 1.0,
-            irq_index: int = 1, cpus: int = 2) -> CpuSummary:  # fmt: skip
-    return CpuSummary(
+            irq_index: int = 1, cpus: int = 2) -> CpuStats:  # fmt: skip
+    return CpuStats(
         samples=30, duration_s=3.0, cpu_count=cpus, cpu_busy_pct=busy, cpu_max_busy_pct=busy,
         cpu_max_busy_index=0, irq_softirq_max_pct=irq, irq_softirq_max_index=irq_index,
         fio_worker_max_pct=worker, fio_worker_max_pid=1 if worker is not None else None,
@@ -153,7 +152,7 @@ def test_jobs_run_as_threads_are_judged_thread_by_thread(tmp_path: Path) -> None
     traces = list(results.path.rglob("cpu.json"))
     assert len(traces) == 1
     trace = read_trace(traces[0])
-    summary = trace.summary(skip_s=1.0)  # the ramp
+    summary = trace.stats(skip_s=1.0)  # the ramp
     assert summary is not None
     assert set(trace.worker_names.values()) == {"fio"}  # one process: fio, with its threads
     # job threads spin (the null engine never waits); fio's main and helper threads sleep

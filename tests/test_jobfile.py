@@ -10,9 +10,9 @@ import pytest
 from ssdcompare.devices import Target
 from ssdcompare.fio import FioInfo, parse_only
 from ssdcompare.jobfile import RenderedJob, render, span
-from ssdcompare.matrix import Suite, Workload
 from ssdcompare.plan import make_plan, validate
 from ssdcompare.suites import bundled_suite_paths
+from ssdcompare.workload import Suite, Workload
 
 MIB = 1024**2
 GIB = 1024**3

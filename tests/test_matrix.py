@@ -8,7 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.matrix import RW_PATTERNS, Suite, SuiteSpec, Workload, expand
+from ssdcompare.matrix import expand
+from ssdcompare.workload import RW_PATTERNS, Suite, SuiteSpec, Workload
 
 
 def workload(**fields: Any) -> Workload:

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.matrix import Suite, Workload
 from ssdcompare.plan import JOB_OVERHEAD_S, make_plan, write_jobfiles
 from ssdcompare.suites import bundled_suite_paths, load_suite
+from ssdcompare.workload import Suite, Workload
 
 MIB = 1024**2
 QUICK_IDS = [w.job_id for w in load_suite("quick").workloads]
@@ -104,7 +104,7 @@ def test_suites_lists_every_bundled_suite(run_cli: RunCli) -> None:
     database = next(line for line in lines if line.startswith("database "))
     assert " 45 jobs " in database and "writes" in database
     assert "per device" in database
-    assert "source: METHODOLOGY.md" in result.stdout
+    assert "source: docs/methodology.md#quick" in result.stdout
     assert "--suite NAME" in lines[-1]
 
 

@@ -24,9 +24,9 @@ from ssdcompare.fiooptions import OPT_IN, REFUSED
 from ssdcompare.frame import load
 from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile
 from ssdcompare.jobfile import render
-from ssdcompare.matrix import Workload
 from ssdcompare.plan import make_plan
 from ssdcompare.suites import load_suite
+from ssdcompare.workload import Workload
 
 FILE_TARGET = Target(spec="t.img", name="t.img", path="/tmp/ssdcompare-test/t.img", kind="file",
                      size_bytes=16 << 20)  # fmt: skip
