@@ -130,6 +130,12 @@ _FLOAT_COLUMNS = [
     "fio_workers_total_cores", "sampler_cpu_pct",
     "size_bytes",
 ]  # fmt: skip
+# Columns taken as they are from the CpuStats of a run's samples (cpu_count comes from the
+# manifest's host instead).
+_CPU_STATS_COLUMNS = (
+    "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
+    "fio_worker_max_runnable_pct", "fio_workers_total_cores",
+)  # fmt: skip
 _INT_COLUMNS = ["port", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
                 "fdatasync", "runtime_s", "ramp_s", "cpu_count"]  # fmt: skip
 
@@ -239,14 +245,7 @@ def _run_rows(
         if trace is not None:
             cpu_stats = trace.stats(skip_s=workload.ramp_s + 0.5 if workload else 0.5)
     if cpu_stats is not None:
-        base.update(
-            cpu_busy_pct=cpu_stats.cpu_busy_pct,
-            cpu_max_busy_pct=cpu_stats.cpu_max_busy_pct,
-            irq_softirq_max_pct=cpu_stats.irq_softirq_max_pct,
-            fio_worker_max_pct=cpu_stats.fio_worker_max_pct,
-            fio_worker_max_runnable_pct=cpu_stats.fio_worker_max_runnable_pct,
-            fio_workers_total_cores=cpu_stats.fio_workers_total_cores,
-        )
+        base.update({name: getattr(cpu_stats, name) for name in _CPU_STATS_COLUMNS})
     if job is not None:
         base.update(fio_cpu_usr_pct=job.usr_cpu_pct, fio_cpu_sys_pct=job.sys_cpu_pct)
         verdict = judge(

@@ -13,6 +13,7 @@ again just before fio runs it.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import sys
 import time
@@ -407,24 +408,12 @@ def _run_one(
     # fio itself refuses to write, create or extend anything there (--readonly)
     readonly = all(target.name != t.name for t in plan.modified_targets)
     ran = run_fio(fio, jobfile, folder, timeout, sampler, readonly=readonly)
+    outcome = dataclasses.asdict(ran)
+    outcome["status"] = outcome.pop("state")
+    del outcome["interrupted"]  # the status says so
     status = RunStatus(
-        status=ran.state,
-        target=target.name,
-        job=job.job_id,
-        repeat=repeat,
-        workload_hash=job.workload_hash,
-        started_at=started_at,
-        finished_at=now_iso(),
-        duration_s=ran.duration_s,
-        exit_code=ran.exit_code,
-        fio_errno=ran.fio_errno,
-        error=ran.error,
-        stderr_tail=ran.stderr_tail,
-        command=ran.command,
-        sampler_cpu_pct=ran.sampler_cpu_pct,
-        device_unusable=ran.device_unusable,
-        notes=ran.notes,
-        stopped_by=ran.stopped_by,
-    )
+        target=target.name, job=job.job_id, repeat=repeat, workload_hash=job.workload_hash,
+        started_at=started_at, finished_at=now_iso(), **outcome,
+    )  # fmt: skip
     results.write_status(folder, status)
     return status
