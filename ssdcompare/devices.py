@@ -7,6 +7,7 @@ resolution and its errors lives here; the runner and the safety guard build on `
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -31,11 +32,26 @@ class Target(BaseModel):
     kind: TargetKind
     size_bytes: int | None  # block: capacity; file: the file's size (existing or to create)
     exists: bool = True  # False for a file fio will create
+    # block: the kernel's name for the device (from its device number), when the path's own
+    # name is not it (a node made with mknod under another name)
+    kernel: str | None = None
 
     @property
     def kernel_name(self) -> str | None:
         """The name under /sys/class/block for block targets."""
-        return Path(self.path).name if self.kind == "block" else None
+        if self.kind != "block":
+            return None
+        return self.kernel or Path(self.path).name
+
+
+def kernel_name_of(rdev: int, sys_root: Path = Path("/sys")) -> str | None:
+    """The kernel's name for a block device number ("loop3" for 7:3), from
+    /sys/dev/block/MAJ:MIN: what a device node is, whatever its file is called."""
+    entry = sys_root / "dev" / "block" / f"{os.major(rdev)}:{os.minor(rdev)}"
+    try:
+        return entry.resolve(strict=True).name
+    except OSError:
+        return None
 
 
 def available_block_devices(sys_root: Path = Path("/sys")) -> list[str]:
@@ -140,24 +156,14 @@ def _resolve(text: str, size_bytes: int | None, dev_root: Path, sys_root: Path) 
     try:
         info = path.stat()
     except FileNotFoundError:
-        # anything under /dev names a device (a missing one must not become a RAM file in
-        # devtmpfs); /dev/shm/x is an ordinary file path
-        normal = Path(os.path.normpath(path.absolute()))
-        if normal.is_relative_to(dev_root) and not normal.is_relative_to(dev_root / "shm"):
+        if in_device_tree(path, dev_root):
             raise _unknown_device(text, sys_root) from None
         return _new_file_target(text, path, size_bytes)
     except PermissionError:
         raise SsdcompareError(f"cannot inspect {path}: permission denied (run as root?)") from None
 
     if stat.S_ISBLK(info.st_mode):
-        real = Path(os.path.realpath(path))
-        capacity = block_size_bytes(real.name, sys_root)
-        if capacity == 0:
-            raise SsdcompareError(
-                f"{real} has no capacity (size 0): an unconfigured RAM disk or a detached loop "
-                "device? Set it up first"
-            )
-        return Target(spec=text, name=real.name, path=str(real), kind="block", size_bytes=capacity)
+        return _block_target(text, path, info, dev_root, sys_root)
     if stat.S_ISREG(info.st_mode):
         size = size_bytes or info.st_size or None
         if size is None:
@@ -177,6 +183,43 @@ def _resolve(text: str, size_bytes: int | None, dev_root: Path, sys_root: Path) 
             f"{path / 'ssdcompare.scratch'} with --size 4g"
         )
     raise SsdcompareError(f"{path} is neither a block device nor a regular file")
+
+
+def in_device_tree(path: Path, dev_root: Path = Path("/dev")) -> bool:
+    """Whether a path that does not exist yet lies in /dev (also through a symlink): a file
+    created there is a file in RAM (devtmpfs), never the device its name suggests. /dev/shm
+    is an ordinary place for files."""
+    for place in (Path(os.path.normpath(path.absolute())), Path(os.path.realpath(path))):
+        if place.is_relative_to(dev_root) and not place.is_relative_to(dev_root / "shm"):
+            return True
+    return False
+
+
+def _block_target(
+    text: str, path: Path, info: os.stat_result, dev_root: Path, sys_root: Path
+) -> Target:
+    """A block device is what its device number says, whatever its node is called: a node
+    made with mknod under another name is the kernel's device of that number."""
+    real = Path(os.path.realpath(path))
+    kernel = kernel_name_of(info.st_rdev, sys_root)
+    if kernel is None and (sys_root / "dev" / "block").is_dir():
+        raise SsdcompareError(
+            f"{path} is a block device node ({os.major(info.st_rdev)}:"
+            f"{os.minor(info.st_rdev)}) that no device on this machine answers to"
+        )
+    kernel = kernel or real.name
+    canonical = dev_root / kernel
+    with contextlib.suppress(OSError):
+        if canonical.stat().st_rdev == info.st_rdev:
+            real = canonical  # the kernel's own node: one name for one device everywhere
+    capacity = block_size_bytes(kernel, sys_root)
+    if capacity == 0:
+        raise SsdcompareError(
+            f"{real} has no capacity (size 0): an unconfigured RAM disk or a detached loop "
+            "device? Set it up first"
+        )
+    return Target(spec=text, name=kernel, path=str(real), kind="block", size_bytes=capacity,
+                  kernel=kernel if kernel != real.name else None)  # fmt: skip
 
 
 def _new_file_target(spec: str, path: Path, size_bytes: int | None) -> Target:

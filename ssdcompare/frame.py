@@ -30,8 +30,13 @@ Workload (sweeps: the workload in manifest.json; raw files: fio's job options wh
     rwmixread           Int64    % reads in a read/write mix
     fsync, fdatasync    Int64    fsync / fdatasync after every N writes; 0 = never
     runtime_s, ramp_s   Int64    measured seconds; seconds of ramp before measuring
-    span                str      the share of the target used: "20 %", "1 GiB" or "whole target"
-                                 (raw files: fio's size option as written)
+    span                str      the share of the target that ran, from the stored jobfile's
+                                 size=: "20 %", "1 GiB", "20 % (1.2 GiB)" (a share of a file),
+                                 "whole target"; a byte span cut to fit a smaller target says
+                                 so: "1 GiB (cut from 10 GiB: the target is smaller)" (raw
+                                 files: fio's size option as written)
+    span_bytes          Int64    bytes that span covers (shares of a device: of its size in
+                                 the manifest); NA when unknown
     ioengine            str      fio: the job's "ioengine" option as fio reports it; for runs
                                  without output, the workload's engine, else the sweep's
     extra_options       str      fio options beyond the typed fields (the workload's `extra`),
@@ -99,6 +104,8 @@ import pandas as pd
 from ssdcompare.cpu import Thresholds, judge, read_trace
 from ssdcompare.errors import NewerFormatError, SsdcompareError
 from ssdcompare.fioresult import FioOutputError, JobResult, parse_fio_file
+from ssdcompare.jobcheck import JobfileError, read_jobfile
+from ssdcompare.jobfile import rendered_size, span_words
 from ssdcompare.store import ResultsDir, RunStatus, write_atomic
 from ssdcompare.units import format_bytes, parse_size
 from ssdcompare.workload import Workload
@@ -109,7 +116,7 @@ DIRECTIONS = ("read", "write", "trim", "sync", "mixed")  # mixed: unified_rw_rep
 COLUMNS = [
     "host", "port", "device", "job", "repeat", "direction", "status", "error",
     "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "fdatasync", "runtime_s",
-    "ramp_s", "span", "ioengine", "extra_options",
+    "ramp_s", "span", "span_bytes", "ioengine", "extra_options",
     "iops", "bw_bytes", "io_bytes", "total_ios",
     "lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_p50_us", "lat_p99_us", "lat_p999_us",
     "lat_max_us", "lat_source", "clat_mean_us", "clat_p99_us", "slat_mean_us",
@@ -137,7 +144,7 @@ _CPU_STATS_COLUMNS = (
     "fio_worker_max_runnable_pct", "fio_workers_total_cores",
 )  # fmt: skip
 _INT_COLUMNS = ["port", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
-                "fdatasync", "runtime_s", "ramp_s", "cpu_count"]  # fmt: skip
+                "fdatasync", "runtime_s", "ramp_s", "cpu_count", "span_bytes"]  # fmt: skip
 
 
 def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
@@ -190,6 +197,28 @@ def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[st
     }
 
 
+def _span_columns(
+    results: ResultsDir, status: RunStatus, workload: Workload | None, capacity: object
+) -> dict[str, object]:
+    """The span that ran, read from the stored jobfile's size= (what fio read), rather than
+    the one the suite asked for: a target smaller than a byte span gets less."""
+    if workload is None:
+        return {}
+    try:
+        facts = read_jobfile(results.jobfile(status).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, JobfileError):
+        return {}  # no jobfile (a skipped run): the span asked for stands
+    size = rendered_size(facts)
+    whole = capacity if isinstance(capacity, int) else None
+    if size is None:
+        used = whole
+    elif size.endswith("%"):
+        used = int(whole * float(size[:-1]) / 100) if whole else None
+    else:
+        used = parse_size(size)
+    return {"span": span_words(workload, size), "span_bytes": used}
+
+
 def _run_rows(
     results: ResultsDir,
     status: RunStatus,
@@ -214,6 +243,7 @@ def _run_rows(
         "cpu_count": manifest.host.cpu_threads,
         **_workload_columns(workload, manifest.ioengine),
         **device,
+        **_span_columns(results, status, workload, device.get("size_bytes")),
     }
     directions = list(workload.directions) if workload is not None else ["read"]
     fio_path = results.fio_json(status)

@@ -17,13 +17,13 @@ import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ssdcompare.devices import Target
+from ssdcompare.devices import Target, kernel_name_of
 from ssdcompare.errors import SsdcompareError
 
 FindingKind = Literal[
@@ -225,12 +225,15 @@ def _block_keys(members: list[str], sys_root: Path) -> set[Key]:
     return keys
 
 
-def loops_backed_by(keys: set[Key], sys_root: Path = Path("/sys")) -> list[str]:
-    """The loop devices whose backing file or device is one of `keys` (any name for it)."""
+def loops_backed_by(
+    keys: set[Key], sys_root: Path = Path("/sys"), besides: Collection[str] = ()
+) -> list[str]:
+    """The loop devices whose backing file or device is one of `keys` (any name for it),
+    other than those named in `besides`."""
     found = []
     for loop in sorted((sys_root / "block").glob("loop*")):
-        backing = _read(loop / "loop" / "backing_file")
-        if backing and _key_of(backing.removesuffix(" (deleted)")) in keys:
+        backing = loop_backing(loop.name, sys_root)
+        if loop.name not in besides and backing and _key_of(backing) in keys:
             found.append(loop.name)
     return found
 
@@ -239,6 +242,12 @@ def loop_devices_backed_by(path: str, sys_root: Path = Path("/sys")) -> list[str
     """The loop devices whose backing file is the file at `path` (same inode, any name)."""
     key = _key_of(path)
     return loops_backed_by({key}, sys_root) if key else []
+
+
+def loop_backing(name: str, sys_root: Path = Path("/sys")) -> str | None:
+    """The file or device a loop device reads and writes, or None for other devices."""
+    backing = _read(sys_root / "class" / "block" / name / "loop" / "backing_file")
+    return backing.removesuffix(" (deleted)") if backing else None
 
 
 def _openers(keys: set[Key], proc_root: Path) -> list[str]:
@@ -259,8 +268,11 @@ def _openers(keys: set[Key], proc_root: Path) -> list[str]:
     return found
 
 
-def _inspect_file(target: Target, sys_root: Path, proc_root: Path, probe: Probe) -> list[Finding]:
-    """A file target: fio may create and overwrite it, unless it is someone else's data."""
+def _inspect_file(
+    target: Target, sys_root: Path, proc_root: Path, probe: Probe, besides: Collection[str] = ()
+) -> list[Finding]:
+    """A file target: fio may create and overwrite it, unless it is someone else's data.
+    `besides` names loop devices over it that are the target itself (looked at from above)."""
     try:
         info = os.stat(target.path)
     except OSError:
@@ -268,10 +280,9 @@ def _inspect_file(target: Target, sys_root: Path, proc_root: Path, probe: Probe)
     findings: list[Finding] = []
 
     def add(kind: FindingKind, detail: str, overridable: bool) -> None:
-        findings.append(Finding(target=target.name, device=target.path, kind=kind,
-                                detail=detail, overridable=overridable))  # fmt: skip
+        findings.append(_finding(target, target.path, kind, detail, overridable))
 
-    loops = loop_devices_backed_by(target.path, sys_root)
+    loops = loops_backed_by({_key(info)}, sys_root, besides)
     if loops:
         add("loop-backing", f"{target.path} is the backing file of {', '.join(loops)} "
             "(a loop device: its data lives in this file)", False)  # fmt: skip
@@ -299,63 +310,150 @@ def inspect_target(
     """Everything on a target that a writing job would destroy or disturb."""
     if target.kind != "block":
         return _inspect_file(target, sys_root, proc_root, probe)
+    return _inspect_block(target, sys_root, proc_root, probe, check_exclusive)
+
+
+def _finding(
+    target: Target, device: str, kind: FindingKind, detail: str, overridable: bool = False
+) -> Finding:
+    return Finding(
+        target=target.name, device=device, kind=kind, detail=detail, overridable=overridable
+    )
+
+
+def _no_signatures(path: str) -> list[str]:
+    return []
+
+
+def _inspect_block(
+    target: Target,
+    sys_root: Path,
+    proc_root: Path,
+    probe: Probe,
+    check_exclusive: bool,
+    besides: Collection[str] = (),
+    depth: int = 0,
+) -> list[Finding]:
+    """A block device, and for a loop device whatever it writes through to. `besides` names
+    loop devices over it that are the target itself (looked at from above)."""
     name = target.kernel_name or Path(target.path).name
-    findings: list[Finding] = []
-
-    def add(kind: FindingKind, device: str, detail: str, overridable: bool) -> None:
-        findings.append(Finding(target=target.name, device=device, kind=kind, detail=detail,
-                                overridable=overridable))  # fmt: skip
-
     members = _members(name, sys_root)
+    keys = _block_keys(members, sys_root)
+    findings = [
+        _finding(target, device, kind, detail)
+        for kind, device, detail in _uses(name, members, keys, sys_root, proc_root, besides)
+    ]
+    findings += _beneath(target, name, sys_root, proc_root, depth)
+    if check_exclusive and not findings:
+        try:
+            os.close(os.open(target.path, os.O_RDONLY | os.O_EXCL))
+        except OSError as err:
+            if err.errno == errno.EBUSY:
+                detail = (f"{name} is claimed by another user (open exclusively: mounted, in a "
+                          "RAID or LVM, or used by a program)")  # fmt: skip
+                findings.append(_finding(target, name, "busy", detail))
+    partitions = [m for m in members if m != name]
+    if partitions:
+        detail = f"{name} has partitions: {', '.join(partitions)}"
+        findings.append(_finding(target, name, "partitions", detail, overridable=True))
+    for signature in probe(target.path):
+        detail = f"{name} carries {signature}"
+        findings.append(_finding(target, name, "signature", detail, overridable=True))
+    return findings
+
+
+def _uses(
+    name: str,
+    members: list[str],
+    keys: set[Key],
+    sys_root: Path,
+    proc_root: Path,
+    besides: Collection[str],
+) -> list[tuple[FindingKind, str, str]]:
+    """(kind, device, detail) for each way a device or one of its partitions is in use."""
+    found: list[tuple[FindingKind, str, str]] = []
     numbers = {_devnum(m, sys_root): m for m in members}
-    numbers.pop(None, None)
     for devnum, mountpoint, _source in _mounts(proc_root):
         if devnum in numbers:
-            add("mounted", numbers[devnum], f"{numbers[devnum]} is mounted at {mountpoint}",
-                False)  # fmt: skip
+            found.append(
+                ("mounted", numbers[devnum], f"{numbers[devnum]} is mounted at {mountpoint}")
+            )
     swaps = _read(proc_root / "swaps") or ""
     for line in swaps.splitlines()[1:]:
         device = Path(line.split()[0]).name if line.split() else ""
         if device in members:
-            add("swap", device, f"{device} is in use as swap", False)
+            found.append(("swap", device, f"{device} is in use as swap"))
     for member in members:
         holders = sys_root / "class" / "block" / member / "holders"
         held = sorted(h.name for h in holders.iterdir()) if holders.is_dir() else []
         if held:
-            add(
-                "holders",
-                member,
-                f"{member} is in use by {', '.join(held)} (LVM, device-mapper or RAID)",
-                False,
-            )
+            found.append(("holders", member, f"{member} is in use by {', '.join(held)} (LVM, "
+                          "device-mapper or RAID)"))  # fmt: skip
     if _read(sys_root / "class" / "block" / name / "ro") == "1":
-        add("readonly", name, f"{name} is read-only (the kernel's ro flag is set); writes "
-            "would fail", False)  # fmt: skip
+        found.append(("readonly", name, f"{name} is read-only (the kernel's ro flag is set); "
+                      "writes would fail"))  # fmt: skip
     system = _system_disks(sys_root, proc_root)
     for disk in _disks_under(name, sys_root):
         if disk in system:
-            add("root", disk, f"{disk} holds the system's {system[disk]} filesystem", False)
-    keys = _block_keys(members, sys_root)
-    for loop in loops_backed_by(keys, sys_root):
-        add("loop-backing", name, f"{name} is the backing device of {loop} (a loop device "
-            "stacked on it; what is on it lives on this device)", False)  # fmt: skip
-    openers = _openers(keys, proc_root) if check_exclusive else []
+            found.append(("root", disk, f"{disk} holds the system's {system[disk]} filesystem"))
+    for loop in loops_backed_by(keys, sys_root, besides):
+        found.append(("loop-backing", name, f"{name} is the backing device of {loop} (a loop "
+                      "device stacked on it; what is on it lives on this device)"))  # fmt: skip
+    openers = _openers(keys, proc_root)
     if openers:
-        add("open", name, f"{name} is open in process {', '.join(openers)}", False)
-    if check_exclusive and not findings:
-        try:
-            fd = os.open(target.path, os.O_RDONLY | os.O_EXCL)
-            os.close(fd)
-        except OSError as err:
-            if err.errno == errno.EBUSY:
-                add("busy", name, f"{name} is claimed by another user (open exclusively: "
-                    "mounted, in a RAID or LVM, or used by a program)", False)  # fmt: skip
-    partitions = [m for m in members if m != name]
-    if partitions:
-        add("partitions", name, f"{name} has partitions: {', '.join(partitions)}", True)
-    for signature in probe(target.path):
-        add("signature", name, f"{name} carries {signature}", True)
-    return findings
+        found.append(("open", name, f"{name} is open in process {', '.join(openers)}"))
+    return found
+
+
+_MAX_STACK = 8  # loop devices over loop devices: deeper than any real setup
+
+
+def _beneath(
+    target: Target, name: str, sys_root: Path, proc_root: Path, depth: int
+) -> list[Finding]:
+    """A loop device writes through to its backing file or device: whatever uses that (a
+    mount, another loop device over the same data, a process) is in use through the loop."""
+    backing = loop_backing(name, sys_root)
+    if backing is None:
+        return []
+    try:
+        info = os.stat(backing)
+    except OSError:
+        return []  # a deleted backing file: nothing else can reach its data
+    if depth >= _MAX_STACK:
+        detail = f"{name} sits on more than {_MAX_STACK} stacked loop devices"
+        return [_finding(target, name, "loop-backing", detail)]
+    if stat.S_ISBLK(info.st_mode):
+        kernel = kernel_name_of(info.st_rdev, sys_root) or Path(backing).name
+        below = Target(spec=backing, name=target.name, path=backing, kind="block",
+                       size_bytes=None, kernel=kernel)  # fmt: skip
+        inner = _inspect_block(below, sys_root, proc_root, _no_signatures, False, {name},
+                               depth + 1)  # fmt: skip
+    else:
+        below = Target(spec=backing, name=target.name, path=backing, kind="file",
+                       size_bytes=info.st_size or None)  # fmt: skip
+        inner = _inspect_file(below, sys_root, proc_root, _no_signatures, {name})
+    return [
+        finding.model_copy(
+            update={
+                "device": name,
+                "detail": f"{name} writes through to {backing}: {finding.detail}",
+            }
+        )
+        for finding in inner
+    ]
+
+
+def check_in_use(target: Target) -> None:
+    """Refuse to write when a target has come into use since the sweep's safety check (a
+    mount, a loop device stacked on it, a program opening it). Signatures are not looked at
+    again: the sweep's own writes may have changed them."""
+    hard = [f for f in inspect_target(target, probe=_no_signatures) if not f.overridable]
+    if hard:
+        raise SsdcompareError(
+            f"refusing to write to {target.name}: it has come into use since the sweep "
+            f"started ({'; '.join(f.detail for f in hard)})"
+        )
 
 
 def check_write_safety(

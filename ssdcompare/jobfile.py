@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ssdcompare.devices import Target
 from ssdcompare.fio import command_line
-from ssdcompare.jobcheck import check_jobfile, read_jobfile, workload_hash
+from ssdcompare.jobcheck import JobfileFacts, check_jobfile, read_jobfile, workload_hash
 from ssdcompare.resources import templates
 from ssdcompare.units import format_bytes, parse_size, size_token
 from ssdcompare.version import __version__
@@ -68,6 +68,47 @@ def span(workload: Workload, target: Target) -> str | None:
             return None  # the whole device is smaller than the span asked for
         return size_token(workload.size_bytes)
     return None
+
+
+def span_is_cut(workload: Workload, size: str | None) -> bool:
+    """Whether a span asked for in bytes was cut to fit a smaller target (the rendered `size=`
+    is less, or absent: the whole of a device smaller than the request)."""
+    asked = workload.size_bytes
+    if asked is None:
+        return False  # a share or the whole target: the same request on any target
+    if size is None:
+        return True
+    return parse_size(size) < max(asked - asked % workload.bs_bytes, workload.bs_bytes)
+
+
+def hashed_span(workload: Workload, size: str | None) -> str:
+    """The span that makes two results comparable: the one asked for ("20%", "10g", "all"),
+    unless a byte span was cut to a smaller target: 10 GiB asked of a 1 GiB file runs over
+    1 GiB, which is not the workload that ran over 10 GiB elsewhere."""
+    if span_is_cut(workload, size):
+        return f"{size or 'all'} (cut from {workload.span_request})"
+    return workload.span_request
+
+
+def span_words(workload: Workload, size: str | None) -> str:
+    """The span that ran, for tables, from the rendered `size=`: "20 %", "64 MiB",
+    "20 % (1.2 GiB)" for a share of a file, "whole target", and what was asked when cut."""
+    if span_is_cut(workload, size):
+        used = format_bytes(parse_size(size)) if size else "whole target"
+        return f"{used} (cut from {workload.span_label}: the target is smaller)"
+    if size is None:
+        return "whole target"
+    if size.endswith("%"):
+        return workload.span_label
+    used = format_bytes(parse_size(size))
+    if workload.size_pct is not None:
+        return f"{workload.span_label} ({used})"
+    return used if workload.size_bytes is not None else f"whole target ({used})"
+
+
+def rendered_size(facts: JobfileFacts) -> str | None:
+    """The `size=` fio ends up with in a rendered jobfile (None: the whole target)."""
+    return facts.jobs[0].get("size") if facts.jobs else None
 
 
 def _outline(workload: Workload, size: str | None, target: Target) -> str:
@@ -138,6 +179,6 @@ def render(
         target=target,
         ioengine=engine,
         text=text,
-        workload_hash=workload_hash(facts, workload.span_request),
+        workload_hash=workload_hash(facts, hashed_span(workload, size)),
         writes=facts.writes,
     )

@@ -11,7 +11,7 @@ from ssdcompare import fio as fio_mod
 from ssdcompare.devices import Target, resolve_targets
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN, canonical
-from ssdcompare.jobfile import RenderedJob, render
+from ssdcompare.jobfile import RenderedJob, render, span, span_is_cut, span_words
 from ssdcompare.suites import load_suite
 from ssdcompare.workload import Suite
 
@@ -116,31 +116,48 @@ def make_plan(
         for target in targets
         for workload in loaded.workloads
     ]
+    warnings += _suite_warnings(loaded, targets, jobs, size_bytes, allowed)
+    return Plan(
+        suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings,
+        default_ioengine=engine, allowed_options=allowed, read_only=read_only,
+    )  # fmt: skip
+
+
+def _suite_warnings(
+    suite: Suite,
+    targets: list[Target],
+    jobs: list[RenderedJob],
+    size_bytes: int | None,
+    allowed: Collection[str],
+) -> list[str]:
+    """What a reader of the results should know before the sweep runs."""
+    warnings = []
+    pct_jobs = [w.job_id for w in suite.workloads if w.size_pct is not None]
     for target in targets:
-        if target.kind == "block":
-            continue
-        pct_jobs = [w.job_id for w in loaded.workloads if w.size_pct is not None]
-        if pct_jobs and size_bytes is None:
+        if target.kind != "block" and pct_jobs and size_bytes is None:
             warnings.append(
                 f"{target.name} is a file: its spans are shares of the file's "
                 f"{target.size_bytes} bytes, not of a device"
             )
+    for job in jobs:
+        size = span(job.workload, job.target)
+        if span_is_cut(job.workload, size):
+            warnings.append(
+                f"{job.target.name} is smaller than the {job.workload.span_label} span of "
+                f"{job.job_id}: it runs over {span_words(job.workload, size)}, so its results "
+                "are not compared with other targets' (a different workload)"
+            )
     sync_engines = {"psync", "sync", "pvsync", "pvsync2", "vsync"}
-    deep_sync = [
-        w.job_id for w in loaded.workloads if w.ioengine in sync_engines and w.iodepth > 1
-    ]
+    deep_sync = [w.job_id for w in suite.workloads if w.ioengine in sync_engines and w.iodepth > 1]
     if deep_sync:
         warnings.append(
             "synchronous engines ignore iodepth > 1 (each job keeps one I/O in flight): "
             + ", ".join(deep_sync)
         )
-    unused = sorted(set(allowed) - {k for w in loaded.workloads for k in w.extra})
+    unused = sorted(set(allowed) - {k for w in suite.workloads for k in w.extra})
     if unused:
         warnings.append(f"--allow-option {', '.join(unused)}: no job of this suite uses it")
-    return Plan(
-        suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings,
-        default_ioengine=engine, allowed_options=allowed, read_only=read_only,
-    )  # fmt: skip
+    return warnings
 
 
 def _check_files_for_reading(

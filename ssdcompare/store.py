@@ -34,11 +34,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ssdcompare.devices import Target
+from ssdcompare.devices import Target, in_device_tree
 from ssdcompare.errors import NewerFormatError, SsdcompareError, validation_message
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.identity import TargetIdentity
 from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
+from ssdcompare.jobfile import hashed_span, rendered_size
 from ssdcompare.metadata import DeviceInfo, HostInfo
 from ssdcompare.workload import Suite
 
@@ -204,7 +205,7 @@ def migrate_status(data: dict[str, Any], folder: Path, suite: Suite) -> dict[str
     except (OSError, UnicodeDecodeError, JobfileError):
         return data  # no readable jobfile: keep the recorded hash
     if workload is not None:
-        data["workload_hash"] = workload_hash(facts, workload.span_request)
+        data["workload_hash"] = workload_hash(facts, hashed_span(workload, rendered_size(facts)))
     return data
 
 
@@ -220,6 +221,11 @@ class ResultsDir:
         """Start a new results folder; refuses one that already holds results."""
         if path.exists() and not path.is_dir():
             raise SsdcompareError(f"{path} is a file; give --out a folder to create")
+        if in_device_tree(path):
+            raise SsdcompareError(
+                f"{path} is under /dev, where files are kept in memory and vanish at reboot; "
+                "give --out a folder on a filesystem"
+            )
         if path.exists() and any(path.iterdir()):
             raise SsdcompareError(
                 f"{path} already holds files; choose another --out, or continue that sweep "
@@ -321,6 +327,10 @@ class ResultsDir:
     def fio_json(self, status: RunStatus) -> Path:
         """Where a run's raw fio output is (it may not exist for failed runs)."""
         return self.run_dir(status.target, status.job, status.repeat) / FIO_JSON
+
+    def jobfile(self, status: RunStatus) -> Path:
+        """The jobfile a run's fio read (written before fio starts)."""
+        return self.run_dir(status.target, status.job, status.repeat) / JOBFILE
 
     def cpu_json(self, status: RunStatus) -> Path:
         """Where a run's CPU samples are (see cpu.read_trace)."""

@@ -25,7 +25,7 @@ from pathlib import Path
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import FioInfo, default_ioengine, find_fio
-from ssdcompare.guard import Finding, check_write_safety
+from ssdcompare.guard import Finding, check_in_use, check_write_safety
 from ssdcompare.identity import differences, identify
 from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile
 from ssdcompare.jobfile import RenderedJob, render
@@ -332,7 +332,11 @@ def _run_locked(
     for number, (repeat, job) in enumerate(pending, start=outcome.skipped_existing + 1):
         planned = job.workload.duration_s + JOB_OVERHEAD_S
         blocked = unusable.get(job.target.name)
-        if blocked is not None and (not blocked[1] or job.workload.writes):
+        if blocked is None and job.writes:
+            blocked = _in_use(job)
+            if blocked is not None:
+                unusable[job.target.name] = blocked
+        if blocked is not None and (not blocked[1] or job.writes):
             outcome.statuses.append(_skip(results, job, repeat, blocked[0]))
             timing.done(planned, planned)
             report("skipped", number, repeat, job, blocked[0])
@@ -354,6 +358,16 @@ def _run_locked(
         if status.status == "failed" and status.device_unusable:
             unusable[job.target.name] = _unusable(job, status)
     return outcome
+
+
+def _in_use(job: RenderedJob) -> tuple[str, bool] | None:
+    """The guard again, just before a writing job: a device can come into use mid-sweep (a
+    mount, a loop device stacked on it). Its writing jobs are then skipped; reads may run."""
+    try:
+        check_in_use(job.target)
+    except SsdcompareError as err:
+        return f"skipped: {err}", True
+    return None
 
 
 def _unusable(job: RenderedJob, status: RunStatus) -> tuple[str, bool]:

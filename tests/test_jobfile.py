@@ -9,7 +9,7 @@ import pytest
 
 from ssdcompare.devices import Target
 from ssdcompare.fio import FioInfo, parse_only
-from ssdcompare.jobfile import RenderedJob, render, span
+from ssdcompare.jobfile import RenderedJob, render, span, span_words
 from ssdcompare.plan import make_plan, validate
 from ssdcompare.suites import bundled_suite_paths
 from ssdcompare.workload import Suite, Workload
@@ -224,3 +224,27 @@ def test_parse_only_one_or_many_files(fio: FioInfo, tmp_path: Path) -> None:
     assert complaint is not None and "bogus_option" in complaint
     many = parse_only(fio, [good, bad])
     assert many is not None and "bogus_option" in many
+
+
+def test_a_byte_span_cut_to_a_smaller_target_is_another_workload() -> None:
+    big = FILE_TARGET.model_copy(update={"size_bytes": 1024 * MIB, "path": "/srv/big.img"})
+    asked = workload(size="256m")
+    small_job, big_job = (
+        render(asked, FILE_TARGET, "s", "io_uring"),
+        render(asked, big, "s", "io_uring"),
+    )
+    assert small_job.workload_hash != big_job.workload_hash  # 64 MiB ran, not 256 MiB
+    assert span_words(asked, "64m") == "64 MiB (cut from 256 MiB: the target is smaller)"
+    assert span_words(asked, "256m") == "256 MiB"
+    # a share is the same request on any target; so is the whole target
+    for same in (workload(size="20%"), workload()):
+        assert (
+            render(same, FILE_TARGET, "s", "io_uring").workload_hash
+            == render(same, big, "s", "io_uring").workload_hash
+        )
+    assert span_words(workload(size="20%"), "12m") == "20 % (12 MiB)"
+    # a block device smaller than the span runs over all of it, and says so
+    small_disk = BLOCK_TARGET.model_copy(update={"size_bytes": 128 * MIB})
+    cut = render(asked, small_disk, "s", "io_uring")
+    assert cut.workload_hash != render(asked, BLOCK_TARGET, "s", "io_uring").workload_hash
+    assert span_words(asked, None) == "whole target (cut from 256 MiB: the target is smaller)"

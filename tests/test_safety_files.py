@@ -433,3 +433,30 @@ def test_an_ok_run_without_its_output_is_failed_and_rerun(tmp_path: Path) -> Non
     assert again.returncode == 0, again.stderr
     assert lost.exists() and (lost.parent.parent / "r1.attempt-1").is_dir()
     assert set(load(out)["status"]) == {"ok"}
+
+
+@pytest.mark.fio
+def test_a_span_cut_to_a_smaller_file_is_shown_and_not_compared(tmp_path: Path) -> None:
+    small, large = tmp_path / "small.img", tmp_path / "large.img"
+    for path, size in ((small, 8 << 20), (large, 64 << 20)):
+        with open(path, "wb") as handle:
+            handle.truncate(size)
+    suite = tmp_path / "span.yaml"
+    suite.write_text(
+        "name: span\ndescription: one read over 32 MiB\ndefaults: {runtime: 1}\n"
+        "workloads:\n  - {rw: randread, bs: 4k, iodepth: 4, size: 32m}\n"
+    )
+    out = tmp_path / "results"
+    done = ssdcompare("sweep", "--devices", f"{small},{large}", "--suite", str(suite),
+                      "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "small.img is smaller than the 32 MiB span of randread-4k-qd4" in said
+    frame = load(out).set_index("device")
+    assert frame.loc["small.img", "span"] == "8 MiB (cut from 32 MiB: the target is smaller)"
+    assert frame.loc["large.img", "span"] == "32 MiB"
+    assert (frame.loc["small.img", "span_bytes"], frame.loc["large.img", "span_bytes"]) == (
+        8 << 20, 32 << 20)  # fmt: skip
+    # not the same workload: the summary keeps them apart instead of calling one faster
+    hashes = frame["workload_hash"]
+    assert hashes["small.img"] != hashes["large.img"]

@@ -1,0 +1,189 @@
+"""The guard looks beneath a loop device and behind a node's name, and again before each write.
+
+Every device here is a loop device over an image the test creates: a second loop device over
+the same data, a loop device stacked on a mounted one, a node made with mknod under another
+name, and a device that comes into use between two jobs of one sweep.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from blockdevs import loop_device
+
+from ssdcompare.devices import resolve_target
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.guard import check_write_safety, inspect_target
+
+MIB = 1 << 20
+
+
+def attach(backing: str | Path) -> str:
+    """Another loop device over an existing file or device (detached by `detached`)."""
+    return subprocess.run(["losetup", "--find", "--show", str(backing)], capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+
+
+@contextlib.contextmanager
+def detached(*devices: str) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for device in reversed(devices):
+            subprocess.run(["losetup", "--detach", device], check=False)
+
+
+@contextlib.contextmanager
+def mounted_ext4(device: str, mountpoint: Path) -> Iterator[Path]:
+    subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
+    mountpoint.mkdir()
+    subprocess.run(["mount", device, str(mountpoint)], check=True)
+    try:
+        yield mountpoint
+    finally:
+        subprocess.run(["umount", str(mountpoint)], check=False)
+
+
+def refusal(device: str, destroy_data: bool = True) -> str:
+    with pytest.raises(SsdcompareError) as err:
+        check_write_safety([resolve_target(device)], True, destroy_data)
+    return str(err.value)
+
+
+@pytest.mark.root
+def test_a_second_loop_over_the_image_of_a_mounted_one_is_refused(tmp_path: Path) -> None:
+    image = tmp_path / "fs.img"
+    with loop_device(image, 64 * MIB) as first, mounted_ext4(first, tmp_path / "mnt"):
+        second = attach(image)
+        with detached(second):
+            message = refusal(second)
+    name = Path(first).name
+    assert f"writes through to {image}" in message
+    assert f"backing file of {name}" in message
+    assert "never written" in message  # not overridable: --destroy-data was given
+
+
+@pytest.mark.root
+def test_a_loop_over_an_image_another_loop_uses_is_refused_without_any_flag(
+    tmp_path: Path,
+) -> None:
+    image = tmp_path / "shared.img"
+    with loop_device(image, 16 * MIB) as first:
+        with open(first, "rb"):  # a program reading the data through the first loop device
+            second = attach(image)
+            with detached(second):
+                findings = inspect_target(resolve_target(second))
+                message = refusal(second, destroy_data=False)
+    assert [f.kind for f in findings] == ["loop-backing"]
+    assert Path(first).name in message
+
+
+@pytest.mark.root
+def test_a_loop_stacked_on_a_mounted_device_is_refused(tmp_path: Path) -> None:
+    with (
+        loop_device(tmp_path / "fs.img", 64 * MIB) as lower,
+        mounted_ext4(lower, tmp_path / "mnt") as mountpoint,
+    ):
+        upper = attach(lower)
+        with detached(upper):
+            message = refusal(upper)
+    assert f"writes through to {lower}" in message
+    assert f"is mounted at {mountpoint}" in message
+
+
+@pytest.mark.root
+def test_a_loop_over_a_blank_image_alone_may_be_written(tmp_path: Path) -> None:
+    with loop_device(tmp_path / "blank.img", 16 * MIB) as device:
+        assert check_write_safety([resolve_target(device)], True, False) == []
+
+
+@pytest.mark.root
+def test_a_node_under_another_name_is_the_device_of_its_number(tmp_path: Path) -> None:
+    with (
+        loop_device(tmp_path / "fs.img", 64 * MIB) as device,
+        mounted_ext4(device, tmp_path / "mnt") as mountpoint,
+    ):
+        number = os.stat(device).st_rdev
+        alias = tmp_path / "innocent"
+        os.mknod(alias, stat.S_IFBLK | 0o600, number)
+        target = resolve_target(str(alias))
+        message = refusal(str(alias))
+    assert target.kernel_name == Path(device).name
+    assert target.path == device  # the kernel's own node, one name for one device
+    assert target.size_bytes == 64 * MIB
+    assert f"is mounted at {mountpoint}" in message
+
+
+@pytest.mark.root
+def test_a_node_no_device_answers_to_is_refused(tmp_path: Path) -> None:
+    alias = tmp_path / "nothing"
+    os.mknod(alias, stat.S_IFBLK | 0o600, os.makedev(7, 1 << 19))  # a loop number never made
+    with pytest.raises(SsdcompareError, match="no device on this machine answers to"):
+        resolve_target(str(alias))
+
+
+def test_a_dangling_link_into_dev_is_not_a_new_file(tmp_path: Path) -> None:
+    link = tmp_path / "disk"
+    link.symlink_to("/dev/ssdcompare-no-such-disk")
+    with pytest.raises(SsdcompareError, match="unknown device"):
+        resolve_target(str(link), size_bytes=MIB)
+    assert not Path("/dev/ssdcompare-no-such-disk").exists()
+
+
+def test_results_are_never_written_under_dev(tmp_path: Path) -> None:
+    from ssdcompare.store import Manifest, ResultsDir
+
+    link = tmp_path / "out"
+    link.symlink_to("/dev/ssdcompare-no-such-folder")
+    manifest = Manifest.model_construct()
+    made = [Path("/dev/ssdcompare-results"), Path("/dev/ssdcompare-no-such-folder")]
+    try:
+        for place in (made[0], link):
+            with pytest.raises(SsdcompareError, match="under /dev"):
+                ResultsDir.create(place, manifest)
+        assert not any(path.exists() for path in made)
+    finally:
+        for path in made:  # what a failing check would have left in /dev
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_device_that_comes_into_use_mid_sweep_is_not_written_again(tmp_path: Path) -> None:
+    from ssdcompare.plan import make_plan
+    from ssdcompare.sweep import run, start
+
+    suite = tmp_path / "writes.yaml"
+    suite.write_text(
+        "name: writes\ndescription: two writes and a read\n"
+        "defaults: {runtime: 1, size: 8m}\nworkloads:\n"
+        "  - {rw: randwrite, bs: 4k, iodepth: 4}\n  - {rw: write, bs: 128k, iodepth: 4}\n"
+        "  - {rw: randread, bs: 4k, iodepth: 4}\n"
+    )
+    stacked: list[str] = []
+
+    def stack_after_first_job(progress) -> None:
+        if progress.state == "ok" and not stacked:
+            stacked.append(attach(target))  # something starts using the device
+
+    with loop_device(tmp_path / "disk.img", 32 * MIB) as target:
+        plan = make_plan(str(suite), [target], require_fio=True)
+        results, _ = start(plan, tmp_path / "results")
+        try:
+            outcome = run(plan, results, progress=stack_after_first_job)
+        finally:
+            for device in stacked:
+                subprocess.run(["losetup", "--detach", device], check=False)
+    states = [(s.job, s.status) for s in outcome.statuses]
+    assert states == [("randwrite-4k-qd4", "ok"), ("write-128k-qd4", "skipped"),
+                      ("randread-4k-qd4", "ok")]  # fmt: skip
+    skipped = outcome.statuses[1].error or ""
+    assert "come into use since the sweep started" in skipped
+    assert f"backing device of {Path(stacked[0]).name}" in skipped
