@@ -7,6 +7,8 @@ In Python (e.g. Jupyter)::
     summary = ssdcompare.job_summary(frame)                       # repeats aggregated
     ssdcompare.side_by_side(summary, "iops", baseline="nvme0n1")  # devices side by side
     raw = ssdcompare.read_fio("old-run.json")                     # fio output made elsewhere
+    run = ssdcompare.run_sweep(["nvme0n1", "nvme1n1"], suite="quick")  # a sweep, as the CLI runs
+    run.frame()                                                   # its results
 
 This module imports nothing when it loads: the command line starts from ssdcompare.entry,
 which must be able to catch Ctrl-C before anything slow is imported.
@@ -14,7 +16,10 @@ which must be able to catch Ctrl-C before anything slow is imported.
 
 from ssdcompare.version import __version__
 
-__all__ = ["SsdcompareError", "__version__", "job_summary", "load", "read_fio", "side_by_side"]
+__all__ = [
+    "SsdcompareError", "SweepRun", "__version__", "job_summary", "load", "read_fio", "run_sweep",
+    "side_by_side",
+]  # fmt: skip
 
 _LAZY = {
     "SsdcompareError": "ssdcompare.errors",
@@ -22,11 +27,13 @@ _LAZY = {
     "read_fio": "ssdcompare.frame",
     "job_summary": "ssdcompare.frame",
     "side_by_side": "ssdcompare.frame",
+    "run_sweep": "ssdcompare.api",
+    "SweepRun": "ssdcompare.api",
 }
 
 
 def __getattr__(name: str) -> object:
-    # pandas is imported only when the frame functions are used, so the CLI starts quickly
+    # pandas and the sweep machinery are imported only when used, so the CLI starts quickly
     if name in _LAZY:
         import importlib
 
