@@ -159,8 +159,6 @@ def run_fio(
     partial = folder / f"{FIO_JSON}.partial"
     command = command_line(fio.path, jobfile.resolve(), partial.resolve(), readonly)
     started = clock()
-    interrupted: KeyboardInterrupt | None = None
-    timed_out = False
     with open(folder / STDOUT, "wb") as out, open(folder / STDERR, "wb") as err:
         try:
             proc = subprocess.Popen(
@@ -172,44 +170,26 @@ def run_fio(
             return RunOutcome(
                 "failed", None, 0.0, error=f"cannot start fio: {exc}", command=command
             )
-        trace = None
-        try:
-            try:
-                if sampler is not None:  # inside: a stop while it starts still stops fio
-                    sampler.start(proc.pid)
-                exit_code = proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                exit_code = _stop(proc, signal.SIGTERM, TERM_GRACE_S)
-            except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP (errors.Stopped)
-                interrupted = stop
-                exit_code = _stop(proc, signal.SIGINT, SIGINT_GRACE_S)
-        finally:
-            if proc.poll() is None:  # anything unexpected: never leave fio running
-                _kill_all(proc)
-            if sampler is not None:
-                trace = sampler.stop()
-                write_atomic(folder / CPU_JSON, trace.model_dump_json())
-    duration = clock() - started
+        watch = _watch(proc, timeout_s, sampler, folder)
     if partial.exists():
         os.replace(partial, folder / FIO_JSON)
     outcome = RunOutcome(
         state="ok",
-        exit_code=exit_code,
-        duration_s=round(duration, 3),
+        exit_code=watch.exit_code,
+        duration_s=round(clock() - started, 3),
         stderr_tail=_tail(folder / STDERR),
-        interrupted=interrupted is not None,
-        sampler_cpu_pct=getattr(trace, "sampler_cpu_pct", None),
+        interrupted=watch.interrupted is not None,
+        sampler_cpu_pct=getattr(watch.trace, "sampler_cpu_pct", None),
         command=command,
     )
-    if interrupted is not None:
+    if watch.interrupted is not None:
         outcome.state = "interrupted"
-        outcome.stopped_by = stop_reason(interrupted)
+        outcome.stopped_by = stop_reason(watch.interrupted)
         outcome.error = (
             f"interrupted by {outcome.stopped_by}; fio's partial output is kept in fio.json"
         )
         return outcome
-    if timed_out:
+    if watch.timed_out:
         outcome.state = "failed"
         outcome.error = (
             f"fio did not finish within {timeout_s:.0f} s and was stopped: the device may have "
@@ -218,6 +198,42 @@ def run_fio(
         outcome.device_unusable = True
         return outcome
     return _settle(outcome, folder)
+
+
+@dataclass
+class _Watch:
+    """How a fio process ended, as seen by the one waiting for it."""
+
+    exit_code: int | None = None
+    interrupted: KeyboardInterrupt | None = None
+    timed_out: bool = False
+    trace: Trace | None = None
+
+
+def _watch(
+    proc: subprocess.Popen, timeout_s: float, sampler: Sampler | None, folder: Path
+) -> _Watch:
+    """Wait for fio while the sampler runs; stop it on a timeout or Ctrl-C; store the CPU
+    samples. fio never outlives this call."""
+    watch = _Watch()
+    try:
+        try:
+            if sampler is not None:  # inside: a stop while it starts still stops fio
+                sampler.start(proc.pid)
+            watch.exit_code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            watch.timed_out = True
+            watch.exit_code = _stop(proc, signal.SIGTERM, TERM_GRACE_S)
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP (errors.Stopped)
+            watch.interrupted = stop
+            watch.exit_code = _stop(proc, signal.SIGINT, SIGINT_GRACE_S)
+    finally:
+        if proc.poll() is None:  # anything unexpected: never leave fio running
+            _kill_all(proc)
+        if sampler is not None:
+            watch.trace = sampler.stop()
+            write_atomic(folder / CPU_JSON, watch.trace.model_dump_json())
+    return watch
 
 
 def _settle(outcome: RunOutcome, folder: Path) -> RunOutcome:
