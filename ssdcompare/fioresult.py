@@ -309,6 +309,36 @@ def _parse(text: str, source: str) -> FioOutput:
     parsed = [
         _job(entry, index, client_server, source, issues) for index, entry in enumerate(entries)
     ]
+    jobs, totals, common = _arrange(parsed, client_server, per_host, common, issues)
+    disk_util = doc.get("disk_util")
+    fio_version = doc.get("fio version")
+    return FioOutput(
+        fio_version=fio_version if isinstance(fio_version, str) else None,
+        timestamp=top.count(doc, "timestamp", "timestamp"),
+        jobs=_combine(jobs, issues),
+        global_options=common,
+        disk_util=[d for d in disk_util if isinstance(d, dict)]
+        if isinstance(disk_util, list)
+        else [],
+        client_server=client_server,
+        client_aggregates=totals,
+        notes=notes,
+        trailing_text=trailing,
+        interim_reports=len(documents) - 1,
+        warnings=issues.warnings(),
+        source=source,
+    )
+
+
+def _arrange(
+    parsed: list[JobResult],
+    client_server: bool,
+    per_host: dict[tuple[str | None, int | None], dict[str, str]] | None,
+    common: dict[str, str],
+    issues: _Issues,
+) -> tuple[list[JobResult], list[JobResult], dict[str, str]]:
+    """The jobs, the client/server totals ("All clients") and the file-wide options, each job
+    with the global options of its own server."""
     aggregates = [(i, job) for i, job in enumerate(parsed) if client_server and _is_total(job)]
     per_job = [(i, job) for i, job in enumerate(parsed) if not (client_server and _is_total(job))]
     hosts = list(dict.fromkeys((job.hostname, job.port) for _, job in per_job))
@@ -335,24 +365,7 @@ def _parse(text: str, source: str) -> FioOutput:
                 " not the final results: left out"
             )
             totals = []
-    disk_util = doc.get("disk_util")
-    fio_version = doc.get("fio version")
-    return FioOutput(
-        fio_version=fio_version if isinstance(fio_version, str) else None,
-        timestamp=top.count(doc, "timestamp", "timestamp"),
-        jobs=_combine(jobs, issues),
-        global_options=common,
-        disk_util=[d for d in disk_util if isinstance(d, dict)]
-        if isinstance(disk_util, list)
-        else [],
-        client_server=client_server,
-        client_aggregates=totals,
-        notes=notes,
-        trailing_text=trailing,
-        interim_reports=len(documents) - 1,
-        warnings=issues.warnings(),
-        source=source,
-    )
+    return jobs, totals, common
 
 
 def _is_total(job: JobResult) -> bool:
@@ -897,14 +910,7 @@ def _direction(name: Direction, raw: dict[str, Any], reader: _Reader) -> Directi
     slat, clat, lat = stats("slat"), stats("clat"), stats("lat")
     total_ios = reader.count(raw, "total_ios", f"{name}.total_ios")
     if name == "sync":
-        if lat is None:
-            return None
-        # fdatasync counts can show total_ios 0 while the latency has N samples: trust N
-        known = [value for value in (total_ios, lat.n) if value is not None]
-        return DirectionResult(
-            direction=name, io_bytes=0, bw_bytes=math.nan, iops=math.nan, runtime_ms=0,
-            total_ios=max(known) if known else None, short_ios=0, drop_ios=0, lat=lat,
-        )  # fmt: skip
+        return _sync_direction(lat, total_ios)
     io_bytes = reader.count(raw, "io_bytes", f"{name}.io_bytes")
     if io_bytes is not None and not in_ns and "io_kbytes" not in raw:
         io_bytes *= 1024  # fio 2.x wrote KiB under the name io_bytes
@@ -919,11 +925,7 @@ def _direction(name: Direction, raw: dict[str, Any], reader: _Reader) -> Directi
         return None  # fio prints empty directions with zeros: nothing was done
     if not moved and not (iops is not None and iops > 0):
         return None  # nothing usable at all; the fields are named in the warnings
-    if "bw_bytes" in raw:
-        bw_bytes = reader.number(raw, "bw_bytes", f"{name}.bw_bytes")
-    else:
-        bw_kib = reader.number(raw, "bw", f"{name}.bw")
-        bw_bytes = bw_kib * 1024 if bw_kib is not None else None
+    bw_bytes = _bandwidth(name, raw, reader)
     return DirectionResult(
         direction=name,
         io_bytes=io_bytes,
@@ -937,6 +939,26 @@ def _direction(name: Direction, raw: dict[str, Any], reader: _Reader) -> Directi
         slat=slat,
         lat=lat,
     )
+
+
+def _sync_direction(lat: LatencyStats | None, total_ios: int | None) -> DirectionResult | None:
+    """fsync/fdatasync calls: a count and their latency, no bytes or rate."""
+    if lat is None:
+        return None
+    # fdatasync counts can show total_ios 0 while the latency has N samples: trust N
+    known = [value for value in (total_ios, lat.n) if value is not None]
+    return DirectionResult(
+        direction="sync", io_bytes=0, bw_bytes=math.nan, iops=math.nan, runtime_ms=0,
+        total_ios=max(known) if known else None, short_ios=0, drop_ios=0, lat=lat,
+    )  # fmt: skip
+
+
+def _bandwidth(name: Direction, raw: dict[str, Any], reader: _Reader) -> float | None:
+    """Bytes per second: bw_bytes, or before fio 3.2 bw in KiB/s."""
+    if "bw_bytes" in raw:
+        return reader.number(raw, "bw_bytes", f"{name}.bw_bytes")
+    bw_kib = reader.number(raw, "bw", f"{name}.bw")
+    return bw_kib * 1024 if bw_kib is not None else None
 
 
 def _latency(
