@@ -101,7 +101,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ssdcompare.cpu import Thresholds, judge, read_trace
+from ssdcompare.cpu import CpuStats, Thresholds, judge, read_trace
 from ssdcompare.errors import NewerFormatError, SsdcompareError
 from ssdcompare.fioresult import FioOutputError, JobResult, parse_fio_file
 from ssdcompare.jobcheck import JobfileError, read_jobfile
@@ -246,34 +246,8 @@ def _run_rows(
         **_span_columns(results, status, workload, device.get("size_bytes")),
     }
     directions = list(workload.directions) if workload is not None else ["read"]
-    fio_path = results.fio_json(status)
-    job: JobResult | None = None
-    if status.status == "ok" and not fio_path.exists():
-        # an ok without the raw output is no measurement: never show it as one
-        base.update(status="failed", error=f"{fio_path} is missing: rerun with --resume")
-    if status.status == "ok" and fio_path.exists():
-        base["fio_json"] = str(fio_path)
-        try:
-            output = parse_fio_file(fio_path)
-        except FioOutputError as err:
-            base.update(status="failed", error=str(err))
-        else:
-            job = output.jobs[0] if output.jobs else None
-            # the engine fio ran with, as it reports it: older manifests do not record it
-            engine = (job.options if job else output.global_options).get("ioengine")
-            if engine:
-                base["ioengine"] = engine
-    cpu_stats = None
-    cpu_path = results.cpu_json(status)
-    if cpu_path.exists():
-        try:
-            trace = read_trace(cpu_path)
-        except NewerFormatError:
-            raise
-        except SsdcompareError:
-            trace = None  # damaged samples: judged as without samples ("no CPU samples")
-        if trace is not None:
-            cpu_stats = trace.stats(skip_s=workload.ramp_s + 0.5 if workload else 0.5)
+    job = _fio_job(results, status, base)
+    cpu_stats = _cpu_stats(results, status, workload)
     if cpu_stats is not None:
         base.update({name: getattr(cpu_stats, name) for name in _CPU_STATS_COLUMNS})
     if job is not None:
@@ -289,6 +263,46 @@ def _run_rows(
             row.update(_direction_values(job, direction))
         rows.append(row)
     return rows
+
+
+def _fio_job(results: ResultsDir, status: RunStatus, base: dict[str, object]) -> JobResult | None:
+    """The run's job as fio reported it; a missing or unreadable output turns an ok run into a
+    failed one in `base` (an ok without the raw output is no measurement)."""
+    fio_path = results.fio_json(status)
+    if status.status != "ok":
+        return None
+    if not fio_path.exists():
+        base.update(status="failed", error=f"{fio_path} is missing: rerun with --resume")
+        return None
+    base["fio_json"] = str(fio_path)
+    try:
+        output = parse_fio_file(fio_path)
+    except FioOutputError as err:
+        base.update(status="failed", error=str(err))
+        return None
+    job = output.jobs[0] if output.jobs else None
+    # the engine fio ran with, as it reports it: older manifests do not record it
+    engine = (job.options if job else output.global_options).get("ioengine")
+    if engine:
+        base["ioengine"] = engine
+    return job
+
+
+def _cpu_stats(
+    results: ResultsDir, status: RunStatus, workload: Workload | None
+) -> CpuStats | None:
+    """The run's CPU samples summed up over the measured time; None without usable samples
+    (damaged samples are judged as none: "no CPU samples")."""
+    cpu_path = results.cpu_json(status)
+    if not cpu_path.exists():
+        return None
+    try:
+        trace = read_trace(cpu_path)
+    except NewerFormatError:
+        raise
+    except SsdcompareError:
+        return None
+    return trace.stats(skip_s=workload.ramp_s + 0.5 if workload else 0.5)
 
 
 def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
