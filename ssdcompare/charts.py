@@ -20,6 +20,8 @@ matplotlib.use("Agg")  # no display needed; set before pyplot is imported
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ssdcompare.frame import known_true  # noqa: E402
+
 # Okabe-Ito colours, distinct for the common colour-vision deficiencies
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
@@ -57,7 +59,7 @@ def _plottable(points: pd.DataFrame, x: str, y: str, log_x: bool, log_y: bool) -
         keep &= points[x].astype("float64") > 0
     if log_y:
         keep &= points[y].astype("float64") > 0
-    return points[keep.fillna(False).astype(bool)]
+    return points[known_true(keep)]
 
 
 def _draw_series(ax: plt.Axes, points: pd.DataFrame, x: str, y: str, index: int, label: str,
@@ -73,7 +75,7 @@ def _draw_series(ax: plt.Axes, points: pd.DataFrame, x: str, y: str, index: int,
         if spans.any():
             ax.vlines(xs[spans], low[spans], high[spans], color=style["color"], linewidth=1,
                       alpha=0.7)  # fmt: skip
-    bound = points[points["cpu_bound"].fillna(False).astype(bool)]
+    bound = points[known_true(points["cpu_bound"])]
     if not bound.empty:
         bx, by = bound[x].astype("float64"), bound[y].astype("float64")
         ax.scatter(bx, by, s=150, facecolors="none", edgecolors="black", linewidths=1.4,
@@ -110,7 +112,7 @@ def qd_chart(summary: pd.DataFrame, metric: str, ylabel: str, title: str) -> str
         for index, (label, series) in enumerate(points.groupby("label", sort=False)):
             _draw_series(ax, series, "iodepth", f"{metric}_mean", index, str(label),
                          (f"{metric}_min", f"{metric}_max"), log_y)  # fmt: skip
-            any_bound |= bool(series["cpu_bound"].fillna(False).astype(bool).any())
+            any_bound |= bool(known_true(series["cpu_bound"]).any())
         ax.set_xscale("log", base=2)
         depths = sorted(points["iodepth"].astype(int).unique())
         ax.set_xticks(depths, [str(d) for d in depths])
@@ -133,7 +135,7 @@ def mix_chart(summary: pd.DataFrame, title: str) -> str | None:
         for index, (label, series) in enumerate(points.groupby("label", sort=False)):
             _draw_series(ax, series, "rwmixread", "iops_mean", index, str(label),
                          ("iops_min", "iops_max"))  # fmt: skip
-            any_bound |= bool(series["cpu_bound"].fillna(False).astype(bool).any())
+            any_bound |= bool(known_true(series["cpu_bound"]).any())
         ax.set_xlim(102, -2)  # 100 % read on the left, as mix sweeps are usually drawn
         ax.set_ylim(bottom=0)
         _finish(ax, title, "read share (%)", "IOPS", any_bound)

@@ -103,14 +103,12 @@ import pandas as pd
 
 from ssdcompare.cpu import CpuStats, Thresholds, judge, read_trace
 from ssdcompare.errors import NewerFormatError, SsdcompareError
-from ssdcompare.fioresult import FioOutputError, JobResult, parse_fio_file
+from ssdcompare.fioresult import DIRECTIONS, FioOutputError, JobResult, parse_fio_file
 from ssdcompare.jobcheck import JobfileError, read_jobfile
 from ssdcompare.jobfile import rendered_size, span_words
 from ssdcompare.store import ResultsDir, RunStatus, write_atomic
 from ssdcompare.units import format_bytes, parse_size
 from ssdcompare.workload import Workload
-
-DIRECTIONS = ("read", "write", "trim", "sync", "mixed")  # mixed: unified_rw_reporting
 
 # The column order of every frame; numeric columns stay numeric (NaN when unknown).
 COLUMNS = [
@@ -303,6 +301,22 @@ def _cpu_stats(
     except SsdcompareError:
         return None
     return trace.stats(skip_s=workload.ramp_s + 0.5 if workload else 0.5)
+
+
+def known_true(values: pd.Series) -> pd.Series:
+    """A flag column (cpu_bound, significant, ...) as plain booleans: True only where it is
+    known to be set; NA (cannot tell) reads as False."""
+    return values.fillna(False).astype(bool)
+
+
+def is_true(value: object) -> bool:
+    """One flag: True only when known to be set; None and NA (cannot tell) are not True."""
+    return value is not None and bool(pd.notna(value)) and bool(value)
+
+
+def is_false(value: object) -> bool:
+    """One flag: True only when known to be unset; None and NA (cannot tell) are not False."""
+    return value is not None and bool(pd.notna(value)) and not bool(value)
 
 
 def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
@@ -498,7 +512,7 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
         lat_weighted=("lat_weighted", lambda s: s.sum(min_count=1)),
         lat_p99_us=("lat_p99_us", "max"),
         lat_max_us=("lat_max_us", "max"),
-        cpu_bound=("cpu_bound", lambda s: bool(s.fillna(False).any()) if s.notna().any()
+        cpu_bound=("cpu_bound", lambda s: bool(known_true(s).any()) if s.notna().any()
                    else pd.NA),
         cpu_bound_reason=("cpu_bound_reason", "first"),
     ).reset_index()  # fmt: skip
@@ -629,7 +643,7 @@ def job_summary(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFram
             row[f"{metric}_cv_pct"] = std / mean * 100 if mean else float("nan")
         bound = ok["cpu_bound"].dropna()
         row["cpu_bound"] = bool(bound.astype(bool).any()) if len(bound) else pd.NA
-        reasons = ok.loc[ok["cpu_bound"].fillna(False).astype(bool), "cpu_bound_reason"]
+        reasons = ok.loc[known_true(ok["cpu_bound"]), "cpu_bound_reason"]
         row["cpu_bound_reason"] = reasons.iloc[0] if len(reasons) else None
         rows.append(row)
     summary = pd.DataFrame(rows)

@@ -16,7 +16,15 @@ import pandas as pd
 from ssdcompare import charts
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN
-from ssdcompare.frame import job_summary, load, side_by_side, unique_folders
+from ssdcompare.frame import (
+    is_false,
+    is_true,
+    job_summary,
+    known_true,
+    load,
+    side_by_side,
+    unique_folders,
+)
 from ssdcompare.resources import templates
 from ssdcompare.store import ResultsDir, write_atomic
 from ssdcompare.units import (
@@ -99,11 +107,6 @@ def _flush_words(fsync: Any, fdatasync: Any) -> list[str]:
         if every:
             words.append(flush if every == 1 else f"{flush}/{every}")
     return words
-
-
-def _is_false(value: Any) -> bool:
-    """True for a False flag; None and NA (cannot tell) are not False."""
-    return value is not None and bool(pd.notna(value)) and not bool(value)
 
 
 def _sort_key(value: Any) -> float:
@@ -250,7 +253,7 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
     if baseline:
         cell.ratio = "baseline"
         cell.sort_ratio = 1.0
-    elif _is_false(row.get("comparable")):
+    elif is_false(row.get("comparable")):
         cell.comparable = False
         cell.ratio = "≠ jobfile"
         cell.jobfile_note = str(row["comparable_note"])
@@ -263,7 +266,7 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
             cell.ratio_note = "not significant: repeats overlap"
         elif baseline_bound:
             cell.ratio_note = "vs a CPU-bound baseline: the ratio says little about the drives"
-    if bool(row["cpu_bound"]) if pd.notna(row["cpu_bound"]) else False:
+    if is_true(row["cpu_bound"]):
         cell.cpu_bound = True
         cell.reason = str(row["cpu_bound_reason"])
         footnotes.append(f"{row['job']} on {row['label']}: {cell.reason}")
@@ -296,7 +299,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
         group = groups.setdefault(name, Group(name))
         cells = []
         base_rows = summary[(summary["job"] == job_row["job"]) & (summary["label"] == baseline)]
-        baseline_bound = bool(base_rows["cpu_bound"].fillna(False).astype(bool).any())
+        baseline_bound = bool(known_true(base_rows["cpu_bound"]).any())
         for label in labels:
             match = summary[(summary["job"] == job_row["job"]) & (summary["label"] == label)]
             row = match.iloc[0] if not match.empty else None
@@ -325,7 +328,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
         "footnotes": footnotes,
         "charts": charts_found,
         "chart_notes": chart_notes,
-        "cpu_bound_count": int(summary["cpu_bound"].fillna(False).astype(bool).sum()),
+        "cpu_bound_count": int(known_true(summary["cpu_bound"]).sum()),
         "title": " vs ".join(labels),
     }
 
@@ -396,7 +399,7 @@ def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[dict[str, 
 
 
 def _is_false_any(points: pd.DataFrame) -> bool:
-    return any(_is_false(value) for value in points["comparable"])
+    return any(is_false(value) for value in points["comparable"])
 
 
 def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir],

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ssdcompare.frame import job_summary, load
+from ssdcompare.frame import is_true, job_summary, known_true, load
 from ssdcompare.units import format_count, format_latency, format_rate
 
 
@@ -21,7 +21,7 @@ def _cell(row: pd.Series) -> str:
     )
     if row["repeats"] > 1:
         text += f" (CV {row['iops_cv_pct']:.0f} %)"
-    if pd.notna(row["cpu_bound"]) and bool(row["cpu_bound"]):
+    if is_true(row["cpu_bound"]):
         text += " [CPU-bound]"
     return text
 
@@ -47,7 +47,7 @@ def summary_lines(path: Path) -> list[str]:
         lines.append(f"{job}  (+ {'; '.join(extras)})" if extras else str(job))
         for _, row in rows.iterrows():
             lines.append(f"  {row['label']:<{width}}  {_cell(row)}")
-    bound = summary[summary["cpu_bound"].fillna(False).astype(bool)]
+    bound = summary[known_true(summary["cpu_bound"])]
     if not bound.empty:
         lines.append("")
         lines.append("CPU-bound: these numbers measure the CPU, not the drive:")
