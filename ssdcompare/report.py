@@ -274,19 +274,15 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
     return cell
 
 
-def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
-                  baseline: str | None = None) -> dict[str, object]:  # fmt: skip
-    """Everything the template shows, computed from the frame (no fio, no sysfs)."""
-    if frame.empty:
-        raise SsdcompareError("no results to report: the sweep recorded no runs yet")
-    labels = list(dict.fromkeys(frame["label"]))
-    baseline = baseline or labels[0]
-    if baseline not in labels:
-        raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
-    summary = job_summary(frame, baseline)
-    labels = list(dict.fromkeys(summary["label"]))
-    ratios = side_by_side(summary, "iops", baseline)
-    footnotes: list[str] = []
+def _groups(
+    summary: pd.DataFrame,
+    ratios: pd.DataFrame,
+    labels: list[str],
+    baseline: str,
+    footnotes: list[str],
+) -> list[Group]:
+    """The table's rows, one per job, grouped by family (random reads, ...) in reading
+    order; a cell per device. Footnotes are added to `footnotes` as cells need them."""
     groups: dict[str, Group] = {}
     jobs = summary.drop_duplicates("job").copy()
     jobs["family"] = jobs["rw"].map(lambda rw: _FAMILY.get(rw, (9, rw))[0])
@@ -315,6 +311,23 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
         extra = str(extra) if extra is not None and pd.notna(extra) else None
         what = _what(job_row)
         group.rows.append(Row(str(job_row["job"]), what, cells, extra=extra, order=order))
+    return list(groups.values())
+
+
+def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
+                  baseline: str | None = None) -> dict[str, object]:  # fmt: skip
+    """Everything the template shows, computed from the frame (no fio, no sysfs)."""
+    if frame.empty:
+        raise SsdcompareError("no results to report: the sweep recorded no runs yet")
+    labels = list(dict.fromkeys(frame["label"]))
+    baseline = baseline or labels[0]
+    if baseline not in labels:
+        raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
+    summary = job_summary(frame, baseline)
+    labels = list(dict.fromkeys(summary["label"]))
+    footnotes: list[str] = []
+    groups = _groups(summary, side_by_side(summary, "iops", baseline), labels, baseline,
+                     footnotes)  # fmt: skip
     charts_found, chart_notes = _charts(frame, summary)
     return {
         "version": __version__,
@@ -324,7 +337,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
         "sweeps": [_sweep_info(s) for s in sweeps],
         "devices": _devices(sweeps, labels, frame),
         "warnings": _warnings(frame, summary, sweeps),
-        "groups": list(groups.values()),
+        "groups": groups,
         "footnotes": footnotes,
         "charts": charts_found,
         "chart_notes": chart_notes,
