@@ -331,15 +331,11 @@ def _run_locked(
 
     for number, (repeat, job) in enumerate(pending, start=outcome.skipped_existing + 1):
         planned = job.workload.duration_s + JOB_OVERHEAD_S
-        blocked = unusable.get(job.target.name)
-        if blocked is None and job.writes:
-            blocked = _in_use(job)
-            if blocked is not None:
-                unusable[job.target.name] = blocked
-        if blocked is not None and (not blocked[1] or job.writes):
-            outcome.statuses.append(_skip(results, job, repeat, blocked[0]))
+        blocked = _blocked(job, unusable)
+        if blocked is not None:
+            outcome.statuses.append(_skip(results, job, repeat, blocked))
             timing.done(planned, planned)
-            report("skipped", number, repeat, job, blocked[0])
+            report("skipped", number, repeat, job, blocked)
             continue
         report("start", number, repeat, job, None)
         run_started = clock()
@@ -358,6 +354,18 @@ def _run_locked(
         if status.status == "failed" and status.device_unusable:
             unusable[job.target.name] = _unusable(job, status)
     return outcome
+
+
+def _blocked(job: RenderedJob, unusable: dict[str, tuple[str, bool]]) -> str | None:
+    """Why this job must not run on its target (the reason it is skipped), or None."""
+    blocked = unusable.get(job.target.name)
+    if blocked is None and job.writes:
+        blocked = _in_use(job)
+        if blocked is not None:
+            unusable[job.target.name] = blocked
+    if blocked is not None and (not blocked[1] or job.writes):
+        return blocked[0]
+    return None
 
 
 def _in_use(job: RenderedJob) -> tuple[str, bool] | None:
