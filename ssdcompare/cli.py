@@ -21,7 +21,7 @@ import click
 from ssdcompare.devices import describe
 from ssdcompare.errors import SsdcompareError, Stopped, interrupted, stop_reason
 from ssdcompare.fiooptions import OPT_IN
-from ssdcompare.terminal import ProgressLine, say
+from ssdcompare.terminal import ProgressLine, say, summary_lines
 from ssdcompare.units import format_bytes, format_duration, parse_size
 from ssdcompare.version import __version__
 
@@ -385,8 +385,6 @@ def _write_report(path: Path) -> Path | None:
 
 def _print_summary(path: Path) -> None:
     """Per job: IOPS, MB/s and latency per device, with CPU-bound marks."""
-    from ssdcompare.summary import summary_lines
-
     for line in summary_lines(path):
         say(line, sys.stdout)
 

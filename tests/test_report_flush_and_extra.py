@@ -13,7 +13,7 @@ import pytest
 from test_report import parse
 
 from ssdcompare.frame import job_summary, load
-from ssdcompare.summary import summary_lines
+from ssdcompare.terminal import summary_lines
 
 SUITE = """\
 name: flush-and-extra
