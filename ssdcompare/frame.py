@@ -248,6 +248,9 @@ def _run_rows(
     cpu_stats = _cpu_stats(results, status, workload)
     if cpu_stats is not None:
         base.update({name: getattr(cpu_stats, name) for name in _CPU_STATS_COLUMNS})
+    if job is not None and "mixed" in job.directions:
+        # unified_rw_reporting: fio adds reads and writes up in one "mixed" section
+        directions = [d for d in DIRECTIONS if d in job.directions]
     if job is not None:
         base.update(fio_cpu_usr_pct=job.usr_cpu_pct, fio_cpu_sys_pct=job.sys_cpu_pct)
         verdict = judge(

@@ -128,3 +128,19 @@ def test_every_column_is_documented_with_what_lat_means() -> None:
     columns = frame_module.COLUMNS
     assert columns.index("fdatasync") == columns.index("fsync") + 1
     assert columns.index("port") == columns.index("host") + 1
+
+
+@pytest.mark.fio
+def test_a_sweep_with_unified_rw_reporting_has_a_mixed_row_with_figures(tmp_path: Path) -> None:
+    suite = tmp_path / "unified.yaml"
+    suite.write_text(
+        "name: unified\ndescription: one mix reported as one direction\ndefaults: {runtime: 1}\n"
+        "workloads:\n  - {rw: randrw, bs: 4k, iodepth: 4, extra: {unified_rw_reporting: 1}}\n"
+    )
+    run = ssdcompare.run_sweep(
+        str(tmp_path / "t.img"), suite=str(suite), size="16m", out=tmp_path / "results",
+        allow_options=["unified_rw_reporting"], report=False,
+    )  # fmt: skip
+    frame = run.frame()
+    assert frame["direction"].tolist() == ["mixed"]
+    assert frame["iops"].iloc[0] > 0 and frame["total_ios"].iloc[0] > 0
