@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from ssdcompare import sweep
 from ssdcompare.errors import SsdcompareError
@@ -50,29 +50,40 @@ class SweepRun:
         return load(self.path)
 
 
+class SweepChoices(TypedDict, total=False):
+    """What defines a sweep, as `ssdcompare sweep` takes it (all optional)."""
+
+    out: str | Path  # results folder (default: results/<time>-<suite>)
+    runtime_s: int  # seconds per job, replacing the suite's
+    size: int | str  # span of each target and size of new file targets: "4g" or bytes
+    repeat: int  # run the whole suite N times
+    read_only: bool  # keep only jobs that neither write nor trim
+    destroy_data: bool  # allow writing over partitions and signatures
+    allow_options: Collection[str]  # opt-in fio options (fiooptions.OPT_IN)
+    resume: str | Path  # continue this results folder instead of starting one
+
+
+_PLANNED = ("out", "runtime_s", "size", "repeat", "read_only", "allow_options")
+
+
 def prepare_sweep(
     devices: str | Sequence[str] | None,
-    suite: str = "quick",
-    *,
-    out: str | Path | None = None,
-    runtime_s: int | None = None,
-    size: int | str | None = None,
-    repeat: int = 1,
-    read_only: bool = False,
-    destroy_data: bool = False,
-    allow_options: Collection[str] = (),
-    resume: str | Path | None = None,
+    suite: str | None = None,
     command_line: list[str] | None = None,
+    **choices: Unpack[SweepChoices],
 ) -> tuple[Plan, ResultsDir, list[Finding]]:
     """Plan a sweep (or reopen one to resume), pass the safety guard and create its results
     folder: everything before the first fio run. Returns what --destroy-data overrode."""
+    unknown = sorted(set(choices) - set(SweepChoices.__annotations__))
+    if unknown:
+        raise SsdcompareError(f"unknown sweep choice(s): {', '.join(unknown)}; known: "
+                              f"{', '.join(SweepChoices.__annotations__)}")  # fmt: skip
     wanted = devices.split(",") if isinstance(devices, str) else devices
     wanted = [d.strip() for d in wanted or [] if d.strip()]
+    destroy_data = choices.get("destroy_data", False)
+    resume = choices.get("resume")
     if resume is not None:
-        planned = {"out": out, "runtime_s": runtime_s, "size": size, "repeat": repeat != 1,
-                   "suite": suite != "quick", "read_only": read_only,
-                   "allow_options": allow_options}  # fmt: skip
-        changed = [name for name, value in planned.items() if value]
+        changed = [name for name in _PLANNED if name in choices] + ["suite"] * (suite is not None)
         if changed:
             raise SsdcompareError(
                 f"resume continues a sweep exactly as it was planned; {', '.join(changed)} "
@@ -83,14 +94,18 @@ def prepare_sweep(
         return sweep.reopen(Path(resume), destroy_data=destroy_data, devices=wanted or None)
     if not wanted:
         raise SsdcompareError("say which devices to test: --devices nvme0n1,nvme1n1")
+    size = choices.get("size")
     try:
         span = parse_size(size) if isinstance(size, str) else size
     except ValueError as err:
         raise SsdcompareError(f"size: {err}") from None
+    read_only = choices.get("read_only", False)
     plan = make_plan(
-        suite, wanted, runtime_s=runtime_s, size_bytes=span, repeat=repeat,
-        read_only=read_only, require_fio=True, allowed_options=allow_options,
+        suite or "quick", wanted, runtime_s=choices.get("runtime_s"), size_bytes=span,
+        repeat=choices.get("repeat", 1), read_only=read_only, require_fio=True,
+        allowed_options=choices.get("allow_options", ()),
     )  # fmt: skip
+    out = choices.get("out")
     results, findings = sweep.start(
         plan, Path(out) if out is not None else None, destroy_data=destroy_data,
         command_line=command_line, read_only=read_only,
@@ -100,34 +115,26 @@ def prepare_sweep(
 
 def run_sweep(
     devices: str | Sequence[str] | None = None,
-    suite: str = "quick",
+    suite: str | None = None,
     *,
-    out: str | Path | None = None,
-    runtime_s: int | None = None,
-    size: int | str | None = None,
-    repeat: int = 1,
-    read_only: bool = False,
-    destroy_data: bool = False,
-    allow_options: Collection[str] = (),
     job_timeout_s: float | None = None,
-    resume: str | Path | None = None,
     progress: Callable[[sweep.Progress], None] | None = None,
     report: bool = True,
+    **choices: Unpack[SweepChoices],
 ) -> SweepRun:
-    """Run `suite` on every device in turn, like `ssdcompare sweep`, and write the report.
+    """Run `suite` (default "quick") on every device in turn, like `ssdcompare sweep`, and
+    write the report.
 
-    `devices` as on the command line ("nvme0n1,/dev/sdb" or a list). `size` is the span of
-    each target and the size of new file targets ("4g" or bytes). `resume` continues an
-    earlier results folder instead of starting one (then only `devices`, `destroy_data`,
-    `job_timeout_s`, `progress` and `report` apply). `progress` is called before and after
+    `devices` as on the command line ("nvme0n1,/dev/sdb" or a list); `choices` as in
+    SweepChoices (`repeat=3`, `size="10g"`, `resume=path`, ...). With `resume`, the sweep
+    continues as it was planned: only `devices` and `destroy_data` may be given besides.
+    `job_timeout_s` replaces the time limit per job; `progress` is called before and after
     every run with a sweep.Progress. Ctrl-C stops the sweep cleanly: the returned run says
     `outcome.interrupted`, and `resume=run.path` continues it.
     """
     plan, results, findings = prepare_sweep(
-        devices, suite, out=out, runtime_s=runtime_s, size=size, repeat=repeat,
-        read_only=read_only, destroy_data=destroy_data, allow_options=allow_options,
-        resume=resume, command_line=["ssdcompare.run_sweep", str(devices)],
-    )  # fmt: skip
+        devices, suite, ["ssdcompare.run_sweep", str(devices)], **choices
+    )
     outcome = sweep.run(plan, results, progress=progress, job_timeout_s=job_timeout_s)
     run = SweepRun(path=results.path, outcome=outcome, plan=plan, overwritten=findings)
     if report:

@@ -170,13 +170,7 @@ def _resolve(text: str, size_bytes: int | None, dev_root: Path, sys_root: Path) 
             raise SsdcompareError(
                 f"file target {path} is empty: give its size with --size (e.g. --size 4g)"
             )
-        return Target(
-            spec=text,
-            name=path.name,
-            path=str(path.resolve()),
-            kind="file",
-            size_bytes=size,
-        )
+        return _file_target(text, path, size, exists=True)
     if stat.S_ISDIR(info.st_mode):
         raise SsdcompareError(
             f"{path} is a directory; give a file inside it for fio to create, e.g. "
@@ -234,14 +228,12 @@ def _new_file_target(spec: str, path: Path, size_bytes: int | None) -> Target:
             f"{path} does not exist: fio can create it as a test file, but needs a size "
             "(e.g. --size 4g)"
         )
-    return Target(
-        spec=spec,
-        name=path.name,
-        path=str(path.resolve()),
-        kind="file",
-        size_bytes=size_bytes,
-        exists=False,
-    )
+    return _file_target(spec, path, size_bytes, exists=False)
+
+
+def _file_target(spec: str, path: Path, size_bytes: int, exists: bool) -> Target:
+    return Target(spec=spec, name=path.name, path=str(path.resolve()), kind="file",
+                  size_bytes=size_bytes, exists=exists)  # fmt: skip
 
 
 def resolve_targets(

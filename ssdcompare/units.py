@@ -69,35 +69,35 @@ def format_duration(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def format_count(value: float | None) -> str:
-    """IOPS and other rates for people: 950 -> "950", 85210 -> "85.2k", 1.2e6 -> "1.20M"."""
+# (from this value up, divide by, format) for each display; the first that fits is used
+_Scale = tuple[tuple[float, float, str], ...]
+_COUNT: _Scale = ((1e6, 1e6, "{:.2f}M"), (1e4, 1e3, "{:.1f}k"), (1e3, 1e3, "{:.2f}k"),
+                  (10, 1, "{:.0f}"), (float("-inf"), 1, "{:.1f}"))  # fmt: skip
+_RATE: _Scale = ((1e9, 1e9, "{:.2f} GB/s"), (1e7, 1e6, "{:.0f} MB/s"),
+                 (float("-inf"), 1e6, "{:.1f} MB/s"))  # fmt: skip
+_LATENCY: _Scale = ((1e6, 1e6, "{:.2f} s"), (1000, 1000, "{:.2f} ms"), (100, 1, "{:.0f} µs"),
+                    (float("-inf"), 1, "{:.1f} µs"))  # fmt: skip
+
+
+def _scaled(value: float | None, scale: _Scale) -> str:
     if value is None or value != value:  # None or NaN
         return "-"
-    if value >= 1e6:
-        return f"{value / 1e6:.2f}M"
-    if value >= 1e4:
-        return f"{value / 1e3:.1f}k"
-    if value >= 1e3:
-        return f"{value / 1e3:.2f}k"
-    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+    for start, divisor, form in scale:
+        if value >= start:
+            return form.format(value / divisor)
+    return "-"  # not reached: the last step starts at -inf
+
+
+def format_count(value: float | None) -> str:
+    """IOPS and other rates for people: 950 -> "950", 85210 -> "85.2k", 1.2e6 -> "1.20M"."""
+    return _scaled(value, _COUNT)
 
 
 def format_rate(bytes_per_s: float | None) -> str:
     """Bandwidth for people in decimal megabytes per second, as drive vendors quote it."""
-    if bytes_per_s is None or bytes_per_s != bytes_per_s:
-        return "-"
-    mb = bytes_per_s / 1e6
-    if mb >= 1000:
-        return f"{mb / 1000:.2f} GB/s"
-    return f"{mb:.0f} MB/s" if mb >= 10 else f"{mb:.1f} MB/s"
+    return _scaled(bytes_per_s, _RATE)
 
 
 def format_latency(us: float | None) -> str:
     """Latency for people: microseconds below 1 ms, milliseconds below 1 s."""
-    if us is None or us != us:
-        return "-"
-    if us >= 1e6:
-        return f"{us / 1e6:.2f} s"
-    if us >= 1000:
-        return f"{us / 1000:.2f} ms"
-    return f"{us:.1f} µs" if us < 100 else f"{us:.0f} µs"
+    return _scaled(us, _LATENCY)

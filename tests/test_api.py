@@ -42,6 +42,8 @@ def test_run_sweep_says_what_is_wrong(tmp_path: Path) -> None:
         ssdcompare.run_sweep([str(tmp_path / "t.img")], size="four gigs")
     with pytest.raises(SsdcompareError, match="repeat would change it"):
         ssdcompare.run_sweep(resume=tmp_path, repeat=3)
+    with pytest.raises(SsdcompareError, match="unknown sweep choice.*repeats"):
+        ssdcompare.run_sweep(["nvme0n1"], repeats=3)  # a typo is never ignored
 
 
 @pytest.mark.root
