@@ -161,7 +161,8 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
         return
 
 
-def _chromium() -> str:
+def chromium() -> str:
+    """The headless browser the report is checked in."""
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
         if path:
@@ -178,7 +179,7 @@ def test_a_real_browser_renders_it_offline(example_report: tuple[str, Path],
     shot = tmp_path / "shot.png"
     try:
         done = subprocess.run(
-            [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
              "--no-first-run", "--disable-background-networking", "--disable-component-update",
              "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
              f"--proxy-server=http://127.0.0.1:{proxy.server_address[1]}",
@@ -187,7 +188,7 @@ def test_a_real_browser_renders_it_offline(example_report: tuple[str, Path],
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
         dom = subprocess.run(
-            [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile2'}",
              f"--proxy-server=http://127.0.0.1:{proxy.server_address[1]}",

@@ -4,14 +4,13 @@ tables sort by the numbers rather than by their text."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from test_frame_compare import CHANGED_JOB, changed_copy
-from test_report import parse
+from test_report import chromium, parse
 
 from ssdcompare.frame import job_summary, load
 from ssdcompare.report import write_report
@@ -100,14 +99,6 @@ def test_numeric_cells_carry_the_raw_number_to_sort_by(example_html: str) -> Non
     assert values[:4] == [float(str(v)) for v in expected]
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    raise AssertionError("chromium is not installed: scripts/install.sh installs it for tests")
-
-
 def _megabytes(text: str) -> float:
     number, unit = re.match(r"([\d.]+) ([MG])B/s", text.strip()).groups()  # type: ignore[union-attr]
     return float(number) * (1000 if unit == "G" else 1)
@@ -129,7 +120,7 @@ def test_sorting_by_mb_s_in_a_browser_orders_by_the_number(
     clicked = tmp_path / "clicked.html"
     clicked.write_text(html.replace("</body>", click))
     dom = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", clicked.as_uri()],
         capture_output=True, text=True, timeout=120, check=False,
