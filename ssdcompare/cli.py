@@ -7,6 +7,7 @@ Core code raises SsdcompareError with a message that says what to do; this modul
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import sys
 import tempfile
@@ -43,6 +44,18 @@ def _size_option(ctx: click.Context, param: click.Parameter, value: str | None) 
         return parse_size(value)
     except ValueError as err:
         raise click.BadParameter(str(err), ctx=ctx, param=param) from None
+
+
+def _seconds_option(
+    ctx: click.Context, param: click.Parameter, value: float | None
+) -> float | None:
+    """Click callback: a time limit is a finite number of seconds; "nan" and "inf" read as
+    numbers but would let a hung job hold the device for ever."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(
+            f"{value} is not a time limit; give seconds, e.g. 600", ctx=ctx, param=param
+        )
+    return value
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 99})
@@ -257,6 +270,7 @@ def _resume_hint(results: Path, reason: str | None) -> None:
 @click.option(
     "--job-timeout",
     type=click.FloatRange(min=1),
+    callback=_seconds_option,
     metavar="SECONDS",
     help="Give up on a job after this long (default: twice its time + 2 min); the "
     "rest of that device's jobs are then skipped.",

@@ -26,22 +26,55 @@ class LockError(SsdcompareError):
     """The device or folder is in use by another sweep; the message names its process."""
 
 
+def lock_dir_name() -> str:
+    """Root's lock folder is shared by every root sweep; anyone else cannot create files in it,
+    so they get one of their own."""
+    euid = os.geteuid()
+    return "ssdcompare" if euid == 0 else f"ssdcompare-{euid}"
+
+
 def _lock_dir() -> Path:
+    """The folder of target lock files, which only we can write to.
+
+    In a folder others could write to, any local user could create a target's lock file and
+    hold it (every sweep on that target is then refused), or plant a link in its place. A
+    folder of ours that others can write to (e.g. left by an older version) is closed, and
+    whatever others put in it is removed; a folder owned by anyone else is not used.
+    """
+    refused = []
     for base in LOCK_DIRS:
-        folder = base / "ssdcompare"
+        folder = base / lock_dir_name()
         try:
-            folder.mkdir(mode=0o1777, exist_ok=True)
-            info = os.lstat(folder)
+            folder.mkdir(mode=0o755, exist_ok=True)
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # e.g. no /run/lock here, or a link in the folder's place
+        try:
+            info = os.fstat(fd)
+            if info.st_uid != os.geteuid():
+                refused.append(f"{folder} belongs to user id {info.st_uid}")
+                continue
+            if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                os.fchmod(fd, 0o755)
+                _remove_foreign(fd)
+            if os.access(folder, os.W_OK):
+                return folder
         except OSError:
             continue
-        # a folder planted by another user could hold links to files we would then write
-        owned = info.st_uid in (0, os.geteuid())
-        if stat.S_ISDIR(info.st_mode) and owned and os.access(folder, os.W_OK):
-            return folder
+        finally:
+            os.close(fd)
+    hint = f" ({'; '.join(refused)}: remove it)" if refused else ""
     raise SsdcompareError(
-        "no safe folder for lock files: /run/lock/ssdcompare (or ssdcompare in the temp folder) "
-        "must be a folder owned by root or by you"
+        f"no safe folder for lock files: {lock_dir_name()} in /run/lock or in the temp folder "
+        f"must be a folder only you can write to{hint}"
     )
+
+
+def _remove_foreign(folder_fd: int) -> None:
+    """Remove what other users put in a lock folder while they could write to it."""
+    for entry in os.scandir(folder_fd):
+        if entry.stat(follow_symlinks=False).st_uid != os.geteuid():
+            os.unlink(entry.name, dir_fd=folder_fd)
 
 
 def _keys(path: str) -> list[str]:
@@ -78,7 +111,8 @@ class Lock:
         self.path = path
         self.what = what
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+            # only we can open it: flock needs no more than a file opened for reading
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as err:
             raise LockError(f"cannot take the lock {path} for {what}: {err.strerror}") from None
         try:
@@ -97,6 +131,7 @@ class Lock:
             os.close(fd)
             raise
         if info.st_uid == os.geteuid():  # say who holds it, in our own file only
+            os.fchmod(fd, 0o600)  # one made readable to all by an older version
             os.ftruncate(fd, 0)
             os.pwrite(fd, holder.encode(), 0)
         self._fd: int | None = fd

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from ssdcompare.errors import SsdcompareError, validation_problems
 from ssdcompare.units import parse_size
 from ssdcompare.workload import (
+    MAX_ID_LENGTH,
     RW_ALIASES,
     WORKLOAD_KEYS,
     MatrixSpec,
@@ -60,6 +61,14 @@ class _Expansion:
                 self.problems.append(
                     f"{origin.get(key, where + (f'.{key}' if key else ''))}: {msg}"
                 )
+            return
+        if len(workload.job_id) > MAX_ID_LENGTH:
+            made = "" if "id" in raw else " (made from its options: shorten them, or give it one)"
+            self.problems.append(
+                f"{origin.get('id', where)}: id {workload.job_id[:40]!r}... is "
+                f"{len(workload.job_id)} characters long; at most {MAX_ID_LENGTH}, as it names "
+                f"files{made}"
+            )
             return
         self.built.append((where, workload))
 

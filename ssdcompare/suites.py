@@ -14,11 +14,56 @@ from ssdcompare.resources import jobs_dir
 from ssdcompare.workload import Suite, SuiteSpec
 
 SUITE_SUFFIXES = (".yaml", ".yml")
+# A suite is a handful of levels deep (matrices, a matrix, its axes, an axis's values); the
+# YAML reader recurses once per level, so a deeper file would exhaust Python's stack.
+MAX_DEPTH = 50
+
+
+class _TooDeep(yaml.MarkedYAMLError):
+    """Raised by the reader at the first value nested deeper than MAX_DEPTH."""
 
 
 class _SuiteLoader(yaml.SafeLoader):
-    """YAML as usual, except that the word `null` stays a string: in a suite it names fio's
-    null I/O engine (`ioengine: null`), which plain YAML would turn into "no value"."""
+    """YAML as usual, except that:
+
+    - the word `null` stays a string: in a suite it names fio's null I/O engine
+      (`ioengine: null`), which plain YAML would turn into "no value";
+    - a key given twice in one mapping is an error: plain YAML keeps the last silently, so a
+      doubled `rw:` would quietly measure something else than the first line says;
+    - nesting deeper than MAX_DEPTH is an error before it can exhaust the stack.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise _TooDeep(problem=f"nested more than {MAX_DEPTH} levels", problem_mark=mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[object, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *defaults` then a key of its own is an override, not a repeat
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = seen.get(key)
+            except TypeError:
+                continue  # an unhashable key: the base class says what is wrong with it
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    problem=f"duplicate key {key!r} (first given on line {first + 1})",
+                    problem_mark=key_node.start_mark,
+                )
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
 
 
 _SuiteLoader.yaml_implicit_resolvers = {
@@ -55,15 +100,20 @@ def load_suite(name_or_path: str | Path) -> Suite:
     looks_like_path = "/" in text or path.suffix in SUITE_SUFFIXES
     if path.is_file():
         return load_suite_file(path)
+    bundled = bundled_suite_paths()
+    if not looks_like_path and text in bundled:
+        return load_suite_file(bundled[text])
+    if path.is_dir():
+        raise SsdcompareError(
+            f"{text} is a directory; a suite is a suite file (.yaml) or the name of a bundled "
+            "suite (`ssdcompare suites` lists them)"
+        )
     if looks_like_path:
         raise SsdcompareError(f"suite file {text} does not exist")
-    bundled = bundled_suite_paths()
-    if text not in bundled:
-        raise SsdcompareError(
-            f"unknown suite {text!r}; bundled suites: {', '.join(bundled)} "
-            "(or give the path of your own .yaml suite file; `ssdcompare suites` lists them)"
-        )
-    return load_suite_file(bundled[text])
+    raise SsdcompareError(
+        f"unknown suite {text!r}; bundled suites: {', '.join(bundled)} "
+        "(or give the path of your own .yaml suite file; `ssdcompare suites` lists them)"
+    )
 
 
 def load_suite_file(path: Path) -> Suite:
@@ -76,6 +126,12 @@ def load_suite_file(path: Path) -> Suite:
         raise SsdcompareError(f"{path}: not a text (UTF-8) file") from None
     try:
         data = yaml.load(text, Loader=_SuiteLoader)  # noqa: S506 - a SafeLoader subclass
+    except _TooDeep as err:
+        assert err.problem_mark is not None  # always set where it is raised
+        raise SsdcompareError(
+            f"{path}: not a suite file: nested more than {MAX_DEPTH} levels deep (at line "
+            f"{err.problem_mark.line + 1}); a suite is a mapping only a few levels deep"
+        ) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -46,6 +46,10 @@ IOENGINES = (
 )  # fmt: skip
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+# An id names a jobfile and a folder of results: filesystems refuse names past 255 bytes, and
+# a name that long is no use in a table either. Suites are held to it when they are loaded
+# (ssdcompare.matrix), so results stored with a longer id by an older version still load.
+MAX_ID_LENGTH = 100
 _PCT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 
 ExtraValue = str | int | float | bool | None

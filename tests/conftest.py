@@ -1,7 +1,8 @@
 """Fixtures shared by the test modules (the installed fio, the CLI run in-process) and the
 markers that select tests by what they need:
 
-- `root`: makes loop devices or zram RAM disks, or mounts filesystems;
+- `root`: makes loop devices or zram RAM disks, mounts filesystems, or gives files to another
+  user;
 - `fio`: runs the real fio binary (every test using the `fio` fixture is marked automatically).
 
 Where the need cannot be met, the test is skipped with the reason; `-m "not root and not fio"`

@@ -13,8 +13,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from blockdevs import loop_device
@@ -172,6 +173,20 @@ def test_a_hung_fio_costs_one_timeout_then_the_device_is_skipped(tmp_path: Path)
     ran_fio = [run for run in runs if (run / "fio.stdout.txt").exists()]
     assert len(ran_fio) == 1
     assert fio_processes(results.path) == []
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
+def test_a_job_timeout_that_is_no_time_limit_is_refused(
+    run_cli: Callable[..., Any], tmp_path: Path, value: str
+) -> None:
+    out = tmp_path / "results"
+    result = run_cli("sweep", "--devices", str(tmp_path / "t.img"), "--size", "16m",
+                     "--suite", str(SUITES / "tiny.yaml"), f"--job-timeout={value}",
+                     "--out", str(out))  # fmt: skip
+    assert result.exit_code == 2
+    assert "Invalid value for '--job-timeout'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists() and not (tmp_path / "t.img").exists()
 
 
 @pytest.mark.fio

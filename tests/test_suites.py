@@ -10,6 +10,7 @@ import pytest
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.resources import jobs_dir
 from ssdcompare.suites import bundled_suite_paths, list_suites, load_suite
+from ssdcompare.workload import Workload
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 # The bundled suites as documented (README, "Bundled suites"): jobs, and measuring time per
@@ -299,3 +300,90 @@ def test_binary_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "blob.yaml"
     path.write_bytes(b"\xff\xfe\x00garbage")
     assert "not a text (UTF-8) file" in load_error(path)
+
+
+def test_a_directory_is_not_a_suite_file(tmp_path: Path) -> None:
+    with pytest.raises(SsdcompareError) as caught:
+        load_suite(tmp_path)
+    message = str(caught.value)
+    assert f"{tmp_path} is a directory" in message
+    assert "suite file (.yaml) or the name of a bundled suite" in message
+
+
+def test_a_folder_named_like_a_bundled_suite_does_not_hide_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "quick").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_suite("quick").name == "quick"
+
+
+def test_a_key_given_twice_names_the_key_and_both_lines(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\nworkloads:\n  - rw: read\n    bs: 4k\n    rw: write\n",
+    ))  # fmt: skip
+    assert "line 6" in message
+    assert "duplicate key 'rw' (first given on line 4)" in message
+
+
+def test_a_key_given_twice_on_one_line_is_refused(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path, "name: mine\ndescription: d\nworkloads: [{rw: read, bs: 4k, bs: 8k}]\n"
+    ))  # fmt: skip
+    assert "duplicate key 'bs'" in message
+
+
+def test_a_merged_mapping_may_be_overridden(tmp_path: Path) -> None:
+    """`<<: *anchor` then a key of its own is YAML's way to override, not a repeated key."""
+    suite = load_suite(write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\nworkloads:\n  - &read {rw: read, bs: 4k}\n"
+        "  - {<<: *read, bs: 8k}\n",
+    ))  # fmt: skip
+    assert [w.job_id for w in suite.workloads] == ["read-4k-qd1", "read-8k-qd1"]
+
+
+def test_a_file_nested_too_deeply_is_not_a_suite(tmp_path: Path) -> None:
+    message = load_error(write_suite(tmp_path, "[" * 100_000))
+    assert "not a suite file: nested more than 50 levels deep" in message
+
+
+def test_deep_nesting_inside_a_suite_is_refused_too(tmp_path: Path) -> None:
+    deep = "[" * 60 + "]" * 60
+    message = load_error(write_suite(
+        tmp_path, f"name: mine\ndescription: d\nworkloads:\n  - {{rw: read, bs: {deep}}}\n"
+    ))  # fmt: skip
+    assert "nested more than 50 levels deep (at line 4)" in message
+
+
+def test_an_id_too_long_for_a_file_name_is_refused(tmp_path: Path) -> None:
+    long_id = "a" * 300
+    message = load_error(write_suite(
+        tmp_path, f"name: mine\ndescription: d\nworkloads: [{{id: {long_id}, rw: read, bs: 4k}}]\n"
+    ))  # fmt: skip
+    assert "workloads[0].id:" in message
+    assert "is 300 characters long; at most 100" in message
+
+
+def test_a_generated_id_too_long_for_a_file_name_is_refused(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\nmatrices:\n"
+        f"  - base: {{extra: {{rate: '{'1' * 120}'}}}}\n    axes: {{rw: [read], bs: [4k]}}\n",
+    ))  # fmt: skip
+    assert "matrices[0]" in message
+    assert "characters long; at most 100" in message
+
+
+def test_results_stored_with_a_longer_id_still_load() -> None:
+    """Older versions took ids up to what the filesystem allows; only suites are held to 100."""
+    assert Workload(id="a" * 200, rw="read", bs=4096).job_id == "a" * 200
+
+
+def test_an_id_of_100_characters_is_fine(tmp_path: Path) -> None:
+    long_id = "a" * 100
+    suite = load_suite(write_suite(
+        tmp_path, f"name: mine\ndescription: d\nworkloads: [{{id: {long_id}, rw: read, bs: 4k}}]\n"
+    ))  # fmt: skip
+    assert suite.workloads[0].job_id == long_id
