@@ -11,7 +11,6 @@ import math
 import signal
 import sys
 import tempfile
-import textwrap
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,15 +18,21 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ssdcompare.devices import describe
 from ssdcompare.errors import SsdcompareError, Stopped, interrupted, stop_reason
-from ssdcompare.fiooptions import OPT_IN
-from ssdcompare.terminal import ProgressLine, say, summary_lines
-from ssdcompare.units import format_bytes, format_duration, parse_size
+from ssdcompare.terminal import (
+    ProgressLine,
+    announce,
+    plan_lines,
+    resume_hint,
+    say,
+    suite_lines,
+    summary_lines,
+)
+from ssdcompare.units import format_duration, parse_size
 from ssdcompare.version import __version__
 
 if TYPE_CHECKING:
-    from ssdcompare.guard import Finding
+    from ssdcompare.api import SweepChoices
     from ssdcompare.plan import Plan
     from ssdcompare.store import ResultsDir
 
@@ -69,20 +74,8 @@ def suites_command() -> None:
     """List the bundled suites with their job counts and measuring time per device."""
     from ssdcompare.suites import list_suites
 
-    infos = list_suites()
-    width = max(len(i.name) for i in infos)
-    for info in infos:
-        kind = "writes" if info.writes else "read-only"
-        click.echo(
-            f"{info.name:<{width}}  {info.jobs:>3} jobs  "
-            f"{format_duration(info.duration_s):>11} per device  {kind}"
-        )
-        for line in textwrap.wrap(info.description, 96 - width):
-            click.echo(f"{'':<{width}}  {line}")
-        if info.source:
-            click.echo(f"{'':<{width}}  source: {info.source}")
-        click.echo()
-    click.echo("Use one with --suite NAME, or give the path of your own suite file.")
+    for line in suite_lines(list_suites()):
+        click.echo(line)
 
 
 @cli.command("plan")
@@ -128,22 +121,8 @@ def plan_command(
         suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
         read_only=read_only, allowed_options=_allowed_options(allow_option),
     )  # fmt: skip
-    suite = plan.suite
-    click.echo(f"suite {suite.name}: {suite.description}")
-    click.echo("targets:")
-    for target in plan.targets:
-        click.echo(f"  {describe(target)}")
-    click.echo()
-    header = f"{'job':<32} {'rw':<9} {'bs':>6} {'qd':>4} {'jobs':>4} {'read%':>5} " \
-             f"{'fsync':>5} {'time':>7}"  # fmt: skip
-    click.echo(header)
-    for w in suite.workloads:
-        mix = "" if w.rwmixread is None else str(w.rwmixread)
-        click.echo(
-            f"{w.job_id:<32} {w.rw:<9} {format_bytes(w.bs_bytes):>6} {w.iodepth:>4} "
-            f"{w.numjobs:>4} {mix:>5} {w.fsync or '':>5} {format_duration(w.duration_s):>7}"
-        )
-    click.echo()
+    for line in plan_lines(plan):
+        click.echo(line)
     if out is not None:
         for path in write_jobfiles(plan, out):
             click.echo(str(path))
@@ -167,7 +146,7 @@ def plan_command(
         if not rejections:
             click.echo(f"{plan.fio.version} accepts all {len(plan.jobs)} jobfiles.")
     click.echo(
-        f"{len(suite.workloads)} jobs x {len(plan.targets)} target(s) x {plan.repeat} "
+        f"{len(plan.suite.workloads)} jobs x {len(plan.targets)} target(s) x {plan.repeat} "
         f"repeat(s) = {len(plan.jobs) * plan.repeat} fio runs, estimated "
         f"{format_duration(plan.estimated_s)}."
     )
@@ -225,11 +204,6 @@ def _exit_code(stop: BaseException | str | None) -> int:
     if isinstance(stop, str) and stop.startswith("SIG"):
         return 128 + signal.Signals[stop].value
     return EXIT_INTERRUPTED
-
-
-def _resume_hint(results: Path, reason: str | None) -> None:
-    say(f"interrupted{f' by {reason}' if reason else ''}: finished runs are kept. Continue "
-        f"with: ssdcompare sweep --resume {results}")  # fmt: skip
 
 
 @cli.command("sweep")
@@ -302,47 +276,24 @@ def sweep_command(
     resume_dir: Path | None,
 ) -> None:
     """Run a suite on each device in turn, sampling the CPU, keeping every raw result."""
-    from ssdcompare import sweep
-    from ssdcompare.plan import make_plan
+    from ssdcompare.api import prepare_sweep
 
     with _stop_on_signals():
+        choices: SweepChoices = {"destroy_data": destroy_data}
         if resume_dir is not None:
             _refuse_resume_conflicts(ctx)
-            wanted = [d for d in devices.split(",") if d.strip()] if devices is not None else None
-            if wanted == []:
-                raise SsdcompareError("--devices names no device; leave it out to resume all")
-            plan, results, findings = sweep.reopen(
-                resume_dir, destroy_data=destroy_data, devices=wanted
-            )  # fmt: skip
+            choices["resume"] = resume_dir
         else:
-            if not devices:
-                raise SsdcompareError("say which devices to test: --devices nvme0n1,nvme1n1")
-            plan = make_plan(
-                suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
-                read_only=read_only, require_fio=True,
-                allowed_options=_allowed_options(allow_option),
-            )  # fmt: skip
-            results, findings = sweep.start(
-                plan, out, destroy_data=destroy_data,
-                command_line=["ssdcompare", *sys.argv[1:]], read_only=read_only,
-            )  # fmt: skip
-        _announce(plan, results.path, findings)
+            choices.update(repeat=repeat, read_only=read_only,
+                           allow_options=_allowed_options(allow_option))  # fmt: skip
+            for name, value in (("out", out), ("runtime_s", runtime), ("size", size)):
+                if value is not None:
+                    choices[name] = value  # type: ignore[literal-required]
+        plan, results, findings = prepare_sweep(
+            devices, None if resume_dir else suite_name, ["ssdcompare", *sys.argv[1:]], **choices
+        )
+        announce(plan, results.path, findings)
         _run_and_report(plan, results, job_timeout)
-
-
-def _announce(plan: Plan, results: Path, findings: list[Finding]) -> None:
-    for finding in findings:
-        say(f"warning: overwriting {finding.device}: {finding.detail} (--destroy-data)")
-    for warning in plan.warnings:
-        say(f"warning: {warning}")
-    for option in plan.allowed_options:
-        say(f"note: fio option {option} accepted (--allow-option): {OPT_IN[option]}")
-    runs = len(plan.jobs) * plan.repeat
-    say(
-        f"{plan.suite.name}: {len(plan.suite.workloads)} jobs x {len(plan.targets)} device(s) x "
-        f"{plan.repeat} repeat(s) = {runs} runs, about {format_duration(plan.estimated_s)}; "
-        f"results in {results}"
-    )
 
 
 def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) -> None:
@@ -354,7 +305,7 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
     except KeyboardInterrupt as stop:
         # stopped between two fio runs: every finished run is already on disk
         progress.close()
-        _resume_hint(results.path, stop_reason(stop))
+        resume_hint(results.path, stop_reason(stop))
         sys.exit(_exit_code(stop))
     except SsdcompareError as err:  # e.g. the results disk filled up
         progress.close()
@@ -367,7 +318,8 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
     try:
         # the report first: a closed or broken stdout must not cost it
         report = _write_report(results.path)
-        _print_summary(results.path)
+        for line in summary_lines(results.path):
+            say(line, sys.stdout)
     except KeyboardInterrupt:
         say(f"interrupted while summing up; every run is on disk. The report: ssdcompare "
             f"report {results.path}")  # fmt: skip
@@ -379,7 +331,7 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
     if report is not None:
         say(f"Report: {report}", sys.stdout)
     if outcome.interrupted:
-        _resume_hint(results.path, outcome.stop_reason)
+        resume_hint(results.path, outcome.stop_reason)
         sys.exit(_exit_code(outcome.stop_reason))
     if outcome.count("failed") or outcome.count("skipped"):
         sys.exit(1)
@@ -395,12 +347,6 @@ def _write_report(path: Path) -> Path | None:
     except SsdcompareError as err:
         click.echo(f"warning: no report written: {err}", err=True)
         return None
-
-
-def _print_summary(path: Path) -> None:
-    """Per job: IOPS, MB/s and latency per device, with CPU-bound marks."""
-    for line in summary_lines(path):
-        say(line, sys.stdout)
 
 
 def _check_output_folder(output: Path | None) -> None:

@@ -9,14 +9,26 @@ so a FAILED or skipped run is never lost from the log.
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ssdcompare.units import format_count, format_duration, format_latency, format_rate
+from ssdcompare.devices import describe
+from ssdcompare.fiooptions import OPT_IN
+from ssdcompare.units import (
+    format_bytes,
+    format_count,
+    format_duration,
+    format_latency,
+    format_rate,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ssdcompare.guard import Finding
+    from ssdcompare.plan import Plan
+    from ssdcompare.suites import SuiteInfo
     from ssdcompare.sweep import Progress
 
 
@@ -31,6 +43,61 @@ def say(text: str, stream: TextIO | None = None, end: str = "\n") -> None:
         target.flush()
     except (OSError, ValueError):
         pass
+
+
+def suite_lines(infos: list[SuiteInfo]) -> list[str]:
+    """The bundled suites: job count, measuring time per device, whether they write, what
+    they are and where they come from."""
+    lines = []
+    width = max(len(i.name) for i in infos)
+    for info in infos:
+        kind = "writes" if info.writes else "read-only"
+        lines.append(f"{info.name:<{width}}  {info.jobs:>3} jobs  "
+                     f"{format_duration(info.duration_s):>11} per device  {kind}")  # fmt: skip
+        lines += [f"{'':<{width}}  {line}" for line in textwrap.wrap(info.description, 96 - width)]
+        if info.source:
+            lines.append(f"{'':<{width}}  source: {info.source}")
+        lines.append("")
+    lines.append("Use one with --suite NAME, or give the path of your own suite file.")
+    return lines
+
+
+def plan_lines(plan: Plan) -> list[str]:
+    """A plan's suite, targets and one line per job."""
+    suite = plan.suite
+    lines = [f"suite {suite.name}: {suite.description}", "targets:"]
+    lines += [f"  {describe(target)}" for target in plan.targets]
+    lines += ["", f"{'job':<32} {'rw':<9} {'bs':>6} {'qd':>4} {'jobs':>4} {'read%':>5} "
+              f"{'fsync':>5} {'time':>7}"]  # fmt: skip
+    for w in suite.workloads:
+        mix = "" if w.rwmixread is None else str(w.rwmixread)
+        lines.append(
+            f"{w.job_id:<32} {w.rw:<9} {format_bytes(w.bs_bytes):>6} {w.iodepth:>4} "
+            f"{w.numjobs:>4} {mix:>5} {w.fsync or '':>5} {format_duration(w.duration_s):>7}"
+        )
+    return [*lines, ""]
+
+
+def announce(plan: Plan, results: Path, findings: list[Finding]) -> None:
+    """Before a sweep runs: what --destroy-data lets it overwrite, the plan's warnings, the
+    opt-in options accepted, and how long it will take where."""
+    for finding in findings:
+        say(f"warning: overwriting {finding.device}: {finding.detail} (--destroy-data)")
+    for warning in plan.warnings:
+        say(f"warning: {warning}")
+    for option in plan.allowed_options:
+        say(f"note: fio option {option} accepted (--allow-option): {OPT_IN[option]}")
+    runs = len(plan.jobs) * plan.repeat
+    say(
+        f"{plan.suite.name}: {len(plan.suite.workloads)} jobs x {len(plan.targets)} device(s) x "
+        f"{plan.repeat} repeat(s) = {runs} runs, about {format_duration(plan.estimated_s)}; "
+        f"results in {results}"
+    )
+
+
+def resume_hint(results: Path, reason: str | None) -> None:
+    say(f"interrupted{f' by {reason}' if reason else ''}: finished runs are kept. Continue "
+        f"with: ssdcompare sweep --resume {results}")  # fmt: skip
 
 
 def _describe(event: Progress) -> str:
