@@ -38,6 +38,17 @@ def start_sweep(devices: str, out: Path, suite: str = "long-read.yaml") -> subpr
     )  # fmt: skip
 
 
+def second_sweep(
+    devices: str, out: str, *extra: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A sweep started while another one runs (to be refused by its locks)."""
+    return subprocess.run(
+        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", devices,
+         "--suite", str(SUITES / "slow-reads.yaml"), "--out", out, *extra],
+        capture_output=True, text=True, timeout=DEADLINE_S, check=False, cwd=cwd,
+    )  # fmt: skip
+
+
 def statuses(results: Path) -> dict[str, dict]:
     return {
         f"{p.parent.parent.name}/{p.parent.name}": json.loads(p.read_text())
@@ -104,11 +115,7 @@ def test_a_second_sweep_on_the_same_device_or_folder_is_refused(tmp_path: Path, 
     try:
         wait_for(lambda: fio_processes(out), "the first sweep's fio to start")
         name = Path(loop).name  # the same device spelled differently
-        second = subprocess.run(
-            [sys.executable, "-m", "ssdcompare", "sweep", "--devices", name, "--size", "16m",
-             "--suite", str(SUITES / "slow-reads.yaml"), "--out", str(tmp_path / "second")],
-            capture_output=True, text=True, timeout=DEADLINE_S, check=False,
-        )  # fmt: skip
+        second = second_sweep(name, str(tmp_path / "second"), "--size", "16m")
         assert second.returncode == 2, second.stderr
         assert f"in use by another ssdcompare sweep (pid {first.pid}" in second.stderr
         assert not (tmp_path / "second").exists()
@@ -129,11 +136,7 @@ def test_a_file_target_is_locked_whatever_its_spelling(tmp_path: Path) -> None:
     first = start_sweep(str(tmp_path / "t.img"), out)
     try:
         wait_for(lambda: fio_processes(out), "the first sweep's fio to start")
-        second = subprocess.run(
-            [sys.executable, "-m", "ssdcompare", "sweep", "--devices", "./t.img",
-             "--suite", str(SUITES / "slow-reads.yaml"), "--out", "second"],
-            capture_output=True, text=True, timeout=DEADLINE_S, check=False, cwd=tmp_path,
-        )  # fmt: skip
+        second = second_sweep("./t.img", "second", cwd=tmp_path)
         assert second.returncode == 2 and f"pid {first.pid}" in second.stderr
     finally:
         first.send_signal(signal.SIGINT)
@@ -280,11 +283,7 @@ def test_a_hard_link_does_not_dodge_the_lock(tmp_path: Path) -> None:
     first = start_sweep(str(tmp_path / "f.img"), out)
     try:
         wait_for(lambda: fio_processes(out), "the first sweep's fio to start")
-        second = subprocess.run(
-            [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(tmp_path / "g.img"),
-             "--suite", str(SUITES / "slow-reads.yaml"), "--out", str(tmp_path / "second")],
-            capture_output=True, text=True, timeout=DEADLINE_S, check=False,
-        )  # fmt: skip
+        second = second_sweep(str(tmp_path / "g.img"), str(tmp_path / "second"))
         assert second.returncode == 2 and f"pid {first.pid}" in second.stderr
     finally:
         first.send_signal(signal.SIGINT)
