@@ -100,16 +100,7 @@ def make_plan(
 
     _check_files_for_reading(targets, read_only, size_bytes)
     warnings: list[str] = []
-    try:
-        fio_info: fio_mod.FioInfo | None = fio_mod.find_fio(fio_bin)
-    except SsdcompareError as err:
-        if require_fio:
-            raise
-        fio_info = None
-        warnings.append(f"{err}; jobfiles were not checked by fio")
-    engine = fio_mod.default_ioengine(fio_info)
-    if fio_info is not None and engine != "io_uring":
-        warnings.append("io_uring does not work here (fio build or kernel); using libaio instead")
+    fio_info, engine = _fio_and_engine(fio_bin, require_fio, warnings)
 
     jobs = [
         render(workload, target, loaded.name, engine, allowed, read_only)
@@ -121,6 +112,24 @@ def make_plan(
         suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings,
         default_ioengine=engine, allowed_options=allowed, read_only=read_only,
     )  # fmt: skip
+
+
+def _fio_and_engine(
+    fio_bin: str | None, require_fio: bool, warnings: list[str]
+) -> tuple[fio_mod.FioInfo | None, str]:
+    """The fio that will run the plan and the engine for workloads that name none; without
+    fio a plan is still made (io_uring assumed) unless fio is required."""
+    try:
+        fio_info: fio_mod.FioInfo | None = fio_mod.find_fio(fio_bin)
+    except SsdcompareError as err:
+        if require_fio:
+            raise
+        fio_info = None
+        warnings.append(f"{err}; jobfiles were not checked by fio")
+    engine = fio_mod.default_ioengine(fio_info)
+    if fio_info is not None and engine != "io_uring":
+        warnings.append("io_uring does not work here (fio build or kernel); using libaio instead")
+    return fio_info, engine
 
 
 def _suite_warnings(
