@@ -9,6 +9,7 @@ In Python (e.g. Jupyter)::
     raw = ssdcompare.read_fio("old-run.json")                     # fio output made elsewhere
     run = ssdcompare.run_sweep(["nvme0n1", "nvme1n1"], suite="quick")  # a sweep, as the CLI runs
     run.frame()                                                   # its results
+    seconds = ssdcompare.timeseries("results/20261122-120000-quick")  # every run, per second
 
 This module imports nothing when it loads: the command line starts from ssdcompare.entry,
 which must be able to catch Ctrl-C before anything slow is imported.
@@ -18,7 +19,7 @@ from ssdcompare.version import __version__
 
 __all__ = [
     "SsdcompareError", "SweepRun", "__version__", "job_summary", "load", "read_fio", "run_sweep",
-    "side_by_side",
+    "side_by_side", "timeseries",
 ]  # fmt: skip
 
 _LAZY = {
@@ -28,6 +29,7 @@ _LAZY = {
     "job_summary": "ssdcompare.frame",
     "side_by_side": "ssdcompare.frame",
     "run_sweep": "ssdcompare.api",
+    "timeseries": "ssdcompare.persecond",
     "SweepRun": "ssdcompare.api",
 }
 

@@ -42,7 +42,19 @@ OWNED: dict[str, str] = {
     "filesize": "size", "ioengine": "ioengine", "direct": "direct", "buffered": "direct",
     "thinktime": "thinktime", "thinktime_blocks": "thinktime_blocks",
     "group_reporting": "(always on)", "lat_percentiles": "(always on)",
+    "log_avg_msec": "(per-second time series, always on)",
+    "log_offset": "(per-second time series, always on)",
+    "log_unix_epoch": "(per-second time series, always on)",
+    "log_compression": "(per-second time series, always on)",
+    "per_job_logs": "(per-second time series, always on)",
 }  # fmt: skip
+
+# The per-second logs every job writes into its run folder (fio runs there): these options
+# are refused in a suite, and accepted in a rendered jobfile only with exactly this prefix.
+TIMESERIES_LOGS = ("write_iops_log", "write_bw_log", "write_lat_log")
+TIMESERIES_PREFIX = "timeseries"
+# Options that decide what fio records, not what it does: they leave the workload hash alone.
+RECORDING_ONLY = frozenset({*TIMESERIES_LOGS, "log_avg_msec"})
 
 # Never allowed: each would let a suite file reach beyond the target it was given.
 REFUSED: dict[str, str] = {

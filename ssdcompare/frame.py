@@ -83,6 +83,13 @@ CPU
                         float    cores; cpu.json, all fio processes together
     cpu_count           Int64    manifest host.cpu_threads
     sampler_cpu_pct     float    % of one core; status.json, the CPU sampler's own cost
+Drive state
+    cliff_s             float    s; the write cliff: the first second from which the job's IOPS
+                                 stay below half their level of the first seconds (see
+                                 ssdcompare.persecond); NaN when there is none or no logs
+    cliff_before_iops, cliff_after_iops
+                        float    the IOPS level before the cliff (median of the first seconds)
+                                 and after it (median from the cliff on); fio's per-second logs
 Where it ran
     suite               str      manifest suite.name
     model, firmware, size_bytes (bytes), transport, rotational (boolean), scheduler,
@@ -106,7 +113,8 @@ from ssdcompare.errors import NewerFormatError, SsdcompareError
 from ssdcompare.fioresult import DIRECTIONS, FioOutputError, JobResult, parse_fio_file
 from ssdcompare.jobcheck import JobfileError, read_jobfile
 from ssdcompare.jobfile import rendered_size, span_words
-from ssdcompare.store import ResultsDir, RunStatus, write_atomic
+from ssdcompare.persecond import run_cliff
+from ssdcompare.store import ResultsDir, RunStatus, unique_folders, write_atomic
 from ssdcompare.units import format_bytes, parse_size
 from ssdcompare.workload import Workload
 
@@ -123,6 +131,7 @@ COLUMNS = [
     "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
     "fio_worker_max_runnable_pct",
     "fio_workers_total_cores", "cpu_count", "sampler_cpu_pct",
+    "cliff_s", "cliff_before_iops", "cliff_after_iops",
     "suite", "workload_hash", "model", "firmware", "size_bytes", "transport", "rotational",
     "scheduler", "target_kind", "fio_version", "started_at", "sweep", "fio_json",
 ]  # fmt: skip
@@ -132,8 +141,8 @@ _FLOAT_COLUMNS = [
     "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "clat_mean_us", "clat_p99_us",
     "slat_mean_us", "fio_cpu_usr_pct", "fio_cpu_sys_pct", "cpu_busy_pct", "cpu_max_busy_pct",
     "irq_softirq_max_pct", "fio_worker_max_pct", "fio_worker_max_runnable_pct",
-    "fio_workers_total_cores", "sampler_cpu_pct",
-    "size_bytes",
+    "fio_workers_total_cores", "sampler_cpu_pct", "cliff_s", "cliff_before_iops",
+    "cliff_after_iops", "size_bytes",
 ]  # fmt: skip
 # Columns taken as they are from the CpuStats of a run's samples (cpu_count comes from the
 # manifest's host instead).
@@ -257,6 +266,10 @@ def _run_rows(
             cpu_stats, job.usr_cpu_pct, job.sys_cpu_pct, manifest.host.cpu_threads, thresholds
         )
         base.update(cpu_bound=verdict.cpu_bound, cpu_bound_reason=verdict.reason)
+        cliff = run_cliff(results, status)
+        if cliff is not None:
+            base.update(cliff_s=cliff.t_s, cliff_before_iops=cliff.before_iops,
+                        cliff_after_iops=cliff.after_iops)  # fmt: skip
     rows = []
     for direction in directions:
         row = dict(base, direction=direction)
@@ -367,24 +380,6 @@ def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> p
             )
         )
     return _typed(rows)
-
-
-def unique_folders(paths: Iterable[str | Path]) -> list[Path]:
-    """The results folders given, each once, in the order first given.
-
-    Two spellings name the same folder when they resolve to the same real path (a trailing
-    slash, ./, a symlink, relative against absolute): reading it twice would count every
-    result twice.
-    """
-    seen: set[Path] = set()
-    folders = []
-    for item in paths:
-        path = Path(item)
-        real = path.resolve()
-        if real not in seen:
-            seen.add(real)
-            folders.append(path)
-    return folders
 
 
 def load(

@@ -22,7 +22,16 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fiooptions import OPT_IN, REFUSED, WRITE_IMPLYING, WRITING_RW, canonical
+from ssdcompare.fiooptions import (
+    OPT_IN,
+    RECORDING_ONLY,
+    REFUSED,
+    TIMESERIES_LOGS,
+    TIMESERIES_PREFIX,
+    WRITE_IMPLYING,
+    WRITING_RW,
+    canonical,
+)
 
 _SECTION_RE = re.compile(r"^\[([A-Za-z0-9][A-Za-z0-9._+-]*)\]$")
 _OPTION_RE = re.compile(r"^([A-Za-z0-9_-]+)\s*(?:=\s*(.*))?$")
@@ -158,6 +167,8 @@ def check_jobfile(
                 f"{where}: job [{job.name}] would open {', '.join(job.files)}, not only the target"
             )
     for option in sorted(facts.option_names()):
+        if option in TIMESERIES_LOGS and _values(facts, option) == {TIMESERIES_PREFIX}:
+            continue  # the per-second logs of the template, into the run's own folder
         if option in REFUSED:
             raise JobfileError(f"{where}: option {option!r} is refused: it {REFUSED[option]}")
         if option in OPT_IN and option not in allowed_options:
@@ -167,6 +178,12 @@ def check_jobfile(
     if read_only and facts.writes:
         writers = ", ".join(f"[{job.name}] rw={job.rw}" for job in facts.jobs if job.writes)
         raise JobfileError(f"{where}: this sweep is read-only, but the jobfile writes: {writers}")
+
+
+def _values(facts: JobfileFacts, option: str) -> set[str | None]:
+    """Every value a jobfile gives `option`, in [global] and in its jobs."""
+    settings = [*facts.global_options, *(o for job in facts.jobs for o in job.options)]
+    return {value for name, value in settings if name == option}
 
 
 def workload_hash(facts: JobfileFacts, span: str) -> str:
@@ -179,7 +196,10 @@ def workload_hash(facts: JobfileFacts, span: str) -> str:
     parts = []
     for job in facts.jobs:
         # a dict keeps the last setting of each option, as fio does
-        options = {name: value for name, value in job.options if name not in ("filename", "size")}
+        options = {
+            name: value for name, value in job.options
+            if name not in ("filename", "size") and name not in RECORDING_ONLY
+        }  # fmt: skip
         parts.append(f"[{job.name}]")
         parts += [name if value is None else f"{name}={value}" for name, value in
                   sorted(options.items())]  # fmt: skip

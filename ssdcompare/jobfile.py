@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ssdcompare.devices import Target
 from ssdcompare.fio import command_line
+from ssdcompare.fiooptions import TIMESERIES_PREFIX
 from ssdcompare.jobcheck import JobfileFacts, check_jobfile, read_jobfile, workload_hash
 from ssdcompare.resources import templates
 from ssdcompare.units import format_bytes, parse_size, size_token
@@ -170,6 +171,7 @@ def render(
             ],
             outline=_outline(workload, size, target),
             run=" ".join(command_line("fio", "THIS_FILE", "RESULT.json")),
+            timeseries=TIMESERIES_PREFIX,
         )
     )
     facts = read_jobfile(text)

@@ -23,10 +23,9 @@ from ssdcompare.frame import (
     known_true,
     load,
     side_by_side,
-    unique_folders,
 )
 from ssdcompare.resources import templates
-from ssdcompare.store import ResultsDir, write_atomic
+from ssdcompare.store import ResultsDir, unique_folders, write_atomic
 from ssdcompare.units import (
     format_bytes,
     format_count,

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -36,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ssdcompare.devices import Target, in_device_tree
 from ssdcompare.errors import NewerFormatError, SsdcompareError, validation_message
-from ssdcompare.fiooptions import OPT_IN
+from ssdcompare.fiologs import log_files
+from ssdcompare.fiooptions import OPT_IN, TIMESERIES_PREFIX
 from ssdcompare.identity import TargetIdentity
 from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
 from ssdcompare.jobfile import hashed_span, rendered_size
@@ -209,6 +211,24 @@ def migrate_status(data: dict[str, Any], folder: Path, suite: Suite) -> dict[str
     return data
 
 
+def unique_folders(paths: Iterable[str | Path]) -> list[Path]:
+    """The results folders given, each once, in the order first given.
+
+    Two spellings name the same folder when they resolve to the same real path (a trailing
+    slash, ./, a symlink, relative against absolute): reading it twice would count every
+    result twice.
+    """
+    seen: set[Path] = set()
+    folders = []
+    for item in paths:
+        path = Path(item)
+        real = path.resolve()
+        if real not in seen:
+            seen.add(real)
+            folders.append(path)
+    return folders
+
+
 class ResultsDir:
     """A sweep's results folder: the one place that knows its layout."""
 
@@ -331,6 +351,11 @@ class ResultsDir:
     def jobfile(self, status: RunStatus) -> Path:
         """The jobfile a run's fio read (written before fio starts)."""
         return self.run_dir(status.target, status.job, status.repeat) / JOBFILE
+
+    def timeseries_logs(self, status: RunStatus, kind: str) -> list[Path]:
+        """A run's per-second fio logs of one kind ("iops", "bw", "lat"), one per process."""
+        folder = self.run_dir(status.target, status.job, status.repeat)
+        return log_files(folder, TIMESERIES_PREFIX, kind)
 
     def cpu_json(self, status: RunStatus) -> Path:
         """Where a run's CPU samples are (see cpu.read_trace)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from suitefiles import suite_file
 
 import ssdcompare
 from ssdcompare import frame as frame_module
@@ -132,11 +133,8 @@ def test_every_column_is_documented_with_what_lat_means() -> None:
 
 @pytest.mark.fio
 def test_a_sweep_with_unified_rw_reporting_has_a_mixed_row_with_figures(tmp_path: Path) -> None:
-    suite = tmp_path / "unified.yaml"
-    suite.write_text(
-        "name: unified\ndescription: one mix reported as one direction\ndefaults: {runtime: 1}\n"
-        "workloads:\n  - {rw: randrw, bs: 4k, iodepth: 4, extra: {unified_rw_reporting: 1}}\n"
-    )
+    suite = suite_file(tmp_path, "unified", "{rw: randrw, bs: 4k, iodepth: 4, extra: "
+                       "{unified_rw_reporting: 1}}", defaults="{runtime: 1}")  # fmt: skip
     run = ssdcompare.run_sweep(
         str(tmp_path / "t.img"), suite=str(suite), size="16m", out=tmp_path / "results",
         allow_options=["unified_rw_reporting"], report=False,

@@ -60,6 +60,9 @@ def test_jobfile_holds_the_workload_as_fio_options() -> None:
         "filename": "/dev/ssdcompare-test-nvme9n1", "size": "1g", "ioengine": "io_uring",
         "direct": "1", "time_based": "1", "runtime": "30", "ramp_time": "5",
         "group_reporting": "1", "lat_percentiles": "1", "norandommap": "1", "randrepeat": "0",
+        # per-second logs into the run's folder (fio runs there)
+        "write_iops_log": "timeseries", "write_bw_log": "timeseries",
+        "write_lat_log": "timeseries", "log_avg_msec": "1000",
     }  # fmt: skip
     assert sections["randrw70-8k-qd32-nj4-fsync2"] == {
         "rw": "randrw", "bs": "8k", "iodepth": "32", "numjobs": "4", "rwmixread": "70",

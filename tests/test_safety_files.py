@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from blockdevs import loop_device
+from suitefiles import suite_file
 
 from ssdcompare import sweep
 from ssdcompare.errors import NewerFormatError, SsdcompareError
@@ -441,11 +442,8 @@ def test_a_span_cut_to_a_smaller_file_is_shown_and_not_compared(tmp_path: Path) 
     for path, size in ((small, 8 << 20), (large, 64 << 20)):
         with open(path, "wb") as handle:
             handle.truncate(size)
-    suite = tmp_path / "span.yaml"
-    suite.write_text(
-        "name: span\ndescription: one read over 32 MiB\ndefaults: {runtime: 1}\n"
-        "workloads:\n  - {rw: randread, bs: 4k, iodepth: 4, size: 32m}\n"
-    )
+    suite = suite_file(tmp_path, "span", "{rw: randread, bs: 4k, iodepth: 4, size: 32m}",
+                       defaults="{runtime: 1}")  # fmt: skip
     out = tmp_path / "results"
     done = ssdcompare("sweep", "--devices", f"{small},{large}", "--suite", str(suite),
                       "--out", str(out))  # fmt: skip

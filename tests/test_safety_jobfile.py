@@ -16,13 +16,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from suitefiles import suite_file
 
 from ssdcompare import sweep
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN, REFUSED
 from ssdcompare.frame import load
-from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile
+from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile, workload_hash
 from ssdcompare.jobfile import render
 from ssdcompare.plan import make_plan
 from ssdcompare.suites import load_suite
@@ -175,11 +176,8 @@ def test_every_opt_in_option_needs_accepting_and_is_then_rendered() -> None:
 
 @pytest.mark.fio
 def test_allow_option_is_recorded_and_the_job_id_shows_it(tmp_path: Path) -> None:
-    suite = tmp_path / "mixed-bs.yaml"
-    suite.write_text(
-        "name: mixed-bs\ndescription: d\nworkloads:\n"
-        "  - {rw: randread, bs: 4k, runtime: 1, extra: {bssplit: '4k/50:64k/50'}}\n"
-    )
+    suite = suite_file(tmp_path, "mixed-bs", "{rw: randread, bs: 4k, runtime: 1, extra: "
+                       "{bssplit: '4k/50:64k/50'}}")  # fmt: skip
     refused = ssdcompare("sweep", "--devices", str(tmp_path / "t.img"), "--size", "16m",
                          "--suite", str(suite), "--out", str(tmp_path / "no"))  # fmt: skip
     assert refused.returncode == 2 and "--allow-option bssplit" in refused.stderr
@@ -251,11 +249,8 @@ def test_a_colon_in_a_path_is_escaped_and_fio_opens_exactly_that_file(tmp_path: 
 
 @pytest.mark.fio
 def test_fdatasync_in_extra_gives_sync_rows_like_fsync(tmp_path: Path) -> None:
-    suite = tmp_path / "datasync.yaml"
-    suite.write_text(
-        "name: datasync\ndescription: d\nworkloads:\n"
-        "  - {rw: randwrite, bs: 4k, runtime: 1, extra: {fdatasync: 1}}\n"
-    )
+    suite = suite_file(tmp_path, "datasync", "{rw: randwrite, bs: 4k, runtime: 1, extra: "
+                       "{fdatasync: 1}}")  # fmt: skip
     out = tmp_path / "results"
     done = ssdcompare("sweep", "--devices", str(tmp_path / "t.img"), "--size", "16m",
                       "--suite", str(suite), "--out", str(out))  # fmt: skip
@@ -396,11 +391,8 @@ def test_engines_that_send_io_elsewhere_are_refused(engine: str) -> None:
 @pytest.mark.fio
 def test_files_fio_makes_of_its_own_stay_in_the_run_folder(tmp_path: Path) -> None:
     """verify writes a state file into fio's working folder: that is the run's folder."""
-    suite = tmp_path / "verify.yaml"
-    suite.write_text(
-        "name: verify\ndescription: d\nworkloads:\n"
-        "  - {rw: randwrite, bs: 4k, runtime: 1, extra: {verify: crc32c, verify_fatal: 1}}\n"
-    )
+    suite = suite_file(tmp_path, "verify", "{rw: randwrite, bs: 4k, runtime: 1, extra: "
+                       "{verify: crc32c, verify_fatal: 1}}")  # fmt: skip
     work = tmp_path / "work"
     work.mkdir()
     out = tmp_path / "results"
@@ -409,3 +401,26 @@ def test_files_fio_makes_of_its_own_stay_in_the_run_folder(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert list(work.iterdir()) == []
     assert list(out.glob("runs/*/*/r1/*verify.state"))
+
+
+def test_the_time_series_logs_go_only_where_the_template_puts_them() -> None:
+    # a suite can neither set the logs nor their interval
+    for option, value in (("write_iops_log", "timeseries"), ("log_avg_msec", 10)):
+        with pytest.raises(ValueError, match=f"'{option}' is"):
+            Workload(rw="randread", bs="4k", extra={option: value})
+    job = render(Workload(rw="randread", bs="4k"), FILE_TARGET, "s", "libaio")
+    assert "write_lat_log=timeseries" in job.text
+    # a jobfile whose log prefix is anything else (a path) is refused
+    for prefix in ("/etc/cron.d/x", "../x", "timeseries2"):
+        tampered = job.text.replace("write_bw_log=timeseries", f"write_bw_log={prefix}")
+        with pytest.raises(JobfileError, match="'write_bw_log' is refused"):
+            check_jobfile(read_jobfile(tampered), FILE_TARGET.path, job.job_id)
+
+
+def test_recording_options_leave_the_workload_hash_alone() -> None:
+    job = render(Workload(rw="randread", bs="4k"), FILE_TARGET, "s", "libaio")
+    without = "\n".join(line for line in job.text.splitlines()
+                        if not line.startswith(("write_", "log_avg_msec")))  # fmt: skip
+    assert workload_hash(read_jobfile(without), "all") == workload_hash(
+        read_jobfile(job.text), "all"
+    )

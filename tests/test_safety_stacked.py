@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from blockdevs import loop_device
+from suitefiles import suite_file
 
 from ssdcompare.devices import resolve_target
 from ssdcompare.errors import SsdcompareError
@@ -160,13 +161,11 @@ def test_a_device_that_comes_into_use_mid_sweep_is_not_written_again(tmp_path: P
     from ssdcompare.plan import make_plan
     from ssdcompare.sweep import run, start
 
-    suite = tmp_path / "writes.yaml"
-    suite.write_text(
-        "name: writes\ndescription: two writes and a read\n"
-        "defaults: {runtime: 1, size: 8m}\nworkloads:\n"
-        "  - {rw: randwrite, bs: 4k, iodepth: 4}\n  - {rw: write, bs: 128k, iodepth: 4}\n"
-        "  - {rw: randread, bs: 4k, iodepth: 4}\n"
-    )
+    suite = suite_file(
+        tmp_path, "writes", "{rw: randwrite, bs: 4k, iodepth: 4}",
+        "{rw: write, bs: 128k, iodepth: 4}", "{rw: randread, bs: 4k, iodepth: 4}",
+        defaults="{runtime: 1, size: 8m}",
+    )  # fmt: skip
     stacked: list[str] = []
 
     def stack_after_first_job(progress) -> None:

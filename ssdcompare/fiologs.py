@@ -1,0 +1,71 @@
+"""fio's per-interval logs (write_iops_log, write_bw_log, write_lat_log) as typed samples.
+
+Each line is `time, value, direction, block size, offset[, priority]`: time in ms since the
+job started, the value averaged over the interval (`log_avg_msec`), direction 0 read,
+1 write, 2 trim. Values: IOPS in I/Os per second, bandwidth in KiB/s, latency in ns (fio 3.x).
+Each fio process writes its own file (`<prefix>_iops.<n>.log`); a file may be gzip-compressed
+(`.log.gz`). A line fio cut short (a stopped run) is left out; anything else that is not a
+log line is an error naming the file and line.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass
+from pathlib import Path
+
+from ssdcompare.errors import SsdcompareError
+
+DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
+KINDS = ("iops", "bw", "lat")  # what write_iops_log, write_bw_log and write_lat_log give
+
+
+class LogError(SsdcompareError):
+    """A log file that is not what fio writes."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One interval of one fio process in one direction."""
+
+    time_ms: int
+    value: float
+    direction: str
+
+
+def read_log(path: Path) -> list[Sample]:
+    """The samples of one fio log file (plain or .gz)."""
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="ascii", errors="replace") as handle:
+                text = handle.read()
+        else:
+            text = path.read_text(encoding="ascii", errors="replace")
+    except (OSError, EOFError) as err:
+        raise LogError(f"cannot read fio log {path}: {err}") from None
+    samples = []
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.split(",")]
+        try:
+            time_ms, value, direction = int(fields[0]), float(fields[1]), int(fields[2])
+        except (ValueError, IndexError):
+            if number >= len(lines) - 1:
+                continue  # the last line of a run that was stopped while fio wrote it
+            raise LogError(f"{path} line {number} is not a fio log line: {line[:80]!r}") from None
+        if direction in DIRECTIONS and time_ms >= 0:
+            samples.append(Sample(time_ms, value, DIRECTIONS[direction]))
+    return samples
+
+
+def log_files(folder: Path, prefix: str, kind: str) -> list[Path]:
+    """One run's log files of one kind, one per fio process, in process order."""
+    found = [*folder.glob(f"{prefix}_{kind}.*.log"), *folder.glob(f"{prefix}_{kind}.*.log.gz")]
+
+    def process(path: Path) -> int:
+        number = path.name.removesuffix(".gz").removesuffix(".log").rsplit(".", 1)[-1]
+        return int(number) if number.isdigit() else 0
+
+    return sorted(found, key=process)

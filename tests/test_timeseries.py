@@ -1,0 +1,130 @@
+"""Per-second time series from fio's logs, and the write cliff in them."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from blockdevs import loop_device
+from fioprocs import fio_has_read, fio_processes, wait_for
+from suitefiles import suite_file
+
+import ssdcompare
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.fiologs import LogError, read_log
+from ssdcompare.persecond import find_cliff
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+def test_a_log_is_read_plain_or_gzipped_and_a_cut_last_line_is_left_out(tmp_path: Path) -> None:
+    text = "1000, 7917, 0, 4096, 0\n2001, 120, 1, 4096, 0, 0\n3000, 5"
+    plain = tmp_path / "timeseries_iops.1.log"
+    plain.write_text(text)
+    packed = tmp_path / "timeseries_iops.2.log.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    for path in (plain, packed):
+        samples = read_log(path)
+        assert [(s.time_ms, s.value, s.direction) for s in samples] == [
+            (1000, 7917.0, "read"), (2001, 120.0, "write")]  # fmt: skip
+    broken = tmp_path / "timeseries_bw.1.log"
+    broken.write_text("1000, 7917, 0, 4096, 0\nnot a log line\n2000, 1, 0, 4096, 0\n")
+    with pytest.raises(LogError, match="line 2 is not a fio log line"):
+        read_log(broken)
+
+
+def test_a_cliff_is_where_throughput_falls_and_stays_down() -> None:
+    seconds = list(range(1, 13))
+    cache = [9000, 9100, 8900, 9050, 8800, 9000, 2000, 1900, 2100, 9000, 1800, 2000]
+    cliff = find_cliff(seconds, cache)
+    assert cliff is not None and cliff.t_s == 7  # one second back up does not undo it
+    assert cliff.before_iops == 9000 and cliff.after_iops == 2000
+    # noise, a single dip, a slow drift and too short a run are no cliffs
+    assert find_cliff(seconds, [9000, 7000, 11000, 6500, 9800, 8000] * 2) is None
+    assert find_cliff(seconds, [9000] * 5 + [100] + [9000] * 6) is None
+    assert find_cliff(seconds, [9000 - 300 * i for i in range(12)]) is None
+    assert find_cliff(seconds[:5], [9000, 9000, 9000, 100, 100]) is None
+
+
+def test_timeseries_of_something_that_is_not_results_says_so(tmp_path: Path) -> None:
+    with pytest.raises(SsdcompareError, match="not an ssdcompare results folder"):
+        ssdcompare.timeseries(tmp_path)
+
+
+class Throttle:
+    """A blkio cgroup that caps reads from one device at `iops`; fio moves in on demand."""
+
+    def __init__(self, device: str, iops: int) -> None:
+        self.group = BLKIO / f"ssdcompare-test-{os.getpid()}"
+        self.group.mkdir()
+        number = os.stat(device).st_rdev
+        rule = f"{os.major(number)}:{os.minor(number)} {iops}"
+        (self.group / "blkio.throttle.read_iops_device").write_text(rule)
+        self.applied_at: float | None = None  # seconds after fio's job started
+
+    def catch(self, results: Path) -> None:
+        processes = fio_processes(results)
+        for proc in processes:
+            (self.group / "cgroup.procs").write_text(str(proc.pid))
+        self.applied_at = time.time() - max(p.create_time() for p in processes)
+
+    def remove(self) -> None:
+        for pid in (self.group / "cgroup.procs").read_text().split():
+            try:
+                (BLKIO / "cgroup.procs").write_text(pid)
+            except OSError:
+                pass  # already gone
+        self.group.rmdir()
+
+
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.skipif(not BLKIO.is_dir(), reason="needs the cgroup v1 blkio controller")
+def test_a_device_throttled_partway_shows_a_cliff_at_that_second(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "steady-read", "{rw: randread, bs: 4k, iodepth: 1, runtime: 10}")
+    out = tmp_path / "results"
+    with loop_device(tmp_path / "disk.img", 64 << 20) as device:
+        throttle = Throttle(device, iops=50)
+        try:
+
+            def throttle_partway() -> None:
+                wait_for(lambda: fio_has_read(out), "fio to start reading")
+                time.sleep(4)  # when does not matter: the test reads when it happened
+                throttle.catch(out)
+
+            worker = threading.Thread(target=throttle_partway)
+            worker.start()
+            run = ssdcompare.run_sweep(device, suite=str(suite), out=out, report=False)
+            worker.join()
+        finally:
+            throttle.remove()
+    assert throttle.applied_at is not None and run.complete
+    row = run.frame().iloc[0]
+    assert abs(row["cliff_s"] - throttle.applied_at) <= 2, (row["cliff_s"], throttle.applied_at)
+    assert row["cliff_after_iops"] < 100 < 10 * 100 < row["cliff_before_iops"]
+    seconds = ssdcompare.timeseries(out)
+    assert set(seconds["direction"]) == {"read"}
+    ticks = sorted(seconds["t_s"])
+    assert ticks[0] == 1 and ticks == list(range(1, len(ticks) + 1)) and len(ticks) >= 9
+
+
+@pytest.mark.fio
+def test_every_job_of_a_sweep_has_a_row_for_every_second(tmp_path: Path) -> None:
+    run = ssdcompare.run_sweep(
+        str(tmp_path / "t.img"), suite=str(Path(__file__).parent / "suites" / "tiny.yaml"),
+        size="16m", out=tmp_path / "results", report=False,
+    )  # fmt: skip
+    seconds = ssdcompare.timeseries(run.path)
+    frame = run.frame()
+    assert set(seconds["job"]) == set(frame["job"])
+    for (job, _direction), rows in seconds.groupby(["job", "direction"]):
+        ticks = sorted(rows["t_s"])
+        assert ticks == list(range(1, len(ticks) + 1)) and len(ticks) >= 1, (job, ticks)
+        assert (rows["iops"] > 0).all() and (rows["bw_bytes"] > 0).all()
+        assert (rows["lat_mean_us"] > 0).all()
+    # a mix has a read and a write series; numjobs clones are added into one
+    assert set(seconds.loc[seconds["job"] == "randwrite-4k-qd16", "direction"]) == {"write"}
