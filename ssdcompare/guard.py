@@ -13,9 +13,11 @@ Reads never change data, so read-only sweeps pass on any device.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import shutil
 import stat
+import struct
 import subprocess
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -85,14 +87,16 @@ def probe_signatures(path: str) -> list[str]:
         if done.returncode == 2:  # nothing found
             return []
         if done.returncode == 0:
-            return [_describe_blkid(done.stdout)]
+            return _describe_blkid(done.stdout)
         # other failures (e.g. ambivalent results): fall through to the magic numbers
     return _magic_signatures(path)
 
 
-def _describe_blkid(text: str) -> str:
+def _describe_blkid(text: str) -> list[str]:
     values = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
     kind = values.get("TYPE") or values.get("PTTYPE")
+    if not kind:
+        return []  # only a partition's own entry (PART_ENTRY_*): nothing on it yet
     usage = values.get("USAGE", "")
     if "PTTYPE" in values and "TYPE" not in values:
         what = f"a {values['PTTYPE'].upper()} partition table"
@@ -105,7 +109,7 @@ def _describe_blkid(text: str) -> str:
     else:
         what = f"a{'n' if (kind or 'x')[0] in 'aeiou' else ''} {kind} filesystem"
     extras = [f"{key} {values[key]}" for key in ("UUID", "LABEL") if values.get(key)]
-    return what + (f" ({', '.join(extras)})" if extras else "") + " [blkid]"
+    return [what + (f" ({', '.join(extras)})" if extras else "") + " [blkid]"]
 
 
 def _magic_signatures(path: str) -> list[str]:
@@ -144,16 +148,35 @@ def _devnum(name: str, sys_root: Path) -> str | None:
 
 
 def _mounts(proc_root: Path) -> list[tuple[str, str, str]]:
-    """(major:minor, mount point, source) from mountinfo."""
+    """(major:minor, mount point, source) from the mountinfo of every mount namespace on the
+    machine (a container's or `unshare -m`'s mounts are not in ours); mount points of another
+    namespace say so."""
     found = []
-    text = _read(proc_root / "self" / "mountinfo") or ""
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) < 5:
+    own = _mount_namespace(proc_root / "self")
+    seen: set[str] = set()
+    for place in [proc_root / "self", *sorted(proc_root.glob("[0-9]*"))]:
+        space = _mount_namespace(place)
+        if space in seen:
             continue
-        tail = line.split(" - ", 1)[1].split() if " - " in line else []
-        found.append((fields[2], fields[4], tail[1] if len(tail) > 1 else ""))
+        text = _read(place / "mountinfo")
+        if text is None:
+            continue
+        seen.add(space or str(place))
+        where = "" if space == own else f" (in another mount namespace, process {place.name})"
+        for line in text.splitlines():
+            fields = line.split()
+            if len(fields) < 5:
+                continue
+            tail = line.split(" - ", 1)[1].split() if " - " in line else []
+            found.append((fields[2], fields[4] + where, tail[1] if len(tail) > 1 else ""))
     return found
+
+
+def _mount_namespace(process: Path) -> str | None:
+    try:
+        return os.readlink(process / "ns" / "mnt")
+    except OSError:
+        return None
 
 
 def _disk_of(name: str, sys_root: Path) -> str:
@@ -228,75 +251,124 @@ def _block_keys(members: list[str], sys_root: Path) -> set[Key]:
 def loops_backed_by(
     keys: set[Key], sys_root: Path = Path("/sys"), besides: Collection[str] = ()
 ) -> list[str]:
-    """The loop devices whose backing file or device is one of `keys` (any name for it),
-    other than those named in `besides`."""
+    """The loop devices whose backing file or device is one of `keys` (by its numbers, under
+    any name or none), other than those named in `besides`."""
     found = []
     for loop in sorted((sys_root / "block").glob("loop*")):
-        backing = loop_backing(loop.name, sys_root)
-        if loop.name not in besides and backing and _key_of(backing) in keys:
+        if loop.name not in besides and loop_backing_key(loop.name, sys_root) in keys:
             found.append(loop.name)
     return found
 
 
-def loop_devices_backed_by(path: str, sys_root: Path = Path("/sys")) -> list[str]:
-    """The loop devices whose backing file is the file at `path` (same inode, any name)."""
-    key = _key_of(path)
-    return loops_backed_by({key}, sys_root) if key else []
+LOOP_GET_STATUS64 = 0x4C05  # linux/loop.h; struct loop_info64 starts with three __u64:
+_LOOP_INFO64_SIZE = 232  # lo_device, lo_inode, lo_rdevice (the backing file's st_dev, st_ino)
 
 
 def loop_backing(name: str, sys_root: Path = Path("/sys")) -> str | None:
-    """The file or device a loop device reads and writes, or None for other devices."""
+    """The path of what a loop device reads and writes, as sysfs shows it (for people: it may
+    be deleted, renamed, or a path in another mount namespace), or None for other devices."""
     backing = _read(sys_root / "class" / "block" / name / "loop" / "backing_file")
     return backing.removesuffix(" (deleted)") if backing else None
 
 
+def loop_backing_key(
+    name: str, sys_root: Path = Path("/sys"), dev_root: Path = Path("/dev")
+) -> Key | None:
+    """What a loop device reads and writes, by number: ("block", major, minor) for a device,
+    ("file", st_dev, st_ino) for a file. Asked of the loop driver itself (LOOP_GET_STATUS64),
+    since the path sysfs shows can mislead: a deleted or renamed file, a name with " (deleted)"
+    or trailing blanks in it, a path seen from another mount namespace. Without the driver's
+    answer (no /dev node for it), the path's numbers. None for other devices."""
+    backing = loop_backing(name, sys_root)
+    if backing is None:
+        return None
+    number = _devnum(name, sys_root)
+    try:
+        fd = os.open(dev_root / name, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return _key_of(backing)
+    try:
+        if f"{os.major(os.fstat(fd).st_rdev)}:{os.minor(os.fstat(fd).st_rdev)}" != number:
+            return _key_of(backing)  # not the kernel's node for this device
+        status = bytearray(_LOOP_INFO64_SIZE)
+        fcntl.ioctl(fd, LOOP_GET_STATUS64, status)
+    except OSError:
+        return _key_of(backing)
+    finally:
+        os.close(fd)
+    device, inode, rdevice = struct.unpack_from("=QQQ", status)
+    if rdevice and rdevice != device:  # a block device: its own number
+        return ("block", os.major(rdevice), os.minor(rdevice))
+    return ("file", os.makedev(os.major(device), os.minor(device)), inode)
+
+
 def _openers(keys: set[Key], proc_root: Path) -> list[str]:
-    """Other processes holding one of `keys` open ("1234 (postgres)"), under any name."""
+    """Other processes holding one of `keys` open ("1234 (postgres)"), under any name or
+    none, or (files) mapped into memory after closing it."""
+    mapped = {(os.major(k[1]), os.minor(k[1]), k[2]) for k in keys if k[0] == "file"}
     found = []
     me = os.getpid()
-    for fd_dir in proc_root.glob("[0-9]*/fd"):
-        pid = int(fd_dir.parent.name)
-        if pid == me:
+    for process in proc_root.glob("[0-9]*"):
+        if process.name == str(me):
             continue
         try:
-            fds = [fd for fd in fd_dir.iterdir() if os.readlink(fd).startswith("/")]
+            fds = [fd for fd in (process / "fd").iterdir() if os.readlink(fd).startswith("/")]
         except OSError:
             continue  # gone, or not ours to look at
-        if any(_key_of(str(fd)) in keys for fd in fds):
-            name = _read(fd_dir.parent / "comm") or "?"
-            found.append(f"{pid} ({name})")
+        if any(_key_of(str(fd)) in keys for fd in fds) or _maps(process, mapped):
+            found.append(f"{process.name} ({_read(process / 'comm') or '?'})")
     return found
 
 
-def _inspect_file(
-    target: Target, sys_root: Path, proc_root: Path, probe: Probe, besides: Collection[str] = ()
-) -> list[Finding]:
-    """A file target: fio may create and overwrite it, unless it is someone else's data.
-    `besides` names loop devices over it that are the target itself (looked at from above)."""
+def _maps(process: Path, files: set[tuple[int, int, int]]) -> bool:
+    """Whether a process has one of `files` (major, minor, inode) mapped into memory."""
+    if not files:
+        return False
+    for line in (_read(process / "maps") or "").splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) >= 5 and ":" in fields[3] and fields[4].isdigit():
+            major, minor = (int(part, 16) for part in fields[3].split(":", 1))
+            if (major, minor, int(fields[4])) in files:
+                return True
+    return False
+
+
+def _file_uses(
+    label: str, key: Key, sys_root: Path, proc_root: Path, besides: Collection[str] = ()
+) -> list[tuple[FindingKind, str]]:
+    """(kind, detail) for each way a file's data is in use: a loop device over it (mounted or
+    not), swap, a process holding it open or mapped. `besides` names loop devices over it
+    that are the target itself (looked at from above)."""
+    found: list[tuple[FindingKind, str]] = []
+    loops = loops_backed_by({key}, sys_root, besides)
+    if loops:
+        found.append(("loop-backing", f"{label} is the backing file of {', '.join(loops)} "
+                      "(a loop device: its data lives in this file)"))  # fmt: skip
+    swaps = _read(proc_root / "swaps") or ""
+    for line in swaps.splitlines()[1:]:
+        fields = line.split()
+        if fields and _key_of(fields[0].replace("\\040", " ")) == key:
+            found.append(("swap", f"{label} is in use as swap"))
+    openers = _openers({key}, proc_root)
+    if openers:
+        found.append(("open", f"{label} is open in process {', '.join(openers)}"))
+    return found
+
+
+def _inspect_file(target: Target, sys_root: Path, proc_root: Path, probe: Probe) -> list[Finding]:
+    """A file target: fio may create and overwrite it, unless it is someone else's data."""
     try:
         info = os.stat(target.path)
     except OSError:
         return []  # fio will create it: nothing there yet
-    findings: list[Finding] = []
-
-    def add(kind: FindingKind, detail: str, overridable: bool) -> None:
-        findings.append(_finding(target, target.path, kind, detail, overridable))
-
-    loops = loops_backed_by({_key(info)}, sys_root, besides)
-    if loops:
-        add("loop-backing", f"{target.path} is the backing file of {', '.join(loops)} "
-            "(a loop device: its data lives in this file)", False)  # fmt: skip
-    swaps = _read(proc_root / "swaps") or ""
-    for line in swaps.splitlines()[1:]:
-        fields = line.split()
-        if fields and _key_of(fields[0].replace("\\040", " ")) == _key(info):
-            add("swap", f"{target.path} is in use as swap", False)
-    openers = _openers({_key(info)}, proc_root)
-    if openers:
-        add("open", f"{target.path} is open in process {', '.join(openers)}", False)
+    findings = [
+        _finding(target, target.path, kind, detail)
+        for kind, detail in _file_uses(target.path, _key(info), sys_root, proc_root)
+    ]
     if info.st_size > 0:
         for signature in probe(target.path):
-            add("signature", f"{target.path} carries {signature} (a disk image?)", True)
+            detail = f"{target.path} carries {signature} (a disk image?)"
+            findings.append(_finding(target, target.path, "signature", detail, True))
     return findings
 
 
@@ -334,24 +406,27 @@ def _inspect_block(
     besides: Collection[str] = (),
     depth: int = 0,
 ) -> list[Finding]:
-    """A block device, and for a loop device whatever it writes through to. `besides` names
-    loop devices over it that are the target itself (looked at from above)."""
+    """A block device, the disk a partition is on, and for a loop device whatever it writes
+    through to. `besides` names loop devices over it that are the target itself."""
     name = target.kernel_name or Path(target.path).name
     members = _members(name, sys_root)
     keys = _block_keys(members, sys_root)
-    findings = [
-        _finding(target, device, kind, detail)
-        for kind, device, detail in _uses(name, members, keys, sys_root, proc_root, besides)
-    ]
+    uses = _uses(name, members, keys, sys_root, proc_root, besides)
+    disk = _disk_of(name, sys_root)
+    if disk != name:  # a partition: whatever uses its whole disk writes over it too
+        uses += [
+            (kind, device, f"the disk {disk} that holds {name}: {detail}")
+            for kind, device, detail in _uses(
+                disk, [disk], _block_keys([disk], sys_root), sys_root, proc_root, ()
+            )
+            if kind not in ("root", "readonly")  # judged for the partition itself already
+        ]
+    findings = [_finding(target, device, kind, detail) for kind, device, detail in uses]
     findings += _beneath(target, name, sys_root, proc_root, depth)
-    if check_exclusive and not findings:
-        try:
-            os.close(os.open(target.path, os.O_RDONLY | os.O_EXCL))
-        except OSError as err:
-            if err.errno == errno.EBUSY:
-                detail = (f"{name} is claimed by another user (open exclusively: mounted, in a "
-                          "RAID or LVM, or used by a program)")  # fmt: skip
-                findings.append(_finding(target, name, "busy", detail))
+    if check_exclusive and not findings and _claimed(target.path):
+        detail = (f"{name} is claimed by another user (open exclusively: mounted, in a "
+                  "RAID or LVM, or used by a program)")  # fmt: skip
+        findings.append(_finding(target, name, "busy", detail))
     partitions = [m for m in members if m != name]
     if partitions:
         detail = f"{name} has partitions: {', '.join(partitions)}"
@@ -360,6 +435,15 @@ def _inspect_block(
         detail = f"{name} carries {signature}"
         findings.append(_finding(target, name, "signature", detail, overridable=True))
     return findings
+
+
+def _claimed(path: str) -> bool:
+    """Whether something holds the device exclusively (a mount in any namespace, md, dm)."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC))
+    except OSError as err:
+        return err.errno == errno.EBUSY
+    return False
 
 
 def _uses(
@@ -412,35 +496,34 @@ def _beneath(
     target: Target, name: str, sys_root: Path, proc_root: Path, depth: int
 ) -> list[Finding]:
     """A loop device writes through to its backing file or device: whatever uses that (a
-    mount, another loop device over the same data, a process) is in use through the loop."""
-    backing = loop_backing(name, sys_root)
-    if backing is None:
+    mount in any namespace, another loop device over the same data, a process) is in use
+    through the loop. What it writes to is known by number, whatever its path says."""
+    key = loop_backing_key(name, sys_root)
+    if key is None:
         return []
-    try:
-        info = os.stat(backing)
-    except OSError:
-        return []  # a deleted backing file: nothing else can reach its data
+    backing = loop_backing(name, sys_root) or "its backing file"
     if depth >= _MAX_STACK:
         detail = f"{name} sits on more than {_MAX_STACK} stacked loop devices"
         return [_finding(target, name, "loop-backing", detail)]
-    if stat.S_ISBLK(info.st_mode):
-        kernel = kernel_name_of(info.st_rdev, sys_root) or Path(backing).name
-        below = Target(spec=backing, name=target.name, path=backing, kind="block",
+    if key[0] == "block":
+        kernel = kernel_name_of(os.makedev(key[1], key[2]), sys_root)
+        if kernel is None:
+            detail = f"{name} writes to device {key[1]}:{key[2]}, which this machine cannot name"
+            return [_finding(target, name, "loop-backing", detail)]
+        below = Target(spec=kernel, name=target.name, path=f"/dev/{kernel}", kind="block",
                        size_bytes=None, kernel=kernel)  # fmt: skip
-        inner = _inspect_block(below, sys_root, proc_root, _no_signatures, False, {name},
-                               depth + 1)  # fmt: skip
-    else:
-        below = Target(spec=backing, name=target.name, path=backing, kind="file",
-                       size_bytes=info.st_size or None)  # fmt: skip
-        inner = _inspect_file(below, sys_root, proc_root, _no_signatures, {name})
-    return [
-        finding.model_copy(
-            update={
-                "device": name,
-                "detail": f"{name} writes through to {backing}: {finding.detail}",
-            }
+        lower = Path(below.path)
+        exclusive = lower.is_block_device() and lower.stat().st_rdev == os.makedev(*key[1:])
+        found = _inspect_block(
+            below, sys_root, proc_root, _no_signatures, exclusive, {name}, depth + 1
         )
-        for finding in inner
+        inner = [(f.kind, f.detail, f.overridable) for f in found]
+    else:
+        uses = _file_uses(backing, key, sys_root, proc_root, {name})
+        inner = [(kind, detail, False) for kind, detail in uses]
+    return [
+        _finding(target, name, kind, f"{name} writes through to {backing}: {detail}", soft)
+        for kind, detail, soft in inner
     ]
 
 

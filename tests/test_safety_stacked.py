@@ -12,11 +12,13 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from blockdevs import loop_device
+from fioprocs import wait_for
 from suitefiles import suite_file
 
 from ssdcompare.devices import resolve_target
@@ -186,3 +188,105 @@ def test_a_device_that_comes_into_use_mid_sweep_is_not_written_again(tmp_path: P
     skipped = outcome.statuses[1].error or ""
     assert "come into use since the sweep started" in skipped
     assert f"backing device of {Path(stacked[0]).name}" in skipped
+
+
+@pytest.mark.root
+def test_a_loop_is_known_by_its_backing_numbers_not_its_path(tmp_path: Path) -> None:
+    """The path sysfs shows for a loop's backing file can mislead: the file deleted but kept
+    through a hard link, a name with trailing blanks or " (deleted)" in it."""
+    image = tmp_path / "fs.img"
+    with loop_device(image, 64 * MIB) as first, mounted_ext4(first, tmp_path / "mnt"):
+        link = tmp_path / "link.img"
+        os.link(image, link)
+        image.unlink()  # sysfs now says ".../fs.img (deleted)"
+        second = attach(link)
+        with detached(second):
+            for target in (str(link), second):
+                assert f"backing file of {Path(first).name}" in refusal(target)
+    odd = tmp_path / "odd.img (deleted)"
+    with loop_device(odd, 16 * MIB) as device:
+        spaced = tmp_path / "spaced.img "
+        os.link(odd, spaced)
+        other = attach(spaced)
+        with detached(other):
+            message = refusal(str(odd), destroy_data=False)
+    assert f"backing file of {Path(device).name}, {Path(other).name}" in message
+
+
+@pytest.mark.root
+def test_a_loop_over_a_deleted_device_node_is_judged_by_the_device(tmp_path: Path) -> None:
+    with (
+        loop_device(tmp_path / "fs.img", 64 * MIB) as lower,
+        mounted_ext4(lower, tmp_path / "mnt") as mountpoint,
+    ):
+        node = tmp_path / "node"
+        os.mknod(node, stat.S_IFBLK | 0o600, os.stat(lower).st_rdev)
+        upper = attach(node)
+        node.unlink()
+        with detached(upper):
+            message = refusal(upper)
+    assert f"is mounted at {mountpoint}" in message
+
+
+@pytest.mark.root
+def test_a_mount_in_another_namespace_is_seen_beneath_a_loop(tmp_path: Path) -> None:
+    with loop_device(tmp_path / "fs.img", 64 * MIB) as lower:
+        subprocess.run(["mkfs.ext4", "-q", "-F", lower], check=True, capture_output=True)
+        (tmp_path / "mnt").mkdir()
+        ready = tmp_path / "ready"
+        holder = subprocess.Popen(["unshare", "-m", "sh", "-c", f"mount {lower} {tmp_path}/mnt"
+                                   f" && touch {ready} && exec sleep 120"])  # fmt: skip
+        try:
+            wait_for(ready.exists, "the other namespace to mount it")
+            upper = attach(lower)
+            with detached(upper):
+                message = refusal(upper)
+        finally:
+            holder.kill()
+            holder.wait()
+    assert "in another mount namespace" in message
+
+
+@pytest.mark.root
+def test_a_partition_of_a_disk_in_use_is_refused(tmp_path: Path) -> None:
+    image = tmp_path / "parts.img"
+    with open(image, "wb") as handle:
+        handle.truncate(32 * MIB)
+    subprocess.run(["sfdisk", "-q", str(image)], input="1MiB,8MiB\n,8MiB\n", text=True,
+                   check=True, capture_output=True)  # fmt: skip
+    disk = subprocess.run(["losetup", "--find", "--show", "--partscan", str(image)],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    name = Path(disk).name
+    with detached(disk):
+        subprocess.run(["partx", "-a", disk], check=False, capture_output=True)
+        entry = Path(f"/sys/class/block/{name}p2/dev")
+        wait_for(entry.exists, "the kernel to read the partition table")
+        major, minor = (int(n) for n in entry.read_text().split(":"))
+        node = tmp_path / "p2"  # no udev here to make /dev/loopNp2: a node of our own
+        os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(major, minor))
+        assert check_write_safety([resolve_target(str(node))], True, False) == []
+        stacked = attach(disk)  # something uses the whole disk, partition 2 included
+        with detached(stacked):
+            message = refusal(str(node))
+    assert f"the disk {name} that holds {name}p2: {name} is the backing device of" in message
+
+
+@pytest.mark.root
+def test_a_file_mapped_into_memory_is_in_use_after_its_descriptor_closed(tmp_path: Path) -> None:
+    data = tmp_path / "mapped.bin"
+    data.write_bytes(bytes(1 << 20))
+    ready = tmp_path / "ready"
+    program = (
+        "import mmap, os, time\n"
+        f"fd = os.open({str(data)!r}, os.O_RDWR)\n"
+        "view = mmap.mmap(fd, 0, mmap.MAP_SHARED)\n"
+        f"os.close(fd)\nopen({str(ready)!r}, 'w').close()\ntime.sleep(120)\n"
+    )
+    mapper = subprocess.Popen([sys.executable, "-c", program])
+    try:
+        wait_for(ready.exists, "the file to be mapped")
+        message = refusal(str(data), destroy_data=False)
+    finally:
+        mapper.kill()
+        mapper.wait()
+    assert f"is open in process {mapper.pid}" in message
