@@ -180,9 +180,9 @@ def _resolve(text: str, size_bytes: int | None, dev_root: Path, sys_root: Path) 
 
 
 def in_device_tree(path: Path, dev_root: Path = Path("/dev")) -> bool:
-    """Whether a path that does not exist yet lies in /dev (also through a symlink): a file
-    created there is a file in RAM (devtmpfs), never the device its name suggests. /dev/shm
-    is an ordinary place for files."""
+    """Whether a path lies in /dev (also through a symlink): a file created there is a file
+    in RAM (devtmpfs), never the device its name suggests, and one renamed there replaces a
+    device node. /dev/shm is an ordinary place for files."""
     for place in (Path(os.path.normpath(path.absolute())), Path(os.path.realpath(path))):
         if place.is_relative_to(dev_root) and not place.is_relative_to(dev_root / "shm"):
             return True

@@ -76,7 +76,15 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     """Write a file under a temporary name in the same folder, then rename it into place.
 
     Raises WriteError naming the file and the reason (e.g. "No space left on device").
+    Refuses to replace anything but a regular file (a device node, a folder) and to write in
+    /dev, where a file would be kept in memory or shadow a device.
     """
+    if in_device_tree(path):
+        raise WriteError(f"refusing to write {path}: it is under /dev; give a path on a "
+                         "filesystem")  # fmt: skip
+    if os.path.lexists(path) and not path.is_file():
+        raise WriteError(f"refusing to write {path}: it exists and is not a regular file "
+                         "(a device, a folder, a link to one); give another path")  # fmt: skip
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

@@ -290,3 +290,29 @@ def test_a_file_mapped_into_memory_is_in_use_after_its_descriptor_closed(tmp_pat
         mapper.kill()
         mapper.wait()
     assert f"is open in process {mapper.pid}" in message
+
+
+@pytest.mark.root
+def test_report_and_export_never_write_over_a_device_or_into_dev(tmp_path: Path) -> None:
+    from ssdcompare.frame import export
+    from ssdcompare.report import write_report
+
+    example = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
+    with loop_device(tmp_path / "disk.img", 16 * MIB) as device:
+        number = os.stat(device).st_rdev
+        nodes = [tmp_path / "node.html", tmp_path / "node.csv"]  # the device under other names
+        for node in nodes:
+            os.mknod(node, stat.S_IFBLK | 0o600, number)
+        made = [Path("/dev/ssdcompare-test.html"), Path("/dev/ssdcompare-test.csv")]
+        try:
+            for output in (Path(device), nodes[0], made[0]):
+                with pytest.raises(SsdcompareError, match="refusing to write"):
+                    write_report([example], output)
+            for output in (nodes[1], made[1]):
+                with pytest.raises(SsdcompareError, match="refusing to write"):
+                    export([example], output)
+            assert Path(device).is_block_device() and all(n.is_block_device() for n in nodes)
+            assert not any(path.exists() for path in made)
+        finally:
+            for path in made:
+                path.unlink(missing_ok=True)
