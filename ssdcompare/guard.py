@@ -12,6 +12,7 @@ Reads never change data, so read-only sweeps pass on any device.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -19,7 +20,7 @@ import shutil
 import stat
 import struct
 import subprocess
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -435,6 +436,29 @@ def _inspect_block(
         detail = f"{name} carries {signature}"
         findings.append(_finding(target, name, "signature", detail, overridable=True))
     return findings
+
+
+@contextlib.contextmanager
+def claimed(target: Target, writes: bool) -> Iterator[bool]:
+    """While a job writes to a block device, hold it exclusively: fio's own opens still
+    work, but nothing can mount it or add it to a RAID or LVM meanwhile. Yields False when
+    something else holds it already; True otherwise (also for files and reading jobs, which
+    need no claim)."""
+    if not writes or target.kind != "block":
+        yield True
+        return
+    try:
+        fd = os.open(target.path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+    except OSError as err:
+        if err.errno == errno.EBUSY:
+            yield False
+            return
+        yield True  # cannot be opened at all: fio will say why
+        return
+    try:
+        yield True
+    finally:
+        os.close(fd)
 
 
 def _claimed(path: str) -> bool:

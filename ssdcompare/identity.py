@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ssdcompare.devices import Target
-from ssdcompare.guard import Probe, probe_signatures
+from ssdcompare.guard import Probe, loop_backing_key, probe_signatures
 
 
 class TargetIdentity(BaseModel):
@@ -63,6 +63,22 @@ def _device_of(path: str) -> str | None:
     return f"{os.major(number)}:{os.minor(number)}"
 
 
+def _backing(name: str, sys_root: Path) -> str | None:
+    """A loop device's backing by the numbers its driver reports: "device:inode" of a file,
+    "block major:minor" of a device (whatever the path in sysfs says)."""
+    key = loop_backing_key(name, sys_root)
+    if key is None:
+        return None
+    return f"block {key[1]}:{key[2]}" if key[0] == "block" else f"{key[1]}:{key[2]}"
+
+
+def changed_since(recorded: TargetIdentity, target: Target) -> list[str]:
+    """How a target differs now from its identity at the sweep's start, leaving out the
+    signatures its own writes may have changed: a loop device pointed at another file, a
+    disk swapped behind the same name."""
+    return differences(recorded, identify(target, probe=lambda path: []))
+
+
 def identify(
     target: Target, sys_root: Path = Path("/sys"), probe: Probe = probe_signatures
 ) -> TargetIdentity:
@@ -90,7 +106,7 @@ def identify(
         serial=_read(device / "serial") or _read(entry / "serial"),
         wwid=_read(entry / "wwid") or _read(device / "wwid"),
         backing_file=backing,
-        backing_inode=_inode(backing.removesuffix(" (deleted)")) if backing else None,
+        backing_inode=_backing(name, sys_root),
         signatures=probe(target.path),
         partitions=partitions,
     )

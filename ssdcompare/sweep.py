@@ -25,8 +25,8 @@ from pathlib import Path
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import FioInfo, default_ioengine, find_fio
-from ssdcompare.guard import Finding, check_in_use, check_write_safety
-from ssdcompare.identity import differences, identify
+from ssdcompare.guard import Finding, check_in_use, check_write_safety, claimed
+from ssdcompare.identity import changed_since, differences, identify
 from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile
 from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.locks import Lock, holding, target_lock_paths
@@ -331,7 +331,7 @@ def _run_locked(
 
     for number, (repeat, job) in enumerate(pending, start=outcome.skipped_existing + 1):
         planned = job.workload.duration_s + JOB_OVERHEAD_S
-        blocked = _blocked(job, unusable)
+        blocked = _blocked(job, unusable, results)
         if blocked is not None:
             outcome.statuses.append(_skip(results, job, repeat, blocked))
             timing.done(planned, planned)
@@ -356,9 +356,18 @@ def _run_locked(
     return outcome
 
 
-def _blocked(job: RenderedJob, unusable: dict[str, tuple[str, bool]]) -> str | None:
+def _blocked(
+    job: RenderedJob, unusable: dict[str, tuple[str, bool]], results: ResultsDir
+) -> str | None:
     """Why this job must not run on its target (the reason it is skipped), or None."""
     blocked = unusable.get(job.target.name)
+    recorded = results.manifest.identities.get(job.target.name)
+    if blocked is None and recorded is not None:
+        changed = changed_since(recorded, job.target)
+        if changed:
+            blocked = unusable[job.target.name] = (
+                f"{job.target.name} is no longer the device the sweep started on: "
+                f"{'; '.join(changed)}", False)  # fmt: skip
     if blocked is None and job.writes:
         blocked = _in_use(job)
         if blocked is not None:
@@ -374,7 +383,7 @@ def _in_use(job: RenderedJob) -> tuple[str, bool] | None:
     try:
         check_in_use(job.target)
     except SsdcompareError as err:
-        return f"skipped: {err}", True
+        return str(err), True
     return None
 
 
@@ -384,7 +393,7 @@ def _unusable(job: RenderedJob, status: RunStatus) -> tuple[str, bool]:
     writes_only = job.workload.writes and status.fio_errno in WRITE_REFUSED_ERRNOS
     what = "cannot be written" if writes_only else "is unusable"
     return (
-        f"skipped: {job.target.name} {what} ({job.job_id} failed: {status.error})",
+        f"{job.target.name} {what} ({job.job_id} failed: {status.error})",
         writes_only,
     )
 
@@ -429,7 +438,13 @@ def _run_one(
     # a target no planned jobfile writes (and not a new file) was never offered for writing:
     # fio itself refuses to write, create or extend anything there (--readonly)
     readonly = all(target.name != t.name for t in plan.modified_targets)
-    ran = run_fio(fio, jobfile, folder, timeout, sampler, readonly=readonly)
+    with claimed(target, job.writes) as held:
+        if not held:
+            # claimed between the last look and now: what claimed it must not be written
+            reason = (f"{target.name} was claimed by another user (mounted, in a RAID or LVM, "
+                      "or opened exclusively) as the job began")  # fmt: skip
+            return _skip(results, job, repeat, reason)
+        ran = run_fio(fio, jobfile, folder, timeout, sampler, readonly=readonly)
     outcome = dataclasses.asdict(ran)
     outcome["status"] = outcome.pop("state")
     del outcome["interrupted"]  # the status says so

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from blockdevs import loop_device
-from fioprocs import wait_for
+from fioprocs import fio_processes, wait_for
 from suitefiles import suite_file
 
 from ssdcompare.devices import resolve_target
@@ -316,3 +317,54 @@ def test_report_and_export_never_write_over_a_device_or_into_dev(tmp_path: Path)
         finally:
             for path in made:
                 path.unlink(missing_ok=True)
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_loop_pointed_at_another_file_mid_sweep_is_not_measured_again(tmp_path: Path) -> None:
+    from ssdcompare.plan import make_plan
+    from ssdcompare.sweep import run, start
+
+    suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k}", "{rw: read, bs: 128k}",
+                       defaults="{runtime: 1, size: 8m}")  # fmt: skip
+    other = tmp_path / "other.img"
+    other.write_bytes(bytes(16 * MIB))
+    swapped: list[bool] = []
+    with loop_device(tmp_path / "disk.img", 16 * MIB) as target:
+
+        def swap_after_first_job(progress) -> None:
+            if progress.state == "ok" and not swapped:
+                subprocess.run(["losetup", "--detach", target], check=True)
+                subprocess.run(["losetup", target, str(other)], check=True)
+                swapped.append(True)
+
+        plan = make_plan(str(suite), [target], require_fio=True)
+        results, _ = start(plan, tmp_path / "results")
+        outcome = run(plan, results, progress=swap_after_first_job)
+    assert [s.status for s in outcome.statuses] == ["ok", "skipped"]
+    assert "no longer the device the sweep started on: backing file was" in (
+        outcome.statuses[1].error or "")  # fmt: skip
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_nothing_can_mount_a_device_while_a_job_writes_to_it(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "write", "{rw: randwrite, bs: 4k, runtime: 30, size: 8m}")
+    out = tmp_path / "results"
+    (tmp_path / "mnt").mkdir()
+    with loop_device(tmp_path / "fs.img", 64 * MIB) as device:
+        subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
+        sweep = subprocess.Popen([sys.executable, "-m", "ssdcompare", "sweep", "--devices",
+                                  device, "--suite", str(suite), "--out", str(out),
+                                  "--destroy-data"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            wait_for(lambda: fio_processes(out), "fio to start writing")
+            mount = subprocess.run(["mount", device, str(tmp_path / "mnt")],
+                                   capture_output=True, text=True, check=False)  # fmt: skip
+        finally:
+            sweep.send_signal(signal.SIGINT)
+            sweep.communicate(timeout=60)
+            subprocess.run(["umount", str(tmp_path / "mnt")], check=False, capture_output=True)
+    assert mount.returncode != 0, "mounted while ssdcompare wrote to it"
+    assert "busy" in mount.stderr or "already mounted" in mount.stderr
