@@ -11,6 +11,7 @@ of every jobfile. Errors are raised as SsdcompareError with the message the comm
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from ssdcompare import sweep
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.fiooptions import option_names
 from ssdcompare.guard import Finding
 from ssdcompare.plan import Plan, make_plan
 from ssdcompare.store import ResultsDir
@@ -59,7 +61,7 @@ class SweepChoices(TypedDict, total=False):
     repeat: int  # run the whole suite N times
     read_only: bool  # keep only jobs that neither write nor trim
     destroy_data: bool  # allow writing over partitions and signatures
-    allow_options: Collection[str]  # opt-in fio options (fiooptions.OPT_IN)
+    allow_options: str | Collection[str]  # opt-in fio options (fiooptions.OPT_IN): "a,b"
     resume: str | Path  # continue this results folder instead of starting one
 
 
@@ -103,7 +105,7 @@ def prepare_sweep(
     plan = make_plan(
         suite or "quick", wanted, runtime_s=choices.get("runtime_s"), size_bytes=span,
         repeat=choices.get("repeat", 1), read_only=read_only, require_fio=True,
-        allowed_options=choices.get("allow_options", ()),
+        allowed_options=option_names(choices.get("allow_options", ())),
     )  # fmt: skip
     out = choices.get("out")
     results, findings = sweep.start(
@@ -132,6 +134,11 @@ def run_sweep(
     every run with a sweep.Progress. Ctrl-C stops the sweep cleanly: the returned run says
     `outcome.interrupted`, and `resume=run.path` continues it.
     """
+    if job_timeout_s is not None and not (math.isfinite(job_timeout_s) and job_timeout_s >= 1):
+        raise SsdcompareError(f"job_timeout_s {job_timeout_s} is not a time limit; give "
+                              "seconds (at least 1), e.g. 600")  # fmt: skip
+    if progress is not None and not callable(progress):
+        raise SsdcompareError("progress must be a function taking a sweep.Progress")
     plan, results, findings = prepare_sweep(
         devices, suite, ["ssdcompare.run_sweep", str(devices)], **choices
     )

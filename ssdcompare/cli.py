@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ssdcompare.errors import SsdcompareError, Stopped, interrupted, stop_reason
+from ssdcompare.fiooptions import option_names
 from ssdcompare.terminal import (
     ProgressLine,
     announce,
@@ -119,7 +120,7 @@ def plan_command(
 
     plan = make_plan(
         suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
-        read_only=read_only, allowed_options=_allowed_options(allow_option),
+        read_only=read_only, allowed_options=option_names(allow_option),
     )  # fmt: skip
     for line in plan_lines(plan):
         click.echo(line)
@@ -152,10 +153,6 @@ def plan_command(
     )
     if rejected:
         raise SsdcompareError(f"fio rejected {rejected} jobfile(s); see above")
-
-
-def _allowed_options(values: tuple[str, ...]) -> list[str]:
-    return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
 # sweep options that define a new sweep; --resume continues one as it was planned
@@ -285,7 +282,7 @@ def sweep_command(
             choices["resume"] = resume_dir
         else:
             choices.update(repeat=repeat, read_only=read_only,
-                           allow_options=_allowed_options(allow_option))  # fmt: skip
+                           allow_options=option_names(allow_option))  # fmt: skip
             for name, value in (("out", out), ("runtime_s", runtime), ("size", size)):
                 if value is not None:
                     choices[name] = value  # type: ignore[literal-required]

@@ -193,3 +193,10 @@ def extra_option_problem(name: str, allowed: Collection[str] | None = None) -> s
             "in the report)"
         )
     return None
+
+
+def option_names(values: str | Collection[str]) -> list[str]:
+    """Option names given as a list, as one string "a,b", or both (as --allow-option takes
+    them on the command line: repeated, each comma-separated)."""
+    items = [values] if isinstance(values, str) else list(values)
+    return [name.strip() for item in items for name in item.split(",") if name.strip()]

@@ -19,8 +19,30 @@ SUITE_SUFFIXES = (".yaml", ".yml")
 MAX_DEPTH = 50
 
 
+# Aliases (*name) repeat a value without writing it again: a few lines can stand for
+# billions of values ("a billion laughs"). A suite has hundreds; more is refused unread.
+MAX_VALUES = 100_000
+
+
 class _TooDeep(yaml.MarkedYAMLError):
     """Raised by the reader at the first value nested deeper than MAX_DEPTH."""
+
+
+class _TooBig(yaml.YAMLError):
+    """Raised when the document, aliases expanded, holds more than MAX_VALUES values."""
+
+
+def _values(node: yaml.Node, memo: dict[int, int]) -> int:
+    """How many values a node stands for once its aliases are expanded (counted once per
+    node object: an alias is the same object again)."""
+    if id(node) not in memo:
+        count = 1
+        if isinstance(node, yaml.MappingNode):
+            count += sum(_values(k, memo) + _values(v, memo) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            count += sum(_values(item, memo) for item in node.value)
+        memo[id(node)] = count
+    return memo[id(node)]
 
 
 class _SuiteLoader(yaml.SafeLoader):
@@ -30,12 +52,19 @@ class _SuiteLoader(yaml.SafeLoader):
       (`ioengine: null`), which plain YAML would turn into "no value";
     - a key given twice in one mapping is an error: plain YAML keeps the last silently, so a
       doubled `rw:` would quietly measure something else than the first line says;
-    - nesting deeper than MAX_DEPTH is an error before it can exhaust the stack.
+    - nesting deeper than MAX_DEPTH is an error before it can exhaust the stack;
+    - a document that aliases expand beyond MAX_VALUES values is an error before it is built.
     """
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._depth = 0
+
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None and _values(node, {}) > MAX_VALUES:
+            raise _TooBig(f"more than {MAX_VALUES} values once its aliases are expanded")
+        return node
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
         self._depth += 1
@@ -108,6 +137,10 @@ def load_suite(name_or_path: str | Path) -> Suite:
             f"{text} is a directory; a suite is a suite file (.yaml) or the name of a bundled "
             "suite (`ssdcompare suites` lists them)"
         )
+    if path.exists():
+        raise SsdcompareError(
+            f"{text} is not a regular file (a device, a pipe?); a suite is a .yaml file"
+        )
     if looks_like_path:
         raise SsdcompareError(f"suite file {text} does not exist")
     raise SsdcompareError(
@@ -132,6 +165,8 @@ def load_suite_file(path: Path) -> Suite:
             f"{path}: not a suite file: nested more than {MAX_DEPTH} levels deep (at line "
             f"{err.problem_mark.line + 1}); a suite is a mapping only a few levels deep"
         ) from None
+    except _TooBig as err:
+        raise SsdcompareError(f"{path}: not a suite file: {err}") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

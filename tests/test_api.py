@@ -44,6 +44,13 @@ def test_run_sweep_says_what_is_wrong(tmp_path: Path) -> None:
         ssdcompare.run_sweep(resume=tmp_path, repeat=3)
     with pytest.raises(SsdcompareError, match="unknown sweep choice.*repeats"):
         ssdcompare.run_sweep(["nvme0n1"], repeats=3)  # a typo is never ignored
+    target = str(tmp_path / "t.img")
+    for limit in (float("nan"), float("inf"), -1, 0):
+        with pytest.raises(SsdcompareError, match="is not a time limit"):
+            ssdcompare.run_sweep([target], size="1m", job_timeout_s=limit)
+    with pytest.raises(SsdcompareError, match="progress must be a function"):
+        ssdcompare.run_sweep([target], size="1m", progress=5)
+    assert not list(tmp_path.iterdir())  # nothing was started
 
 
 @pytest.mark.root

@@ -424,3 +424,10 @@ def test_recording_options_leave_the_workload_hash_alone() -> None:
     assert workload_hash(read_jobfile(without), "all") == workload_hash(
         read_jobfile(job.text), "all"
     )
+
+
+def test_option_names_come_as_a_list_or_comma_separated() -> None:
+    from ssdcompare.fiooptions import option_names
+
+    assert option_names("bssplit, rate_iops") == ["bssplit", "rate_iops"]
+    assert option_names(("bssplit,kb_base", "rate_iops")) == ["bssplit", "kb_base", "rate_iops"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -387,3 +388,20 @@ def test_an_id_of_100_characters_is_fine(tmp_path: Path) -> None:
         tmp_path, f"name: mine\ndescription: d\nworkloads: [{{id: {long_id}, rw: read, bs: 4k}}]\n"
     ))  # fmt: skip
     assert suite.workloads[0].job_id == long_id
+
+
+def test_an_alias_bomb_is_refused_before_it_is_built(tmp_path: Path) -> None:
+    levels = ["a: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 8)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("name: bomb\ndescription: d\n" + "\n".join(levels) + "\nworkloads: [*l7]\n")
+    with pytest.raises(SsdcompareError, match="more than 100000 values once its aliases"):
+        load_suite(str(bomb))
+
+
+def test_a_device_or_a_pipe_as_suite_is_not_called_missing(tmp_path: Path) -> None:
+    pipe = tmp_path / "pipe.yaml"
+    os.mkfifo(pipe)
+    for path in ("/dev/null", str(pipe)):
+        with pytest.raises(SsdcompareError, match="is not a regular file"):
+            load_suite(path)
