@@ -17,9 +17,13 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ssdcompare.devices import kernel_name_of
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.guard import loop_backing_key
 
-LOCK_DIRS = (Path("/run/lock"), Path(tempfile.gettempdir()))
+# Tried in order. /run takes only root's folders (nobody else can create one there first);
+# other users get theirs in /run/lock or the temp folder.
+LOCK_DIRS = (Path("/run"), Path("/run/lock"), Path(tempfile.gettempdir()))
 
 
 class LockError(SsdcompareError):
@@ -88,13 +92,19 @@ def _keys(path: str) -> list[str]:
         return [by_path]  # fio will create it: a sweep of it still running holds this name
     if not stat.S_ISBLK(info.st_mode):
         return [by_path, f"inode-{info.st_dev}-{info.st_ino}"]
-    major, minor = os.major(info.st_rdev), os.minor(info.st_rdev)
-    keys = [f"block-{major}-{minor}"]
-    try:
-        backing = Path(f"/sys/dev/block/{major}:{minor}/loop/backing_file").read_text().strip()
-        keys += _keys(backing.removesuffix(" (deleted)"))
-    except OSError:
-        pass
+    return _block_keys(info.st_rdev)
+
+
+def _block_keys(number: int, depth: int = 0) -> list[str]:
+    """A block device's lock names: its number, and for a loop device what it writes to (by
+    the numbers its driver reports), down the stack."""
+    keys = [f"block-{os.major(number)}-{os.minor(number)}"]
+    name = kernel_name_of(number)
+    backing = loop_backing_key(name) if name and depth < 8 else None
+    if backing is not None and backing[0] == "file":
+        keys.append(f"inode-{backing[1]}-{backing[2]}")  # as a file target of it is locked
+    elif backing is not None:
+        keys += _block_keys(os.makedev(backing[1], backing[2]), depth + 1)
     return keys
 
 
@@ -105,11 +115,32 @@ def target_lock_paths(path: str) -> list[Path]:
 
 
 class Lock:
-    """One held flock; `release()` (or process exit) lets go."""
+    """One held flock; `release()` (or process exit) lets go. A lock file lives only while
+    its lock is held: it is removed on release, so none pile up."""
 
     def __init__(self, path: Path, what: str, holder: str) -> None:
         self.path = path
         self.what = what
+        for _ in range(5):
+            fd, info = self._take(path, what)
+            try:
+                now = os.stat(path, follow_symlinks=False)
+            except OSError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino):
+                break
+            os.close(fd)  # removed by its last holder between our open and our lock: again
+        else:
+            raise LockError(f"cannot take the lock {path} for {what}: it keeps changing")
+        if info.st_uid == os.geteuid():  # say who holds it, in our own file only
+            os.fchmod(fd, 0o600)  # one made readable to all by an older version
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, holder.encode(), 0)
+        self._fd: int | None = fd
+        self._inode = (info.st_dev, info.st_ino)
+
+    @staticmethod
+    def _take(path: Path, what: str) -> tuple[int, os.stat_result]:
         try:
             # only we can open it: flock needs no more than a file opened for reading
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -130,14 +161,16 @@ class Lock:
         except BaseException:
             os.close(fd)
             raise
-        if info.st_uid == os.geteuid():  # say who holds it, in our own file only
-            os.fchmod(fd, 0o600)  # one made readable to all by an older version
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, holder.encode(), 0)
-        self._fd: int | None = fd
+        return fd, info
 
     def release(self) -> None:
         if self._fd is not None:
+            try:
+                now = os.stat(self.path, follow_symlinks=False)
+                if (now.st_dev, now.st_ino) == self._inode:
+                    os.unlink(self.path)  # while still held: no one can be inside it
+            except OSError:
+                pass  # gone already, or not ours to remove: the lock goes either way
             os.close(self._fd)  # closing the descriptor drops the flock
             self._fd = None
 

@@ -90,3 +90,15 @@ def test_a_link_in_the_lock_folder_s_place_is_not_followed(bases: tuple[Path, Pa
     elsewhere.mkdir()
     (first / lock_dir_name()).symlink_to(elsewhere)
     assert target_lock_paths(str(first / "t.img"))[0].parent == second / lock_dir_name()
+
+
+def test_a_lock_file_lives_only_while_its_lock_is_held(bases: tuple[Path, Path]) -> None:
+    path = target_lock_paths(str(bases[0] / "t.img"))[0]
+    first = Lock(path, "t.img", "pid 1, test")
+    with pytest.raises(SsdcompareError, match=r"in use by another ssdcompare sweep \(pid 1"):
+        Lock(path, "t.img", "pid 2, test")
+    first.release()
+    assert not path.exists()  # none pile up
+    second = Lock(path, "t.img", "pid 2, test")  # free again
+    second.release()
+    assert not path.exists()
