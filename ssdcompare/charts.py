@@ -173,3 +173,49 @@ def percentile_chart(frame: pd.DataFrame, job: str) -> str | None:
         ax.grid(True, axis="x", which="both", alpha=0.3)
         ax.legend(fontsize=8)
         return _png(fig)
+
+
+TIMESERIES_PER_CHART = 12  # small charts per image; more jobs make more images
+
+
+def timeseries_chart(seconds: pd.DataFrame, cliffs: pd.DataFrame, title: str) -> str | None:
+    """IOPS second by second: one small chart per job (`seconds` rows: job, label, t_s, iops;
+    repeats averaged), devices overlaid, and each device's write cliff (`cliffs` rows: job,
+    label, cliff_s) as a dashed line in its colour. None when there is nothing to draw."""
+    points = seconds[seconds["iops"].notna()]
+    jobs = list(dict.fromkeys(points["job"]))[:TIMESERIES_PER_CHART]
+    if not jobs:
+        return None
+    labels = list(dict.fromkeys(points["label"]))
+    columns = min(3, len(jobs))
+    rows = -(-len(jobs) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.3 * rows), squeeze=False)
+    try:
+        for ax, job in zip(axes.flat, jobs, strict=False):
+            runs = points[points["job"] == job].groupby(["label", "repeat", "t_s"], sort=False)
+            # directions added within a run, then runs averaged per second
+            mean = runs["iops"].sum().groupby(level=["label", "t_s"], sort=False).mean()
+            mean = mean.reset_index()
+            for label, series in mean.groupby("label", sort=False):
+                style = _style(labels.index(label))
+                ax.plot(series["t_s"], series["iops"], color=style["color"],
+                        linestyle=style["linestyle"], linewidth=1.2, label=str(label))  # fmt: skip
+                cliff = cliffs[(cliffs["job"] == job) & (cliffs["label"] == label)]
+                for t in cliff["cliff_s"].dropna():
+                    ax.axvline(t, color=style["color"], linestyle="--", linewidth=1)
+            ax.set_title(str(job), fontsize=8)
+            ax.set_ylim(bottom=0)
+            ax.tick_params(labelsize=7)
+            ax.grid(True, alpha=0.3)
+        for ax in list(axes.flat)[len(jobs) :]:
+            ax.set_visible(False)
+        handles, names = axes.flat[0].get_legend_handles_labels()
+        fig.legend(handles, names, loc="upper center", ncol=min(len(names), 4), fontsize=8,
+                   bbox_to_anchor=(0.5, 1.0))  # fmt: skip
+        fig.suptitle(title, fontsize=10, y=1.04)
+        fig.supxlabel("seconds since the job started", fontsize=8)
+        fig.supylabel("IOPS", fontsize=8)
+        fig.tight_layout()
+        return _png(fig)
+    finally:
+        plt.close(fig)

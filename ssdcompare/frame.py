@@ -513,6 +513,7 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
         cpu_bound=("cpu_bound", lambda s: bool(known_true(s).any()) if s.notna().any()
                    else pd.NA),
         cpu_bound_reason=("cpu_bound_reason", "first"),
+        **{k: (k, "first") for k in _CLIFF_COLUMNS if k in data.columns},
     ).reset_index()  # fmt: skip
     runs["lat_mean_us"] = runs["lat_weighted"] / runs["total_ios"]
     for column in _WORKLOAD_KEYS + _RUN_FACTS:
@@ -604,6 +605,23 @@ def _baseline(labels: list[str], baseline: str | None) -> str:
     return baseline
 
 
+_CLIFF_COLUMNS = ("cliff_s", "cliff_before_iops", "cliff_after_iops")
+
+
+def _cliffs(ok: pd.DataFrame) -> dict[str, object]:
+    """A job's write cliffs over its repeats: how many runs had one, the earliest second,
+    and the median levels before and after."""
+    if "cliff_s" not in ok.columns:
+        return {"cliff_runs": 0, **dict.fromkeys(_CLIFF_COLUMNS, float("nan"))}
+    cliffs = ok[ok["cliff_s"].notna()]
+    return {
+        "cliff_runs": len(cliffs),
+        "cliff_s": cliffs["cliff_s"].min() if len(cliffs) else float("nan"),
+        "cliff_before_iops": cliffs["cliff_before_iops"].median() if len(cliffs) else float("nan"),
+        "cliff_after_iops": cliffs["cliff_after_iops"].median() if len(cliffs) else float("nan"),
+    }
+
+
 def job_summary(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
     """One row per (device, job): repeats aggregated to mean, stddev, min, max and coefficient
     of variation (cv_pct = stddev / mean x 100; 10 % or more means the runs disagree).
@@ -643,6 +661,7 @@ def job_summary(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFram
         row["cpu_bound"] = bool(bound.astype(bool).any()) if len(bound) else pd.NA
         reasons = ok.loc[known_true(ok["cpu_bound"]), "cpu_bound_reason"]
         row["cpu_bound_reason"] = reasons.iloc[0] if len(reasons) else None
+        row.update(_cliffs(ok))
         rows.append(row)
     summary = pd.DataFrame(rows)
     if not summary.empty:

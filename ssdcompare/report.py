@@ -24,6 +24,7 @@ from ssdcompare.frame import (
     load,
     side_by_side,
 )
+from ssdcompare.persecond import timeseries
 from ssdcompare.resources import templates
 from ssdcompare.store import ResultsDir, unique_folders, write_atomic
 from ssdcompare.units import (
@@ -64,6 +65,9 @@ class Cell:
     comparable: bool = True
     jobfile_note: str | None = None
     jobfile_footnote: int | None = None
+    # a write cliff in some run: where, and the levels before and after (a footnote)
+    cliff: str = ""
+    cliff_footnote: int | None = None
     # raw numbers for sorting the table: the displayed text ("1.20 GB/s") does not sort
     sort_iops: float = -1.0
     sort_bw: float = -1.0
@@ -265,6 +269,14 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
             cell.ratio_note = "not significant: repeats overlap"
         elif baseline_bound:
             cell.ratio_note = "vs a CPU-bound baseline: the ratio says little about the drives"
+    if row.get("cliff_runs", 0):
+        cell.cliff = (
+            f"write cliff at {row['cliff_s']:.0f} s in {row['cliff_runs']} of "
+            f"{row['repeats']} run(s): {format_count(row['cliff_before_iops'])} → "
+            f"{format_count(row['cliff_after_iops'])} IOPS"
+        )
+        footnotes.append(f"{row['job']} on {row['label']}: {cell.cliff}")
+        cell.cliff_footnote = len(footnotes)
     if is_true(row["cpu_bound"]):
         cell.cpu_bound = True
         cell.reason = str(row["cpu_bound_reason"])
@@ -402,12 +414,38 @@ def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[dict[str, 
         caption = differing if _is_false_any(points) else ""
         _add_chart(found, notes, f"Read/write mix: {what}", charts.mix_chart, points,
                    f"IOPS vs read share — {what}", caption=caption)  # fmt: skip
+    _timeseries_charts(found, notes, frame, ok)
     for job in dict.fromkeys(ok["job"]):
         if len(found) > 40:
             break
         _add_chart(found, notes, f"Latency percentiles: {job}", charts.percentile_chart, frame,
                    job)  # fmt: skip
     return found, notes
+
+
+def _timeseries_charts(
+    found: list[dict[str, str]], notes: list[str], frame: pd.DataFrame, ok: pd.DataFrame
+) -> None:
+    """IOPS second by second, small charts per job grouped by family, write cliffs marked."""
+    folders = [p for p in dict.fromkeys(frame["sweep"].dropna()) if p]
+    if not folders:
+        return
+    seconds = timeseries(folders)
+    if seconds.empty:
+        return
+    labels = frame[["sweep", "host", "device", "label"]].drop_duplicates()
+    seconds = seconds.merge(labels, on=["sweep", "host", "device"], how="inner")
+    cliffs = ok[["job", "label", "cliff_s"]]
+    families = ok.drop_duplicates("job").set_index("job")["rw"].map(
+        lambda rw: _FAMILY.get(rw, (9, str(rw)))[1])  # fmt: skip
+    for family in dict.fromkeys(families):
+        jobs = [j for j in families.index if families[j] == family]
+        for start in range(0, len(jobs), charts.TIMESERIES_PER_CHART):
+            chunk = jobs[start : start + charts.TIMESERIES_PER_CHART]
+            part = seconds[seconds["job"].isin(chunk)]
+            _add_chart(found, notes, f"IOPS over time: {family.lower()}", charts.timeseries_chart,
+                       part, cliffs, f"IOPS second by second — {family.lower()} (dashed: write "
+                       "cliff)")  # fmt: skip
 
 
 def _is_false_any(points: pd.DataFrame) -> bool:

@@ -156,6 +156,9 @@ def _summary_cell(row: pd.Series) -> str:
         text += f" (CV {row['iops_cv_pct']:.0f} %)"
     from ssdcompare.frame import is_true
 
+    if row.get("cliff_runs", 0):
+        before, after = (format_count(row[f"cliff_{w}_iops"]) for w in ("before", "after"))
+        text += f" [write cliff at {row['cliff_s']:.0f} s: {before} -> {after} IOPS]"
     if is_true(row["cpu_bound"]):
         text += " [CPU-bound]"
     return text

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).parent.parent / "ssdcompare"
 # command line sits on top of everything.
 STAGES = [
     ("foundations", ["version", "errors", "units", "resources"]),
-    ("models", ["fiooptions", "workload", "matrix", "suites", "cpu"]),
+    ("models", ["fiooptions", "workload", "matrix", "suites", "cpu", "steady"]),
     ("targets", ["devices", "guard", "identity", "locks", "metadata"]),
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "fiologs"]),
     ("plan", ["plan"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -12,11 +13,13 @@ import pytest
 from blockdevs import loop_device
 from fioprocs import fio_has_read, fio_processes, wait_for
 from suitefiles import suite_file
+from test_report import chromium
 
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiologs import LogError, read_log
 from ssdcompare.persecond import find_cliff
+from ssdcompare.report import write_report
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 
@@ -110,6 +113,16 @@ def test_a_device_throttled_partway_shows_a_cliff_at_that_second(tmp_path: Path)
     assert set(seconds["direction"]) == {"read"}
     ticks = sorted(seconds["t_s"])
     assert ticks[0] == 1 and ticks == list(range(1, len(ticks) + 1)) and len(ticks) >= 9
+    # the report, as a browser shows it: the chart over time and the cliff in the table
+    report = write_report([out], tmp_path / "report.html")
+    dom = subprocess.run(
+        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", report.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    ).stdout  # fmt: skip
+    assert "IOPS over time: random read" in dom
+    assert 'class="cliff"' in dom and f"write cliff at {row['cliff_s']:.0f} s in 1 of 1" in dom
+    assert dom.count("data:image/png;base64,") >= 2  # the time series besides the others
 
 
 @pytest.mark.fio

@@ -1,0 +1,56 @@
+"""Steady state as SNIA's Solid State Storage Performance Test Specification (PTS) defines it.
+
+A drive is in steady state for a workload when its results have stopped drifting. The PTS
+runs the workload in rounds and looks at a measurement window of the last WINDOW rounds:
+
+- range: the largest and smallest round differ by at most RANGE_PCT % of the window's mean;
+- slope: the least-squares line through the window moves by at most SLOPE_PCT % of the mean
+  from its first round to its last (the PTS's "slope excursion").
+
+Both must hold. Rounds go on until they do, and stop after MAX_ROUNDS without: steady state
+"not attained", which is recorded, never hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+WINDOW = 5
+RANGE_PCT = 20.0
+SLOPE_PCT = 10.0
+MAX_ROUNDS = 25
+
+
+@dataclass(frozen=True)
+class Window:
+    """The PTS figures of one measurement window."""
+
+    mean: float
+    range_pct: float  # (max - min) / mean x 100
+    slope_pct: float  # |slope| x (rounds - 1) / mean x 100
+    steady: bool
+
+
+def judge_window(values: Sequence[float]) -> Window:
+    """The PTS range and slope criteria over one window of round results."""
+    count = len(values)
+    mean = sum(values) / count if count else 0.0
+    if count < 2 or mean <= 0:
+        return Window(mean, float("inf"), float("inf"), False)
+    middle = (count - 1) / 2
+    slope = sum((i - middle) * (v - mean) for i, v in enumerate(values)) / sum(
+        (i - middle) ** 2 for i in range(count)
+    )
+    range_pct = (max(values) - min(values)) / mean * 100
+    slope_pct = abs(slope) * (count - 1) / mean * 100
+    return Window(mean, range_pct, slope_pct, range_pct <= RANGE_PCT and slope_pct <= SLOPE_PCT)
+
+
+def first_steady(rounds: Sequence[float], window: int = WINDOW) -> int | None:
+    """The number of rounds after which steady state was first reached (the window ending
+    there passes both criteria), or None."""
+    for end in range(window, len(rounds) + 1):
+        if judge_window(rounds[end - window : end]).steady:
+            return end
+    return None
