@@ -54,6 +54,15 @@ def kernel_name_of(rdev: int, sys_root: Path = Path("/sys")) -> str | None:
         return None
 
 
+def read_value(path: Path) -> str | None:
+    """A sysfs or procfs value, stripped; None when it cannot be read or is empty. Odd bytes
+    (a mount point not in UTF-8) are replaced, never an error."""
+    try:
+        return path.read_text(errors="replace").strip() or None
+    except OSError:
+        return None
+
+
 def available_block_devices(sys_root: Path = Path("/sys")) -> list[str]:
     """Names of the block devices with a non-zero size (what a user could mean)."""
     block = sys_root / "block"

@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ssdcompare.devices import Target, kernel_name_of
+from ssdcompare.devices import Target, kernel_name_of, read_value
 from ssdcompare.errors import SsdcompareError
 
 FindingKind = Literal[
@@ -130,13 +130,6 @@ def _magic_signatures(path: str) -> list[str]:
     return [f"{what} [magic numbers]" for what in found]
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return None
-
-
 def _members(name: str, sys_root: Path) -> list[str]:
     """The device and its partitions (what a mount, swap or holder could be on)."""
     base = sys_root / "class" / "block" / name
@@ -145,7 +138,7 @@ def _members(name: str, sys_root: Path) -> list[str]:
 
 
 def _devnum(name: str, sys_root: Path) -> str | None:
-    return _read(sys_root / "class" / "block" / name / "dev")
+    return read_value(sys_root / "class" / "block" / name / "dev")
 
 
 def _mounts(proc_root: Path) -> list[tuple[str, str, str]]:
@@ -159,7 +152,7 @@ def _mounts(proc_root: Path) -> list[tuple[str, str, str]]:
         space = _mount_namespace(place)
         if space in seen:
             continue
-        text = _read(place / "mountinfo")
+        text = read_value(place / "mountinfo")
         if text is None:
             continue
         seen.add(space or str(place))
@@ -210,7 +203,7 @@ def _system_disks(sys_root: Path, proc_root: Path) -> dict[str, str]:
     block = sys_root / "class" / "block"
     if block.is_dir():
         for entry in block.iterdir():
-            number = _read(entry / "dev")
+            number = read_value(entry / "dev")
             if number:
                 by_devnum[number] = entry.name
     result = {}
@@ -268,7 +261,7 @@ _LOOP_INFO64_SIZE = 232  # lo_device, lo_inode, lo_rdevice (the backing file's s
 def loop_backing(name: str, sys_root: Path = Path("/sys")) -> str | None:
     """The path of what a loop device reads and writes, as sysfs shows it (for people: it may
     be deleted, renamed, or a path in another mount namespace), or None for other devices."""
-    backing = _read(sys_root / "class" / "block" / name / "loop" / "backing_file")
+    backing = read_value(sys_root / "class" / "block" / name / "loop" / "backing_file")
     return backing.removesuffix(" (deleted)") if backing else None
 
 
@@ -317,7 +310,7 @@ def _openers(keys: set[Key], proc_root: Path) -> list[str]:
         except OSError:
             continue  # gone, or not ours to look at
         if any(_key_of(str(fd)) in keys for fd in fds) or _maps(process, mapped):
-            found.append(f"{process.name} ({_read(process / 'comm') or '?'})")
+            found.append(f"{process.name} ({read_value(process / 'comm') or '?'})")
     return found
 
 
@@ -325,7 +318,7 @@ def _maps(process: Path, files: set[tuple[int, int, int]]) -> bool:
     """Whether a process has one of `files` (major, minor, inode) mapped into memory."""
     if not files:
         return False
-    for line in (_read(process / "maps") or "").splitlines():
+    for line in (read_value(process / "maps") or "").splitlines():
         fields = line.split(maxsplit=5)
         if len(fields) >= 5 and ":" in fields[3] and fields[4].isdigit():
             major, minor = (int(part, 16) for part in fields[3].split(":", 1))
@@ -345,7 +338,7 @@ def _file_uses(
     if loops:
         found.append(("loop-backing", f"{label} is the backing file of {', '.join(loops)} "
                       "(a loop device: its data lives in this file)"))  # fmt: skip
-    swaps = _read(proc_root / "swaps") or ""
+    swaps = read_value(proc_root / "swaps") or ""
     for line in swaps.splitlines()[1:]:
         fields = line.split()
         if fields and _key_of(fields[0].replace("\\040", " ")) == key:
@@ -486,7 +479,7 @@ def _uses(
             found.append(
                 ("mounted", numbers[devnum], f"{numbers[devnum]} is mounted at {mountpoint}")
             )
-    swaps = _read(proc_root / "swaps") or ""
+    swaps = read_value(proc_root / "swaps") or ""
     for line in swaps.splitlines()[1:]:
         device = Path(line.split()[0]).name if line.split() else ""
         if device in members:
@@ -497,7 +490,7 @@ def _uses(
         if held:
             found.append(("holders", member, f"{member} is in use by {', '.join(held)} (LVM, "
                           "device-mapper or RAID)"))  # fmt: skip
-    if _read(sys_root / "class" / "block" / name / "ro") == "1":
+    if read_value(sys_root / "class" / "block" / name / "ro") == "1":
         found.append(("readonly", name, f"{name} is read-only (the kernel's ro flag is set); "
                       "writes would fail"))  # fmt: skip
     system = _system_disks(sys_root, proc_root)

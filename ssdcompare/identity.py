@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ssdcompare.devices import Target
+from ssdcompare.devices import Target, read_value
 from ssdcompare.guard import Probe, loop_backing_key, probe_signatures
 
 
@@ -38,13 +38,6 @@ class TargetIdentity(BaseModel):
     folder_device: str | None = None
     signatures: list[str] = Field(default_factory=list)
     partitions: list[str] = Field(default_factory=list)
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(errors="replace").strip() or None
-    except OSError:
-        return None
 
 
 def _inode(path: str) -> str | None:
@@ -95,16 +88,16 @@ def identify(
     name = target.kernel_name or Path(target.path).name
     entry = sys_root / "class" / "block" / name
     device = entry / "device"
-    backing = _read(entry / "loop" / "backing_file")
-    sectors = _read(entry / "size")
+    backing = read_value(entry / "loop" / "backing_file")
+    sectors = read_value(entry / "size")
     partitions = sorted(p.name for p in entry.glob(f"{name}*") if (p / "partition").exists())
     return TargetIdentity(
         kind="block",
         path=target.path,
         size_bytes=int(sectors) * 512 if sectors and sectors.isdigit() else None,
-        model=_read(device / "model"),
-        serial=_read(device / "serial") or _read(entry / "serial"),
-        wwid=_read(entry / "wwid") or _read(device / "wwid"),
+        model=read_value(device / "model"),
+        serial=read_value(device / "serial") or read_value(entry / "serial"),
+        wwid=read_value(entry / "wwid") or read_value(device / "wwid"),
         backing_file=backing,
         backing_inode=_backing(name, sys_root),
         signatures=probe(target.path),

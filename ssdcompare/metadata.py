@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 from pydantic import BaseModel, ConfigDict
 
-from ssdcompare.devices import Target
+from ssdcompare.devices import Target, read_value
 from ssdcompare.version import __version__
 
 
@@ -62,15 +62,8 @@ class DeviceInfo(BaseModel):
     file_existed: bool | None = None
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(errors="replace").strip() or None
-    except OSError:
-        return None
-
-
 def _read_int(path: Path) -> int | None:
-    text = _read(path)
+    text = read_value(path)
     try:
         return int(text) if text is not None else None
     except ValueError:
@@ -78,7 +71,7 @@ def _read_int(path: Path) -> int | None:
 
 
 def _cpu_model(proc_root: Path) -> str | None:
-    text = _read(proc_root / "cpuinfo") or ""
+    text = read_value(proc_root / "cpuinfo") or ""
     for line in text.splitlines():
         if line.lower().startswith(("model name", "hardware", "cpu model")):
             return line.split(":", 1)[1].strip()
@@ -94,11 +87,11 @@ def host_info(
     """Collect host metadata; fields that cannot be read stay empty."""
     governors = set()
     for gov in sorted((sys_root / "devices/system/cpu").glob("cpu*/cpufreq/scaling_governor")):
-        value = _read(gov)
+        value = read_value(gov)
         if value:
             governors.add(value)
     os_name = None
-    release = _read(Path("/etc/os-release"))
+    release = read_value(Path("/etc/os-release"))
     if release:
         for line in release.splitlines():
             if line.startswith("PRETTY_NAME="):
@@ -119,7 +112,7 @@ def host_info(
 
 
 def _transport(name: str, dev_dir: Path) -> str:
-    transport = _read(dev_dir / "device" / "transport")
+    transport = read_value(dev_dir / "device" / "transport")
     if transport:
         return transport
     for prefix, kind in (
@@ -146,8 +139,8 @@ def device_info(target: Target, sys_root: Path = Path("/sys")) -> DeviceInfo:
         parent = disk_dir.name
     device = disk_dir / "device"
     queue = disk_dir / "queue"
-    rotational = _read(queue / "rotational")
-    scheduler = _read(queue / "scheduler")
+    rotational = read_value(queue / "rotational")
+    scheduler = read_value(queue / "scheduler")
     if scheduler and "[" in scheduler:
         scheduler = scheduler.split("[", 1)[1].split("]", 1)[0]
     info = DeviceInfo(
@@ -155,10 +148,10 @@ def device_info(target: Target, sys_root: Path = Path("/sys")) -> DeviceInfo:
         path=target.path,
         kind="block",
         size_bytes=target.size_bytes,
-        model=_read(device / "model"),
-        vendor=_read(device / "vendor"),
-        firmware=_read(device / "firmware_rev") or _read(device / "rev"),
-        serial=_read(device / "serial") or _read(disk_dir / "serial"),
+        model=read_value(device / "model"),
+        vendor=read_value(device / "vendor"),
+        firmware=read_value(device / "firmware_rev") or read_value(device / "rev"),
+        serial=read_value(device / "serial") or read_value(disk_dir / "serial"),
         transport=_transport(disk_dir.name, disk_dir),
         logical_block_bytes=_read_int(queue / "logical_block_size"),
         physical_block_bytes=_read_int(queue / "physical_block_size"),
@@ -167,12 +160,12 @@ def device_info(target: Target, sys_root: Path = Path("/sys")) -> DeviceInfo:
         parent=parent,
     )
     if disk_dir.name.startswith("loop"):
-        info.loop_backing_file = _read(disk_dir / "loop" / "backing_file")
-        dio = _read(disk_dir / "loop" / "dio")
+        info.loop_backing_file = read_value(disk_dir / "loop" / "backing_file")
+        dio = read_value(disk_dir / "loop" / "dio")
         info.loop_direct_io = None if dio is None else dio == "1"
         info.model = info.model or "loop device"
     if disk_dir.name.startswith("zram"):
-        algorithm = _read(disk_dir / "comp_algorithm")
+        algorithm = read_value(disk_dir / "comp_algorithm")
         if algorithm and "[" in algorithm:
             algorithm = algorithm.split("[", 1)[1].split("]", 1)[0]
         info.zram_comp_algorithm = algorithm

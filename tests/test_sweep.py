@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from blockdevs import loop_device, zram_device
 from fioprocs import fio_has_read, wait_for
+from test_safety_process import start_sweep
 
 from ssdcompare.fioresult import parse_fio_file
 
@@ -177,11 +178,7 @@ def test_failing_job_in_the_middle_is_recorded_and_the_sweep_goes_on(tmp_path: P
 @pytest.mark.fio
 def test_interrupt_keeps_finished_runs_and_resume_completes(tmp_path: Path) -> None:
     out = tmp_path / "results"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(tmp_path / "t.img"),
-         "--size", "16m", "--suite", str(SUITES / "slow-reads.yaml"), "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = start_sweep(str(tmp_path / "t.img"), out, "slow-reads.yaml")
     second = out / "runs/t.img/randread-4k-qd8/r1"
     # the second job is measuring: its fio has read from the file
     wait_for(lambda: fio_has_read(out, str(second)), "the second job to read")
