@@ -12,13 +12,16 @@ of every jobfile. Errors are raised as SsdcompareError with the message the comm
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING, Unpack
+
+from pydantic import TypeAdapter, ValidationError
+from typing_extensions import TypedDict  # pydantic validates it on Python 3.11
 
 from ssdcompare import sweep
-from ssdcompare.errors import SsdcompareError
+from ssdcompare.errors import SsdcompareError, validation_message
 from ssdcompare.fiooptions import option_names
 from ssdcompare.guard import Finding
 from ssdcompare.plan import Plan, make_plan
@@ -61,10 +64,13 @@ class SweepChoices(TypedDict, total=False):
     repeat: int  # run the whole suite N times
     read_only: bool  # keep only jobs that neither write nor trim
     destroy_data: bool  # allow writing over partitions and signatures
-    allow_options: str | Collection[str]  # opt-in fio options (fiooptions.OPT_IN): "a,b"
+    allow_options: str | list[str] | tuple[str, ...]  # opt-in fio options (OPT_IN): "a,b"
     resume: str | Path  # continue this results folder instead of starting one
 
 
+_CHOICES = TypeAdapter(SweepChoices)
+_DEVICES = TypeAdapter(str | list[str] | tuple[str, ...] | None)
+_SUITE = TypeAdapter(str | None)
 _PLANNED = ("out", "runtime_s", "size", "repeat", "read_only", "allow_options")
 
 
@@ -80,6 +86,12 @@ def prepare_sweep(
     if unknown:
         raise SsdcompareError(f"unknown sweep choice(s): {', '.join(unknown)}; known: "
                               f"{', '.join(SweepChoices.__annotations__)}")  # fmt: skip
+    try:  # strictly: destroy_data="no" is a string, not consent
+        _CHOICES.validate_python(choices, strict=True)
+        _DEVICES.validate_python(devices, strict=True)
+        _SUITE.validate_python(suite, strict=True)
+    except ValidationError as err:
+        raise SsdcompareError(f"run_sweep: {validation_message(err)}") from None
     wanted = devices.split(",") if isinstance(devices, str) else devices
     wanted = [d.strip() for d in wanted or [] if d.strip()]
     destroy_data = choices.get("destroy_data", False)

@@ -109,7 +109,9 @@ WRITING_RW = frozenset(
 
 OPTION_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 # A file path inside a value: at its start or after fio's list separators (mem=mmaphuge:/x)
-_PATH_RE = re.compile(r"(?:^|[:,=\s])(?:/|\./|\.\./|~)")
+# a path starts a value or follows a separator or a quote (fio's pattern options take a file
+# in quotes: buffer_pattern='/etc/shadow' copies that file onto the target)
+_PATH_RE = re.compile(r"(?:^|[:,=\s'\"])(?:/|\./|\.\./|~)")
 # fio cuts a line at ';' or '#' and expands ${VAR} and $keywords: a value must contain none
 _UNSAFE_CHARS = {";": "fio cuts the line there", "#": "fio cuts the line there",
                  "$": "fio would expand it as a variable"}  # fmt: skip

@@ -18,6 +18,7 @@ from ssdcompare.workload import Suite
 # fio start-up, engine set-up and writing the JSON cost about a second per job on a quiet
 # machine; laying out a new test file costs more and is not counted here.
 JOB_OVERHEAD_S = 1.0
+MAX_REPEAT = 1000
 
 
 @dataclass
@@ -80,8 +81,8 @@ def make_plan(
     still made (with io_uring as the engine) unless `require_fio` is set. `allowed_options`
     accepts fio options that make results harder to read (see fiooptions.OPT_IN).
     """
-    if repeat < 1:
-        raise SsdcompareError(f"--repeat must be at least 1, got {repeat}")
+    if not 1 <= repeat <= MAX_REPEAT:
+        raise SsdcompareError(f"--repeat must be from 1 to {MAX_REPEAT}, got {repeat}")
     allowed = check_allowed_options(allowed_options)
     loaded = load_suite(suite) if isinstance(suite, str) else suite
     if read_only:

@@ -43,10 +43,10 @@ from ssdcompare.identity import TargetIdentity
 from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
 from ssdcompare.jobfile import hashed_span, rendered_size
 from ssdcompare.metadata import DeviceInfo, HostInfo
+from ssdcompare.plan import MAX_REPEAT
 from ssdcompare.workload import Suite
 
 FORMAT_VERSION = 2
-MAX_REPEAT = 1000
 MANIFEST = "manifest.json"
 STATUS = "status.json"
 JOBFILE = "jobfile.fio"

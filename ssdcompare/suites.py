@@ -34,8 +34,12 @@ class _TooBig(yaml.YAMLError):
 
 def _values(node: yaml.Node, memo: dict[int, int]) -> int:
     """How many values a node stands for once its aliases are expanded (counted once per
-    node object: an alias is the same object again)."""
+    node object: an alias is the same object again). A value that contains itself (`a: &a
+    [*a]`) would expand for ever: it counts as too many."""
+    if memo.get(id(node)) == -1:
+        raise _TooBig("a value contains itself (an alias inside its own anchor)")
     if id(node) not in memo:
+        memo[id(node)] = -1  # being counted
         count = 1
         if isinstance(node, yaml.MappingNode):
             count += sum(_values(k, memo) + _values(v, memo) for k, v in node.value)

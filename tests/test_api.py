@@ -50,6 +50,14 @@ def test_run_sweep_says_what_is_wrong(tmp_path: Path) -> None:
             ssdcompare.run_sweep([target], size="1m", job_timeout_s=limit)
     with pytest.raises(SsdcompareError, match="progress must be a function"):
         ssdcompare.run_sweep([target], size="1m", progress=5)
+    # strictly typed: a string is not consent, nor a number of repeats
+    for wrong in ({"destroy_data": "no"}, {"repeat": "2"}, {"out": 123}):
+        with pytest.raises(SsdcompareError, match="run_sweep: .*Input should be"):
+            ssdcompare.run_sweep([target], size="1m", **wrong)
+    with pytest.raises(SsdcompareError, match="run_sweep: .*valid string"):
+        ssdcompare.run_sweep([target, None], size="1m")
+    with pytest.raises(SsdcompareError, match="--repeat must be from 1 to 1000"):
+        ssdcompare.run_sweep([target], size="1m", repeat=10**6)
     assert not list(tmp_path.iterdir())  # nothing was started
 
 

@@ -154,6 +154,8 @@ def test_refused_options_are_refused_with_the_reason(option: str) -> None:
         ("mem", "mmaphuge:/tmp/x", "without a file"),
         ("iomem", "mmap:/etc/passwd", "without a file"),
         ("buffer_pattern", "/etc/shadow", "looks like a file path"),
+        ("buffer_pattern", "'/etc/shadow'", "looks like a file path"),  # fio reads it
+        ("verify_pattern", '"../../x"', "looks like a file path"),
         ("rate", "1m;x", "cuts the line"),
         ("rate", "${HOME}", "expand"),
     ],

@@ -397,6 +397,10 @@ def test_an_alias_bomb_is_refused_before_it_is_built(tmp_path: Path) -> None:
     bomb.write_text("name: bomb\ndescription: d\n" + "\n".join(levels) + "\nworkloads: [*l7]\n")
     with pytest.raises(SsdcompareError, match="more than 100000 values once its aliases"):
         load_suite(str(bomb))
+    loop = tmp_path / "loop.yaml"
+    loop.write_text("name: loop\ndescription: d\na: &a [*a]\nworkloads: [{rw: read, bs: 4k}]\n")
+    with pytest.raises(SsdcompareError, match="a value contains itself"):
+        load_suite(str(loop))
 
 
 def test_a_device_or_a_pipe_as_suite_is_not_called_missing(tmp_path: Path) -> None:
