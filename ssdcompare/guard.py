@@ -20,7 +20,9 @@ import shutil
 import stat
 import struct
 import subprocess
+import tempfile
 from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -141,10 +143,18 @@ def _devnum(name: str, sys_root: Path) -> str | None:
     return read_value(sys_root / "class" / "block" / name / "dev")
 
 
-def _mounts(proc_root: Path) -> list[tuple[str, str, str]]:
-    """(major:minor, mount point, source) from the mountinfo of every mount namespace on the
-    machine (a container's or `unshare -m`'s mounts are not in ours); mount points of another
-    namespace say so."""
+@dataclass(frozen=True)
+class _Mount:
+    devnum: str  # major:minor of the filesystem
+    mountpoint: str  # with " (in another mount namespace, ...)" when not ours
+    fstype: str
+    source: str
+    options: str  # the filesystem's own options (an overlay's lowerdir=, upperdir=, ...)
+
+
+def _mount_table(proc_root: Path) -> list[_Mount]:
+    """The mounts of every mount namespace on the machine (a container's or `unshare -m`'s
+    are not in ours); mount points of another namespace say so."""
     found = []
     own = _mount_namespace(proc_root / "self")
     seen: set[str] = set()
@@ -159,11 +169,33 @@ def _mounts(proc_root: Path) -> list[tuple[str, str, str]]:
         where = "" if space == own else f" (in another mount namespace, process {place.name})"
         for line in text.splitlines():
             fields = line.split()
-            if len(fields) < 5:
-                continue
             tail = line.split(" - ", 1)[1].split() if " - " in line else []
-            found.append((fields[2], fields[4] + where, tail[1] if len(tail) > 1 else ""))
+            if len(fields) >= 5:
+                found.append(_Mount(fields[2], fields[4] + where, *(tail + ["", "", ""])[:3]))
     return found
+
+
+def _mounts(proc_root: Path) -> list[tuple[str, str, str]]:
+    """(major:minor, mount point, source) of every mount in every namespace."""
+    return [(m.devnum, m.mountpoint, m.source) for m in _mount_table(proc_root)]
+
+
+def _overlay_layer(path: str, proc_root: Path) -> str | None:
+    """The overlay filesystem whose upper, lower or work folder holds `path`, in words: its
+    files are seen (and written) through the overlay under other device and inode numbers."""
+    real = Path(os.path.realpath(path))
+    for mount in _mount_table(proc_root):
+        if mount.fstype != "overlay":
+            continue
+        for option in mount.options.split(","):
+            key, _, value = option.partition("=")
+            if key in ("lowerdir", "upperdir", "workdir", "datadir"):
+                for layer in value.split(":"):
+                    if layer and real.is_relative_to(
+                        os.path.realpath(layer.replace("\\040", " "))
+                    ):
+                        return f"a layer ({key}) of the overlay mounted at {mount.mountpoint}"
+    return None
 
 
 def _mount_namespace(process: Path) -> str | None:
@@ -271,29 +303,47 @@ def loop_backing_key(
     """What a loop device reads and writes, by number: ("block", major, minor) for a device,
     ("file", st_dev, st_ino) for a file. Asked of the loop driver itself (LOOP_GET_STATUS64),
     since the path sysfs shows can mislead: a deleted or renamed file, a name with " (deleted)"
-    or trailing blanks in it, a path seen from another mount namespace. Without the driver's
-    answer (no /dev node for it), the path's numbers. None for other devices."""
+    or trailing blanks in it, a path seen from another mount namespace. The driver is reached
+    through /dev/<name>, or, where that is missing or not the kernel's node, through a node of
+    our own; without either (not root), the path's numbers. None for other devices."""
     backing = loop_backing(name, sys_root)
     if backing is None:
         return None
-    number = _devnum(name, sys_root)
-    try:
-        fd = os.open(dev_root / name, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+    number = read_value(sys_root / "class" / "block" / name / "dev") or ""
+    major, _, minor = number.partition(":")
+    if not (major.isdigit() and minor.isdigit()):
         return _key_of(backing)
-    try:
-        if f"{os.major(os.fstat(fd).st_rdev)}:{os.minor(os.fstat(fd).st_rdev)}" != number:
-            return _key_of(backing)  # not the kernel's node for this device
-        status = bytearray(_LOOP_INFO64_SIZE)
-        fcntl.ioctl(fd, LOOP_GET_STATUS64, status)
-    except OSError:
+    status = _loop_status(dev_root / name, os.makedev(int(major), int(minor)))
+    if status is None:
         return _key_of(backing)
-    finally:
-        os.close(fd)
     device, inode, rdevice = struct.unpack_from("=QQQ", status)
     if rdevice and rdevice != device:  # a block device: its own number
         return ("block", os.major(rdevice), os.minor(rdevice))
     return ("file", os.makedev(os.major(device), os.minor(device)), inode)
+
+
+def _loop_status(node: Path, number: int) -> bytes | None:
+    """The loop driver's struct loop_info64 for the loop device `number`, through `node` if
+    it is that device's node, else through a private node made for the purpose."""
+    with contextlib.ExitStack() as cleanup:
+        try:
+            if not (node.is_block_device() and node.stat().st_rdev == number):
+                folder = Path(tempfile.mkdtemp(prefix="ssdcompare-node."))
+                cleanup.callback(shutil.rmtree, folder, ignore_errors=True)
+                node = folder / "loop"
+                os.mknod(node, stat.S_IFBLK | 0o600, number)
+            fd = os.open(node, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            status = bytearray(_LOOP_INFO64_SIZE)
+            fcntl.ioctl(fd, LOOP_GET_STATUS64, status)
+            return bytes(status)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+    return None
 
 
 def _openers(keys: set[Key], proc_root: Path) -> list[str]:
@@ -305,13 +355,21 @@ def _openers(keys: set[Key], proc_root: Path) -> list[str]:
     for process in proc_root.glob("[0-9]*"):
         if process.name == str(me):
             continue
-        try:
-            fds = [fd for fd in (process / "fd").iterdir() if os.readlink(fd).startswith("/")]
-        except OSError:
-            continue  # gone, or not ours to look at
-        if any(_key_of(str(fd)) in keys for fd in fds) or _maps(process, mapped):
+        # every thread: one whose main thread has ended, or that unshared its file table,
+        # holds files the process's own fd folder does not list
+        tasks = [process, *sorted((process / "task").glob("[0-9]*"))]
+        if any(_holds(task, keys, mapped) for task in tasks):
             found.append(f"{process.name} ({read_value(process / 'comm') or '?'})")
     return found
+
+
+def _holds(task: Path, keys: set[Key], mapped: set[tuple[int, int, int]]) -> bool:
+    """Whether a process or thread has one of `keys` open or (files) mapped."""
+    try:
+        fds = [fd for fd in (task / "fd").iterdir() if os.readlink(fd).startswith("/")]
+    except OSError:
+        return False  # gone, or not ours to look at
+    return any(_key_of(str(fd)) in keys for fd in fds) or _maps(task, mapped)
 
 
 def _maps(process: Path, files: set[tuple[int, int, int]]) -> bool:
@@ -334,6 +392,10 @@ def _file_uses(
     not), swap, a process holding it open or mapped. `besides` names loop devices over it
     that are the target itself (looked at from above)."""
     found: list[tuple[FindingKind, str]] = []
+    for _, mountpoint, source in _mounts(proc_root):
+        # a filesystem mounted straight from a file (erofs, and others, without a loop)
+        if source.startswith("/") and _key_of(source.replace("\\040", " ")) == key:
+            found.append(("mounted", f"{label} is mounted at {mountpoint}"))
     loops = loops_backed_by({key}, sys_root, besides)
     if loops:
         found.append(("loop-backing", f"{label} is the backing file of {', '.join(loops)} "
@@ -359,6 +421,10 @@ def _inspect_file(target: Target, sys_root: Path, proc_root: Path, probe: Probe)
         _finding(target, target.path, kind, detail)
         for kind, detail in _file_uses(target.path, _key(info), sys_root, proc_root)
     ]
+    layer = _overlay_layer(target.path, proc_root)
+    if layer:
+        detail = f"{target.path} is in {layer}: the overlay's files are this data"
+        findings.append(_finding(target, target.path, "mounted", detail))
     if info.st_size > 0:
         for signature in probe(target.path):
             detail = f"{target.path} carries {signature} (a disk image?)"
@@ -417,6 +483,11 @@ def _inspect_block(
         ]
     findings = [_finding(target, device, kind, detail) for kind, device, detail in uses]
     findings += _beneath(target, name, sys_root, proc_root, depth)
+    if disk != name:  # a partition of a loop device: what the loop writes to, too
+        findings += [
+            f.model_copy(update={"detail": f"the disk {disk} that holds {name}: {f.detail}"})
+            for f in _beneath(target, disk, sys_root, proc_root, depth)
+        ]
     if check_exclusive and not findings and _claimed(target.path):
         detail = (f"{name} is claimed by another user (open exclusively: mounted, in a "
                   "RAID or LVM, or used by a program)")  # fmt: skip

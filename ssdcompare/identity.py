@@ -65,6 +65,11 @@ def _backing(name: str, sys_root: Path) -> str | None:
     return f"block {key[1]}:{key[2]}" if key[0] == "block" else f"{key[1]}:{key[2]}"
 
 
+def _disk(entry: Path) -> str:
+    """The whole disk a partition is on (the device itself when it is no partition)."""
+    return entry.resolve().parent.name if (entry / "partition").exists() else entry.name
+
+
 def changed_since(recorded: TargetIdentity, target: Target) -> list[str]:
     """How a target differs now from its identity at the sweep's start, leaving out the
     signatures its own writes may have changed: a loop device pointed at another file, a
@@ -99,7 +104,8 @@ def identify(
         serial=read_value(device / "serial") or read_value(entry / "serial"),
         wwid=read_value(entry / "wwid") or read_value(device / "wwid"),
         backing_file=backing,
-        backing_inode=_backing(name, sys_root),
+        # a partition of a loop device lives in what the loop device writes to
+        backing_inode=_backing(name, sys_root) or _backing(_disk(entry), sys_root),
         signatures=probe(target.path),
         partitions=partitions,
     )

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ssdcompare.devices import kernel_name_of
+from ssdcompare.devices import kernel_name_of, read_value
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.guard import loop_backing_key
 
@@ -96,10 +96,18 @@ def _keys(path: str) -> list[str]:
 
 
 def _block_keys(number: int, depth: int = 0) -> list[str]:
-    """A block device's lock names: its number, and for a loop device what it writes to (by
-    the numbers its driver reports), down the stack."""
+    """A block device's lock names: its number; for a partition its whole disk too (a sweep
+    on the disk and one on its partition must not run at once); for a loop device what it
+    writes to (by the numbers its driver reports), down the stack."""
     keys = [f"block-{os.major(number)}-{os.minor(number)}"]
     name = kernel_name_of(number)
+    entry = Path("/sys/class/block") / (name or "-")
+    disk_number = (
+        read_value(entry.resolve().parent / "dev") if (entry / "partition").exists() else None
+    )
+    if disk_number and depth < 8:
+        major, _, minor = disk_number.partition(":")
+        return keys + _block_keys(os.makedev(int(major), int(minor)), depth + 1)
     backing = loop_backing_key(name) if name and depth < 8 else None
     if backing is not None and backing[0] == "file":
         keys.append(f"inode-{backing[1]}-{backing[2]}")  # as a file target of it is locked

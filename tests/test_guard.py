@@ -200,3 +200,14 @@ def test_a_read_only_device_is_refused_for_writes(tmp_path: Path) -> None:
     with pytest.raises(SsdcompareError, match="sdz is read-only"):
         check_write_safety([TARGET], True, True, sys_root, proc_root, no_signature)
     assert check_write_safety([TARGET], False, False, sys_root, proc_root, no_signature) == []
+
+
+def test_a_file_mounted_without_a_loop_device_is_refused(tmp_path: Path) -> None:
+    image = tmp_path / "ro.img"
+    image.write_bytes(bytes(1 << 20))
+    mounts = f"40 25 0:77 / /mnt/ro ro,relatime shared:2 - erofs {image} ro\n"
+    sys_root, proc_root = fake_tree(tmp_path / "tree", mounts=mounts)
+    target = Target(spec=str(image), name="ro.img", path=str(image), kind="file",
+                    size_bytes=1 << 20)  # fmt: skip
+    with pytest.raises(SsdcompareError, match=f"{image} is mounted at /mnt/ro"):
+        check_write_safety([target], True, True, sys_root, proc_root, no_signature)

@@ -250,25 +250,13 @@ def test_a_mount_in_another_namespace_is_seen_beneath_a_loop(tmp_path: Path) -> 
 
 @pytest.mark.root
 def test_a_partition_of_a_disk_in_use_is_refused(tmp_path: Path) -> None:
-    image = tmp_path / "parts.img"
-    with open(image, "wb") as handle:
-        handle.truncate(32 * MIB)
-    subprocess.run(["sfdisk", "-q", str(image)], input="1MiB,8MiB\n,8MiB\n", text=True,
-                   check=True, capture_output=True)  # fmt: skip
-    disk = subprocess.run(["losetup", "--find", "--show", "--partscan", str(image)],
-                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
-    name = Path(disk).name
-    with detached(disk):
-        subprocess.run(["partx", "-a", disk], check=False, capture_output=True)
-        entry = Path(f"/sys/class/block/{name}p2/dev")
-        wait_for(entry.exists, "the kernel to read the partition table")
-        major, minor = (int(n) for n in entry.read_text().split(":"))
-        node = tmp_path / "p2"  # no udev here to make /dev/loopNp2: a node of our own
-        os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(major, minor))
-        assert check_write_safety([resolve_target(str(node))], True, False) == []
+    with partitioned(tmp_path / "parts.img") as disk:
+        node = partition_node(disk, 2, tmp_path)
+        assert check_write_safety([resolve_target(node)], True, False) == []
         stacked = attach(disk)  # something uses the whole disk, partition 2 included
         with detached(stacked):
-            message = refusal(str(node))
+            message = refusal(node)
+    name = Path(disk).name
     assert f"the disk {name} that holds {name}p2: {name} is the backing device of" in message
 
 
@@ -368,3 +356,111 @@ def test_nothing_can_mount_a_device_while_a_job_writes_to_it(tmp_path: Path) -> 
             subprocess.run(["umount", str(tmp_path / "mnt")], check=False, capture_output=True)
     assert mount.returncode != 0, "mounted while ssdcompare wrote to it"
     assert "busy" in mount.stderr or "already mounted" in mount.stderr
+
+
+@contextlib.contextmanager
+def partitioned(image: Path) -> Iterator[str]:
+    """A loop device over a new image with two partitions, told to the kernel with partx
+    (no udev here). Its partitions are removed before it is detached: partitions partx adds
+    outlive the loop device and would show on whatever attaches to its number next."""
+    with open(image, "wb") as handle:
+        handle.truncate(32 * MIB)
+    subprocess.run(["sfdisk", "-q", str(image)], input="1MiB,8MiB\n,8MiB\n", text=True,
+                   check=True, capture_output=True)  # fmt: skip
+    disk = attach(image)
+    try:
+        subprocess.run(["partx", "-a", disk], check=False, capture_output=True)
+        yield disk
+    finally:
+        subprocess.run(["partx", "-d", disk], check=False, capture_output=True)
+        subprocess.run(["losetup", "--detach", disk], check=False)
+
+
+def partition_node(disk: str, index: int, folder: Path) -> str:
+    entry = Path(f"/sys/class/block/{Path(disk).name}p{index}/dev")
+    wait_for(entry.exists, "the kernel to read the partition table")
+    major, minor = (int(n) for n in entry.read_text().split(":"))
+    node = folder / f"p{index}"
+    os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(major, minor))
+    return str(node)
+
+
+@pytest.mark.root
+def test_a_partition_of_a_loop_is_judged_by_what_the_loop_writes_to(tmp_path: Path) -> None:
+    image = tmp_path / "parts.img"
+    with partitioned(image) as disk:
+        node = partition_node(disk, 1, tmp_path)
+        other = attach(image)  # the same image, reached another way (mounted, used by a VM...)
+        with detached(other):
+            message = refusal(node, destroy_data=False)
+        from ssdcompare.identity import identify
+        from ssdcompare.locks import target_lock_paths
+
+        identity = identify(resolve_target(node))
+        disk_locks = {p.name for p in target_lock_paths(disk)}
+        node_locks = {p.name for p in target_lock_paths(node)}
+    name = Path(disk).name
+    assert f"the disk {name} that holds {name}p1: {name} writes through to {image}" in message
+    assert f"backing file of {Path(other).name}" in message
+    info = os.stat(image)
+    assert identity.backing_inode == f"{info.st_dev}:{info.st_ino}"  # the image, not nothing
+    assert disk_locks <= node_locks  # a sweep on the disk keeps one on its partition out
+
+
+@pytest.mark.root
+def test_the_loop_driver_is_asked_even_without_its_dev_node(tmp_path: Path) -> None:
+    from ssdcompare.guard import loop_backing_key
+
+    image = tmp_path / "fs.img"
+    with loop_device(image, 16 * MIB) as device:
+        link = tmp_path / "link.img"
+        os.link(image, link)
+        image.unlink()  # the path sysfs shows now leads nowhere
+        key = loop_backing_key(Path(device).name, dev_root=tmp_path / "no-dev")
+    info = os.stat(link)
+    assert key == ("file", info.st_dev, info.st_ino)
+
+
+@pytest.mark.root
+def test_a_file_held_by_a_thread_whose_process_main_thread_ended_is_in_use(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "held.bin"
+    data.write_bytes(bytes(1 << 20))
+    ready = tmp_path / "ready"
+    program = (
+        "import ctypes, os, threading, time\n"
+        "def hold():\n"
+        f"    fd = os.open({str(data)!r}, os.O_RDWR)\n"
+        f"    open({str(ready)!r}, 'w').close()\n"
+        "    time.sleep(120)\n"
+        "threading.Thread(target=hold).start()\n"
+        f"while not os.path.exists({str(ready)!r}):\n    time.sleep(0.01)\n"
+        "ctypes.CDLL(None).pthread_exit(None)  # the main thread ends, the process goes on\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", program])
+    try:
+        wait_for(ready.exists, "the thread to open the file")
+        wait_for(lambda: not list(Path(f"/proc/{holder.pid}/fd").glob("*")),
+                 "the main thread to end")  # fmt: skip
+        message = refusal(str(data), destroy_data=False)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert f"is open in process {holder.pid}" in message
+
+
+@pytest.mark.root
+def test_a_file_in_a_layer_of_a_mounted_overlay_is_refused(tmp_path: Path) -> None:
+    layers = {name: tmp_path / name for name in ("lower", "upper", "work", "merged")}
+    for folder in layers.values():
+        folder.mkdir()
+    options = f"lowerdir={layers['lower']},upperdir={layers['upper']},workdir={layers['work']}"
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(layers["merged"])],
+                   check=True, capture_output=True)  # fmt: skip
+    try:
+        (layers["merged"] / "disk.img").write_bytes(bytes(1 << 20))
+        message = refusal(str(layers["upper"] / "disk.img"), destroy_data=False)
+    finally:
+        subprocess.run(["umount", str(layers["merged"])], check=False)
+    assert f"a layer (upperdir) of the overlay mounted at {layers['merged']}" in message
