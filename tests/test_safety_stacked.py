@@ -55,6 +55,18 @@ def mounted_ext4(device: str, mountpoint: Path) -> Iterator[Path]:
         subprocess.run(["umount", str(mountpoint)], check=False)
 
 
+@contextlib.contextmanager
+def holder_process(program: str, ready: Path) -> Iterator[subprocess.Popen]:
+    """A Python process running `program`, which creates `ready` once it holds its file."""
+    process = subprocess.Popen([sys.executable, "-c", program])
+    try:
+        wait_for(ready.exists, "the other process to take hold of the file")
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
 def refusal(device: str, destroy_data: bool = True) -> str:
     with pytest.raises(SsdcompareError) as err:
         check_write_safety([resolve_target(device)], True, destroy_data)
@@ -271,13 +283,8 @@ def test_a_file_mapped_into_memory_is_in_use_after_its_descriptor_closed(tmp_pat
         "view = mmap.mmap(fd, 0, mmap.MAP_SHARED)\n"
         f"os.close(fd)\nopen({str(ready)!r}, 'w').close()\ntime.sleep(120)\n"
     )
-    mapper = subprocess.Popen([sys.executable, "-c", program])
-    try:
-        wait_for(ready.exists, "the file to be mapped")
+    with holder_process(program, ready) as mapper:
         message = refusal(str(data), destroy_data=False)
-    finally:
-        mapper.kill()
-        mapper.wait()
     assert f"is open in process {mapper.pid}" in message
 
 
@@ -438,15 +445,10 @@ def test_a_file_held_by_a_thread_whose_process_main_thread_ended_is_in_use(
         f"while not os.path.exists({str(ready)!r}):\n    time.sleep(0.01)\n"
         "ctypes.CDLL(None).pthread_exit(None)  # the main thread ends, the process goes on\n"
     )
-    holder = subprocess.Popen([sys.executable, "-c", program])
-    try:
-        wait_for(ready.exists, "the thread to open the file")
+    with holder_process(program, ready) as holder:
         wait_for(lambda: not list(Path(f"/proc/{holder.pid}/fd").glob("*")),
                  "the main thread to end")  # fmt: skip
         message = refusal(str(data), destroy_data=False)
-    finally:
-        holder.kill()
-        holder.wait()
     assert f"is open in process {holder.pid}" in message
 
 
