@@ -60,7 +60,7 @@ def test_plan_read_only_drops_writers(tmp_path: Path) -> None:
 
 
 def test_plan_refuses_zero_repeats(tmp_path: Path) -> None:
-    with pytest.raises(SsdcompareError, match="--repeat must be at least 1"):
+    with pytest.raises(SsdcompareError, match="--repeat must be from 1 to 1000, got 0"):
         make_plan("quick", str(tmp_path / "a.img"), size_bytes=MIB, repeat=0)
 
 
