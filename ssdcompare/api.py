@@ -66,12 +66,13 @@ class SweepChoices(TypedDict, total=False):
     destroy_data: bool  # allow writing over partitions and signatures
     allow_options: str | list[str] | tuple[str, ...]  # opt-in fio options (OPT_IN): "a,b"
     resume: str | Path  # continue this results folder instead of starting one
+    precondition: str | list[str] | tuple[str, ...]  # "fill", "workload" or "fill,workload"
 
 
 _CHOICES = TypeAdapter(SweepChoices)
 _DEVICES = TypeAdapter(str | list[str] | tuple[str, ...] | None)
 _SUITE = TypeAdapter(str | None)
-_PLANNED = ("out", "runtime_s", "size", "repeat", "read_only", "allow_options")
+_PLANNED = ("out", "runtime_s", "size", "repeat", "read_only", "allow_options", "precondition")
 
 
 def prepare_sweep(
@@ -118,6 +119,7 @@ def prepare_sweep(
         suite or "quick", wanted, runtime_s=choices.get("runtime_s"), size_bytes=span,
         repeat=choices.get("repeat", 1), read_only=read_only, require_fio=True,
         allowed_options=option_names(choices.get("allow_options", ())),
+        precondition=option_names(choices.get("precondition", ())),
     )  # fmt: skip
     out = choices.get("out")
     results, findings = sweep.start(

@@ -103,6 +103,8 @@ def suites_command() -> None:
     metavar="NAME[,NAME]",
     help="Accept a fio option that makes results harder to read (see sweep).",
 )
+@click.option("--precondition", default="none", show_default=True,
+              help="Preconditioning the sweep would do first (see sweep).")  # fmt: skip
 def plan_command(
     suite_name: str,
     devices: str,
@@ -114,6 +116,7 @@ def plan_command(
     brief: bool,
     no_validate: bool,
     allow_option: tuple[str, ...],
+    precondition: str,
 ) -> None:
     """Show what a sweep would run: jobs, jobfiles and the estimated duration."""
     from ssdcompare.plan import make_plan, validate, write_jobfiles
@@ -121,6 +124,7 @@ def plan_command(
     plan = make_plan(
         suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
         read_only=read_only, allowed_options=option_names(allow_option),
+        precondition=option_names(precondition),
     )  # fmt: skip
     for line in plan_lines(plan):
         click.echo(line)
@@ -159,6 +163,7 @@ def plan_command(
 _NEW_SWEEP_ONLY = {
     "suite_name": "--suite", "runtime": "--runtime", "size": "--size", "repeat": "--repeat",
     "read_only": "--read-only", "out": "--out", "allow_option": "--allow-option",
+    "precondition": "--precondition",
 }  # fmt: skip
 
 
@@ -239,6 +244,14 @@ def _exit_code(stop: BaseException | str | None) -> int:
     "recorded in the results and shown in the report.",
 )
 @click.option(
+    "--precondition",
+    default="none",
+    show_default=True,
+    metavar="none|fill|workload|fill,workload",
+    help="Put each drive in a known state first: fill it (sequential writes over the span, "
+    "twice), and/or run each job until steady (SNIA PTS). Writes; recorded in the results.",
+)
+@click.option(
     "--job-timeout",
     type=click.FloatRange(min=1),
     callback=_seconds_option,
@@ -268,6 +281,7 @@ def sweep_command(
     read_only: bool,
     destroy_data: bool,
     allow_option: tuple[str, ...],
+    precondition: str,
     job_timeout: float | None,
     out: Path | None,
     resume_dir: Path | None,
@@ -282,7 +296,8 @@ def sweep_command(
             choices["resume"] = resume_dir
         else:
             choices.update(repeat=repeat, read_only=read_only,
-                           allow_options=option_names(allow_option))  # fmt: skip
+                           allow_options=option_names(allow_option),
+                           precondition=option_names(precondition))  # fmt: skip
             for name, value in (("out", out), ("runtime_s", runtime), ("size", size)):
                 if value is not None:
                     choices[name] = value  # type: ignore[literal-required]

@@ -84,6 +84,11 @@ CPU
     cpu_count           Int64    manifest host.cpu_threads
     sampler_cpu_pct     float    % of one core; status.json, the CPU sampler's own cost
 Drive state
+    drive_state         str      the state preconditioning put the drive in before the run:
+                                 "as found" (none asked for), "filled" / "fill failed",
+                                 "steady" / "not steady" (SNIA PTS rounds), joined by ", "
+    steady_state        boolean  the job reached steady state in its rounds; NA without them
+    ss_rounds           Int64    rounds run until steady (or the limit, 25)
     cliff_s             float    s; the write cliff: the first second from which the job's IOPS
                                  stay below half their level of the first seconds (see
                                  ssdcompare.persecond); NaN when there is none or no logs
@@ -131,7 +136,8 @@ COLUMNS = [
     "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
     "fio_worker_max_runnable_pct",
     "fio_workers_total_cores", "cpu_count", "sampler_cpu_pct",
-    "cliff_s", "cliff_before_iops", "cliff_after_iops",
+    "cliff_s", "cliff_before_iops", "cliff_after_iops", "drive_state", "steady_state",
+    "ss_rounds",
     "suite", "workload_hash", "model", "firmware", "size_bytes", "transport", "rotational",
     "scheduler", "target_kind", "fio_version", "started_at", "sweep", "fio_json",
 ]  # fmt: skip
@@ -151,7 +157,8 @@ _CPU_STATS_COLUMNS = (
     "fio_worker_max_runnable_pct", "fio_workers_total_cores",
 )  # fmt: skip
 _INT_COLUMNS = ["port", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
-                "fdatasync", "runtime_s", "ramp_s", "cpu_count", "span_bytes"]  # fmt: skip
+                "fdatasync", "runtime_s", "ramp_s", "cpu_count", "span_bytes",
+                "ss_rounds"]  # fmt: skip
 
 
 def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
@@ -204,6 +211,26 @@ def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[st
     }
 
 
+def _state_columns(results: ResultsDir, status: RunStatus) -> dict[str, object]:
+    """What state the drive was put in before the run (see ssdcompare.precondition)."""
+    steps = results.manifest.precondition
+    if not steps:
+        return {"drive_state": "as found"}
+    words = []
+    values: dict[str, object] = {}
+    if "fill" in steps:
+        filled = results.fill_record(status.target)
+        words.append("filled" if filled is not None and filled.ok else "fill failed")
+    if "workload" in steps:
+        record = results.steady_record(status.target, status.job)
+        if record is None:
+            words.append("steady state unknown")
+        else:
+            words.append("steady" if record.attained else "not steady")
+            values.update(steady_state=record.attained, ss_rounds=len(record.rounds_iops))
+    return {"drive_state": ", ".join(words), **values}
+
+
 def _span_columns(
     results: ResultsDir, status: RunStatus, workload: Workload | None, capacity: object
 ) -> dict[str, object]:
@@ -251,6 +278,7 @@ def _run_rows(
         **_workload_columns(workload, manifest.ioengine),
         **device,
         **_span_columns(results, status, workload, device.get("size_bytes")),
+        **_state_columns(results, status),
     }
     directions = list(workload.directions) if workload is not None else ["read"]
     job = _fio_job(results, status, base)
@@ -342,6 +370,7 @@ def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
     for column in _INT_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     frame["cpu_bound"] = frame["cpu_bound"].astype("boolean")
+    frame["steady_state"] = frame["steady_state"].astype("boolean")
     frame["rotational"] = frame["rotational"].astype("boolean")
     return frame
 

@@ -184,3 +184,37 @@ def render(
         workload_hash=workload_hash(facts, hashed_span(workload, size)),
         writes=facts.writes,
     )
+
+
+FILL_TEMPLATE = "fill.fio.j2"
+FILL_JOB = "precondition-fill"
+
+
+def fill_span(jobs: list[RenderedJob]) -> str | None:
+    """The `size=` that covers every job's span on one target (None: the whole target)."""
+    largest = 0
+    for job in jobs:
+        size = span(job.workload, job.target)
+        capacity = job.target.size_bytes
+        if size is None or capacity is None:
+            return None
+        used = int(capacity * float(size[:-1]) / 100) if size.endswith("%") else parse_size(size)
+        largest = max(largest, used)
+        if largest >= capacity:
+            return None
+    return size_token(largest) if largest else None
+
+
+def render_fill(target: Target, size: str | None, suite: str, ioengine: str) -> str:
+    """The fill jobfile for one target: sequential 128 KiB writes over `size` (None: all of
+    it), twice. Checked like every jobfile: one job, this target only."""
+    what = "the whole device" if size is None else format_bytes(parse_size(size))
+    text = (
+        templates().get_template(FILL_TEMPLATE).render(
+            version=__version__, suite=suite, target=target, filename=fio_path(target.path),
+            size=size, ioengine=ioengine, job_id=FILL_JOB, what=what,
+            run=" ".join(command_line("fio", "THIS_FILE", "RESULT.json")),
+        )
+    )  # fmt: skip
+    check_jobfile(read_jobfile(text), target.path, FILL_JOB)
+    return text

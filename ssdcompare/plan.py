@@ -11,14 +11,18 @@ from ssdcompare import fio as fio_mod
 from ssdcompare.devices import Target, resolve_targets
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN, canonical
-from ssdcompare.jobfile import RenderedJob, render, span, span_is_cut, span_words
+from ssdcompare.jobfile import RenderedJob, fill_span, render, span, span_is_cut, span_words
+from ssdcompare.steady import MAX_ROUNDS
 from ssdcompare.suites import load_suite
+from ssdcompare.units import parse_size
 from ssdcompare.workload import Suite
 
 # fio start-up, engine set-up and writing the JSON cost about a second per job on a quiet
 # machine; laying out a new test file costs more and is not counted here.
 JOB_OVERHEAD_S = 1.0
 MAX_REPEAT = 1000
+PRECONDITION_STEPS = ("fill", "workload")  # in the order they run (ssdcompare.precondition)
+FILL_RATE_WORST = 100e6  # bytes per second a fill is planned at (a slow drive past its cache)
 
 
 @dataclass
@@ -34,10 +38,14 @@ class Plan:
     default_ioengine: str = "io_uring"  # for workloads that do not name an engine
     allowed_options: list[str] = field(default_factory=list)  # accepted OPT_IN fio options
     read_only: bool = False
+    precondition: list[str] = field(default_factory=list)  # PRECONDITION_STEPS chosen
 
     @property
     def written_targets(self) -> list[Target]:
-        """The targets some rendered jobfile writes to (read from the jobfiles themselves)."""
+        """The targets some rendered jobfile writes to (read from the jobfiles themselves);
+        every target when preconditioning, which writes."""
+        if self.precondition:
+            return list(self.targets)
         return [t for t in self.targets if any(j.writes for j in self.jobs_for(t))]
 
     @property
@@ -49,7 +57,14 @@ class Plan:
 
     @property
     def estimated_s(self) -> float:
-        return self.repeat * sum(j.workload.duration_s + JOB_OVERHEAD_S for j in self.jobs)
+        """Measuring time, plus preconditioning at its worst (the most rounds, a slow fill)."""
+        measuring = self.repeat * sum(j.workload.duration_s + JOB_OVERHEAD_S for j in self.jobs)
+        return measuring + self.precondition_s
+
+    @property
+    def precondition_s(self) -> float:
+        """The longest preconditioning can take."""
+        return sum(worst_case_s(self.precondition, self.jobs_for(t)) for t in self.targets)
 
     def jobs_for(self, target: Target) -> list[RenderedJob]:
         return [j for j in self.jobs if j.target.path == target.path]
@@ -73,6 +88,7 @@ def make_plan(
     fio_bin: str | None = None,
     require_fio: bool = False,
     allowed_options: Collection[str] = (),
+    precondition: Collection[str] = (),
 ) -> Plan:
     """Load a suite, resolve the devices and render every jobfile.
 
@@ -84,6 +100,7 @@ def make_plan(
     if not 1 <= repeat <= MAX_REPEAT:
         raise SsdcompareError(f"--repeat must be from 1 to {MAX_REPEAT}, got {repeat}")
     allowed = check_allowed_options(allowed_options)
+    steps = check_steps(list(precondition), read_only)
     loaded = load_suite(suite) if isinstance(suite, str) else suite
     if read_only:
         loaded = loaded.read_only()
@@ -112,7 +129,41 @@ def make_plan(
     return Plan(
         suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings,
         default_ioengine=engine, allowed_options=allowed, read_only=read_only,
+        precondition=steps,
     )  # fmt: skip
+
+
+def check_steps(steps: list[str], read_only: bool) -> list[str]:
+    """The preconditioning steps asked for, in the order they run; refuses unknown ones and
+    any with --read-only (preconditioning writes)."""
+    unknown = [s for s in steps if s not in (*PRECONDITION_STEPS, "none")]
+    if unknown:
+        raise SsdcompareError(
+            f"--precondition {','.join(unknown)}: not a step; use none, fill, workload or "
+            "fill,workload"
+        )
+    chosen = [s for s in PRECONDITION_STEPS if s in steps]
+    if chosen and read_only:
+        raise SsdcompareError(
+            "--read-only cannot be combined with --precondition: preconditioning writes to "
+            "the devices"
+        )
+    return chosen
+
+
+def worst_case_s(steps: list[str], jobs: list[RenderedJob]) -> float:
+    """The longest preconditioning can take for these jobs (one target's): the fill at a slow
+    drive's speed, and every job's rounds to the limit."""
+    seconds = 0.0
+    if "fill" in steps and jobs:
+        size = fill_span(jobs)
+        span_bytes = jobs[0].target.size_bytes or 0
+        if size is not None:
+            span_bytes = parse_size(size)
+        seconds += 2 * span_bytes / FILL_RATE_WORST
+    if "workload" in steps:
+        seconds += sum(MAX_ROUNDS * job.workload.duration_s for job in jobs)
+    return seconds
 
 
 def _fio_and_engine(

@@ -145,10 +145,7 @@ def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDi
                 "performance: clock changes add noise and can lower QD1 results "
                 "(set it with `cpupower frequency-set -g performance`)."
             )
-    found.append(
-        "Devices were not preconditioned to steady state: results show each drive in the "
-        "state it was in (fresh drives score above spec; SLC caches flatter short runs)."
-    )
+    found += _state_warnings(frame, sweeps)
     noisy = summary[(summary["repeats"] >= 2) & (summary["iops_cv_pct"] >= CV_WARN_PCT)]
     for _, row in noisy.iterrows():
         found.append(
@@ -446,6 +443,27 @@ def _timeseries_charts(
             _add_chart(found, notes, f"IOPS over time: {family.lower()}", charts.timeseries_chart,
                        part, cliffs, f"IOPS second by second — {family.lower()} (dashed: write "
                        "cliff)")  # fmt: skip
+
+
+def _state_warnings(frame: pd.DataFrame, sweeps: list[ResultsDir]) -> list[str]:
+    """What state the drives were measured in, and where that was not the state asked for."""
+    found = []
+    bare = [s.path.name for s in sweeps if not s.manifest.precondition]
+    if bare:
+        found.append(
+            f"Devices were not preconditioned ({', '.join(bare)}): results show each drive "
+            "in the state it was in (fresh drives score above spec; SLC caches flatter short "
+            "runs). Use --precondition fill,workload for steady-state figures."
+        )
+    if "steady_state" in frame.columns:
+        drifting = frame[known_true(~frame["steady_state"].astype("boolean"))]
+        for (job, label), rows in drifting.groupby(["job", "label"], sort=False):
+            rounds = rows["ss_rounds"].dropna()
+            found.append(
+                f"{job} on {label}: not steady after {int(rounds.max()) if len(rounds) else '?'} "
+                "rounds of preconditioning (SNIA PTS): its figures may still be drifting."
+            )
+    return found
 
 
 def _is_false_any(points: pd.DataFrame) -> bool:

@@ -31,7 +31,7 @@ import tempfile
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -55,6 +55,8 @@ CPU_JSON = "cpu.json"
 STDOUT = "fio.stdout.txt"
 STDERR = "fio.stderr.txt"
 LOCK = ".lock"
+FILL_RECORD = "fill.json"
+STEADY_RECORD = "steady.json"
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
@@ -152,6 +154,39 @@ class RunStatus(BaseModel):
     stopped_by: str | None = None  # for an interrupted run: "Ctrl-C", "SIGTERM", ...
 
 
+class FillRecord(BaseModel):
+    """How a target's fill went."""
+
+    model_config = ConfigDict(extra="allow")
+
+    target: str
+    ok: bool
+    size: str | None  # the fio size= it covered twice; None: the whole target
+    started_at: str
+    finished_at: str
+    io_bytes: int | None = None
+    error: str | None = None
+
+
+class SteadyRecord(BaseModel):
+    """A job's rounds until steady state, or until MAX_ROUNDS without."""
+
+    model_config = ConfigDict(extra="allow")
+
+    target: str
+    job: str
+    rounds_iops: list[float] = Field(default_factory=list)
+    attained: bool = False
+    steady_after: int | None = None  # rounds run when the window first passed
+    window_mean_iops: float | None = None
+    window_range_pct: float | None = None
+    window_slope_pct: float | None = None
+    error: str | None = None
+
+
+_Record = TypeVar("_Record", "FillRecord", "SteadyRecord")
+
+
 class Manifest(BaseModel):
     """Everything needed to understand, compare and resume a sweep."""
 
@@ -175,6 +210,7 @@ class Manifest(BaseModel):
     identities: dict[str, TargetIdentity] = Field(default_factory=dict)  # target -> at start
     planned: dict[str, dict[str, str]] = Field(default_factory=dict)  # target -> job -> hash
     resumed_at: list[str] = Field(default_factory=list)
+    precondition: list[str] = Field(default_factory=list)  # "fill", "workload", in that order
 
     @field_validator("allowed_options")
     @classmethod
@@ -364,6 +400,34 @@ class ResultsDir:
         """A run's per-second fio logs of one kind ("iops", "bw", "lat"), one per process."""
         folder = self.run_dir(status.target, status.job, status.repeat)
         return log_files(folder, TIMESERIES_PREFIX, kind)
+
+    def precondition_dir(self, target: str, name: str) -> Path:
+        """Where preconditioning keeps what it ran: `fill`, or a job's rounds."""
+        return self.path / "precondition" / target / name
+
+    def fill_record(self, target: str) -> FillRecord | None:
+        return self._record(self.precondition_dir(target, "fill") / FILL_RECORD, FillRecord)
+
+    def steady_record(self, target: str, job: str) -> SteadyRecord | None:
+        return self._record(self.precondition_dir(target, job) / STEADY_RECORD, SteadyRecord)
+
+    def save_fill_record(self, record: FillRecord) -> None:
+        path = self.precondition_dir(record.target, "fill") / FILL_RECORD
+        write_atomic(path, record.model_dump_json(indent=2) + "\n")
+
+    def save_steady_record(self, record: SteadyRecord) -> None:
+        path = self.precondition_dir(record.target, record.job) / STEADY_RECORD
+        write_atomic(path, record.model_dump_json(indent=2) + "\n")
+
+    def _record(self, path: Path, model: type[_Record]) -> _Record | None:
+        """A stored preconditioning record; None when there is none or it is damaged (then
+        preconditioning runs again)."""
+        if not path.is_file():
+            return None
+        try:
+            return model.model_validate(read_json_object(path, "a preconditioning record"))
+        except (SsdcompareError, ValidationError):
+            return None
 
     def cpu_json(self, status: RunStatus) -> Path:
         """Where a run's CPU samples are (see cpu.read_trace)."""

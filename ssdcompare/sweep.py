@@ -32,6 +32,7 @@ from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.locks import Lock, holding, target_lock_paths
 from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan, validate
+from ssdcompare.precondition import fill, until_steady
 from ssdcompare.runner import Sampler, run_fio, timeout_for
 from ssdcompare.sampler import CpuSampler
 from ssdcompare.store import JOBFILE, Manifest, ResultsDir, RunStatus, now_iso, write_atomic
@@ -130,6 +131,7 @@ def start(
         destroy_data=destroy_data,
         guard_overrides=[f"{f.device}: {f.detail}" for f in findings],
         allowed_options=plan.allowed_options,
+        precondition=plan.precondition,
         identities={t.name: identify(t) for t in plan.targets},
         planned={
             t.name: {j.job_id: j.workload_hash for j in plan.jobs_for(t)} for t in plan.targets
@@ -177,7 +179,7 @@ def reopen(
     plan = Plan(
         suite=manifest.suite, targets=targets, jobs=jobs, repeat=manifest.repeat, fio=fio,
         default_ioengine=engine, allowed_options=manifest.allowed_options,
-        read_only=manifest.read_only,
+        read_only=manifest.read_only, precondition=manifest.precondition,
     )  # fmt: skip
     pending = {job.target.name for _, job in _pending(plan, results)}
     _check_identity(manifest, [t for t in targets if t.name in pending])
@@ -340,6 +342,7 @@ def _run_locked(
         report("start", number, repeat, job, None)
         run_started = clock()
         try:
+            _precondition(plan, results, job, repeat)
             status = _run_one(plan, results, job, repeat, sampler_factory, job_timeout_s)
         except KeyboardInterrupt as stop:
             # a stop outside fio (e.g. while preparing): nothing of this run was measured
@@ -356,6 +359,22 @@ def _run_locked(
     return outcome
 
 
+def _precondition(plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int) -> None:
+    """Before a job's first run: fill its target (once), then run the job until steady, as
+    the plan says; the device is held exclusively meanwhile, as for any write."""
+    if not plan.precondition or repeat != 1:
+        return
+    assert plan.fio is not None
+    with claimed(job.target, True) as held:
+        if not held:
+            return  # claimed by another user just now: the job's own checks say so
+        if "fill" in plan.precondition:
+            engine = job.ioengine
+            fill(plan.fio, results, plan.jobs_for(job.target), plan.suite.name, engine)
+        if "workload" in plan.precondition:
+            until_steady(plan.fio, results, job)
+
+
 def _blocked(
     job: RenderedJob, unusable: dict[str, tuple[str, bool]], results: ResultsDir
 ) -> str | None:
@@ -368,7 +387,7 @@ def _blocked(
             blocked = unusable[job.target.name] = (
                 f"{job.target.name} is no longer the device the sweep started on: "
                 f"{'; '.join(changed)}", False)  # fmt: skip
-    if blocked is None and job.writes:
+    if blocked is None and (job.writes or results.manifest.precondition):
         blocked = _in_use(job)
         if blocked is not None:
             unusable[job.target.name] = blocked

@@ -75,6 +75,10 @@ def plan_lines(plan: Plan) -> list[str]:
             f"{w.job_id:<32} {w.rw:<9} {format_bytes(w.bs_bytes):>6} {w.iodepth:>4} "
             f"{w.numjobs:>4} {mix:>5} {w.fsync or '':>5} {format_duration(w.duration_s):>7}"
         )
+    if plan.precondition:
+        lines += ["", f"preconditioning: {' then '.join(plan.precondition)}, at most "
+                  f"{format_duration(plan.precondition_s)} (a fill at 100 MB/s, every job's "
+                  "rounds to the limit)"]  # fmt: skip
     return [*lines, ""]
 
 
@@ -87,6 +91,9 @@ def announce(plan: Plan, results: Path, findings: list[Finding]) -> None:
         say(f"warning: {warning}")
     for option in plan.allowed_options:
         say(f"note: fio option {option} accepted (--allow-option): {OPT_IN[option]}")
+    if plan.precondition:
+        say(f"preconditioning: {' then '.join(plan.precondition)} (at most "
+            f"{format_duration(plan.precondition_s)}, included below)")  # fmt: skip
     runs = len(plan.jobs) * plan.repeat
     say(
         f"{plan.suite.name}: {len(plan.suite.workloads)} jobs x {len(plan.targets)} device(s) x "

@@ -19,7 +19,7 @@ STAGES = [
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "fiologs"]),
     ("plan", ["plan"]),
     ("store", ["store"]),
-    ("running", ["sampler", "runner"]),
+    ("running", ["sampler", "runner", "precondition"]),
     ("sweep", ["sweep"]),
     ("frame", ["persecond", "frame"]),
     ("presenting", ["charts", "report"]),

@@ -1,0 +1,80 @@
+"""Preconditioning: a fill before a device's first job, a job's rounds until steady state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from blockdevs import loop_device
+from suitefiles import suite_file
+
+import ssdcompare
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.plan import make_plan
+from ssdcompare.steady import MAX_ROUNDS
+
+MIB = 1 << 20
+
+
+def test_the_plan_says_what_preconditioning_may_cost_and_refuses_what_cannot_be(
+    tmp_path: Path,
+) -> None:
+    suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, runtime: 2}")
+    target = str(tmp_path / "t.img")
+    plain = make_plan(str(suite), target, size_bytes=64 * MIB)
+    assert plain.written_targets == []  # reads only
+    plan = make_plan(str(suite), target, size_bytes=64 * MIB, precondition=["workload", "fill"])
+    assert plan.precondition == ["fill", "workload"]  # in the order they run
+    assert [t.name for t in plan.written_targets] == ["t.img"]  # preconditioning writes
+    fill_s = 2 * 64 * MIB / 100e6
+    assert plan.precondition_s == pytest.approx(fill_s + MAX_ROUNDS * 2)
+    assert plan.estimated_s == pytest.approx(plain.estimated_s + plan.precondition_s)
+    with pytest.raises(SsdcompareError, match="--read-only cannot be combined"):
+        make_plan(str(suite), target, size_bytes=MIB, read_only=True, precondition=["fill"])
+    with pytest.raises(SsdcompareError, match="not a step"):
+        make_plan(str(suite), target, size_bytes=MIB, precondition=["warm"])
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_fill_then_rounds_until_steady_are_run_recorded_and_shown(tmp_path: Path) -> None:
+    # a rate-limited job is steady from its first round: the rounds stop at the first window
+    suite = suite_file(tmp_path, "steady", "{rw: randread, bs: 4k, runtime: 1, "
+                       "extra: {rate_iops: 300}}")  # fmt: skip
+    with loop_device(tmp_path / "disk.img", 16 * MIB) as device:
+        run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "results",
+                                   precondition="fill,workload")  # fmt: skip
+    assert run.complete
+    name = Path(device).name
+    fill = json.loads((run.path / "precondition" / name / "fill" / "fill.json").read_text())
+    assert fill["ok"] and fill["size"] is None and fill["io_bytes"] == 2 * 16 * MIB
+    job = "randread-4k-qd1+rate_iops300"
+    steady = json.loads((run.path / "precondition" / name / job / "steady.json").read_text())
+    assert steady["attained"] and steady["steady_after"] == len(steady["rounds_iops"]) == 5
+    assert steady["window_range_pct"] <= 20 and steady["window_slope_pct"] <= 10
+    assert len(list((run.path / "precondition" / name / job).glob("round-*/fio.json"))) == 5
+    row = run.frame().iloc[0]
+    assert row["drive_state"] == "filled, steady"
+    assert bool(row["steady_state"]) and row["ss_rounds"] == 5
+    manifest = json.loads((run.path / "manifest.json").read_text())
+    assert manifest["precondition"] == ["fill", "workload"]
+    assert run.report is not None and "not preconditioned" not in run.report.read_text()
+
+
+@pytest.mark.root
+def test_preconditioning_a_device_with_data_needs_destroy_data(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, runtime: 1}")
+    with loop_device(tmp_path / "disk.img", 16 * MIB) as device:
+        with open(device, "r+b") as handle:  # an ext4 magic number: data someone may want
+            handle.seek(1024 + 56)
+            handle.write(b"\x53\xef")
+        with pytest.raises(SsdcompareError, match="--destroy-data"):
+            ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "results",
+                                 precondition="fill")  # fmt: skip
+        reads = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "reads")
+    assert reads.complete  # reading alone never needed it
+    assert reads.frame()["drive_state"].tolist() == ["as found"]
+    assert (
+        reads.report is not None and "Devices were not preconditioned" in reads.report.read_text()
+    )
