@@ -29,7 +29,10 @@ Workload (sweeps: the workload in manifest.json; raw files: fio's job options wh
     iodepth, numjobs    Int64    I/Os in flight per job; fio processes
     rwmixread           Int64    % reads in a read/write mix
     fsync, fdatasync    Int64    fsync / fdatasync after every N writes; 0 = never
-    runtime_s, ramp_s   Int64    measured seconds; seconds of ramp before measuring
+    runtime_s, ramp_s   Int64    measured seconds (at most, for a size-capped job); seconds of
+                                 ramp before measuring
+    io_size_bytes       Int64    a size-capped job's bytes: it ends after these or runtime_s,
+                                 whichever comes first; NA for time-based jobs
     span                str      the share of the target that ran, from the stored jobfile's
                                  size=: "20 %", "1 GiB", "20 % (1.2 GiB)" (a share of a file),
                                  "whole target"; a byte span cut to fit a smaller target says
@@ -127,7 +130,7 @@ from ssdcompare.workload import Workload
 COLUMNS = [
     "host", "port", "device", "job", "repeat", "direction", "status", "error",
     "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "fdatasync", "runtime_s",
-    "ramp_s", "span", "span_bytes", "ioengine", "extra_options",
+    "ramp_s", "io_size_bytes", "span", "span_bytes", "ioengine", "extra_options",
     "iops", "bw_bytes", "io_bytes", "total_ios",
     "lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_p50_us", "lat_p99_us", "lat_p999_us",
     "lat_max_us", "lat_source", "clat_mean_us", "clat_p99_us", "slat_mean_us",
@@ -158,7 +161,7 @@ _CPU_STATS_COLUMNS = (
 )  # fmt: skip
 _INT_COLUMNS = ["port", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
                 "fdatasync", "runtime_s", "ramp_s", "cpu_count", "span_bytes",
-                "ss_rounds"]  # fmt: skip
+                "ss_rounds", "io_size_bytes"]  # fmt: skip
 
 
 def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
@@ -205,6 +208,7 @@ def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[st
         "fdatasync": workload.fdatasync,
         "runtime_s": workload.runtime_s,
         "ramp_s": workload.ramp_s,
+        "io_size_bytes": workload.io_size_bytes,
         "span": workload.span_label,
         "ioengine": workload.ioengine or sweep_ioengine,
         "extra_options": workload.extra_label,

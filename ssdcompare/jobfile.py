@@ -165,6 +165,7 @@ def render(
             size=size,
             ioengine=engine,
             bs=size_token(workload.bs_bytes),
+            io_size=size_token(workload.io_size_bytes) if workload.io_size_bytes else None,
             extra=[
                 (k, int(v) if isinstance(v, bool) else v)
                 for k, v in sorted(workload.extra.items())

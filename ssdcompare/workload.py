@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -81,6 +82,10 @@ class Workload(BaseModel):
         None, ge=0, validation_alias=_alias("thinktime", "thinktime_us")
     )
     thinktime_blocks: int | None = Field(None, ge=1)
+    # size-capped: the job ends after this many bytes or its runtime, whichever comes first
+    io_size_bytes: int | None = Field(
+        None, gt=0, validation_alias=_alias("io_size", "io_size_bytes")
+    )
     extra: dict[str, ExtraValue] = Field(default_factory=dict)
     group: str | None = Field(None, description="Name of the matrix this workload came from")
     description: str | None = None
@@ -111,11 +116,14 @@ class Workload(BaseModel):
             return RW_ALIASES.get(value.strip().lower(), value.strip().lower())
         return value
 
-    @field_validator("bs_bytes", mode="before")
+    @field_validator("bs_bytes", "io_size_bytes", mode="before")
     @classmethod
-    def _parse_bs(cls, value: Any) -> int:
+    def _parse_bs(cls, value: Any, info: ValidationInfo) -> int | None:
+        if value is None:
+            return None
         if not isinstance(value, (int, str)) or isinstance(value, bool):
-            raise ValueError(f"block size must be bytes or a string like 4k, got {value!r}")
+            what = "block size" if info.field_name == "bs_bytes" else "io_size"
+            raise ValueError(f"{what} must be bytes or a string like 4k, got {value!r}")
         return parse_size(value)
 
     @field_validator("ioengine")
@@ -188,6 +196,8 @@ class Workload(BaseModel):
         if self.thinktime_us is not None:
             blocks = f"x{self.thinktime_blocks}" if self.thinktime_blocks else ""
             parts.append(f"think{self.thinktime_us}us{blocks}")
+        if self.io_size_bytes is not None:
+            parts.append(f"io{size_token(self.io_size_bytes)}")
         if not self.direct:
             parts.append("buffered")
         return "+".join(["-".join(parts), *map(_id_token, sorted(self.extra.items()))])

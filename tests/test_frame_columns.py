@@ -142,3 +142,13 @@ def test_a_sweep_with_unified_rw_reporting_has_a_mixed_row_with_figures(tmp_path
     frame = run.frame()
     assert frame["direction"].tolist() == ["mixed"]
     assert frame["iops"].iloc[0] > 0 and frame["total_ios"].iloc[0] > 0
+
+
+@pytest.mark.fio
+def test_a_size_capped_job_moves_exactly_its_bytes(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "capped", "{rw: read, bs: 128k, runtime: 60, io_size: 8m}")
+    run = ssdcompare.run_sweep(str(tmp_path / "t.img"), suite=str(suite), size="16m",
+                               out=tmp_path / "results", report=False)  # fmt: skip
+    row = run.frame().iloc[0]
+    assert row["io_size_bytes"] == 8 << 20 and row["io_bytes"] == 8 << 20
+    assert row["job"] == "read-128k-qd1-io8m"

@@ -251,3 +251,13 @@ def test_a_byte_span_cut_to_a_smaller_target_is_another_workload() -> None:
     cut = render(asked, small_disk, "s", "io_uring")
     assert cut.workload_hash != render(asked, BLOCK_TARGET, "s", "io_uring").workload_hash
     assert span_words(asked, None) == "whole target (cut from 256 MiB: the target is smaller)"
+
+
+def test_a_size_capped_job_ends_after_its_bytes_or_its_runtime() -> None:
+    capped = workload(rw="read", bs="128k", runtime=60, io_size="32g")
+    job = render(capped, BLOCK_TARGET, "s", "io_uring")
+    section = options(job)["global"]
+    assert section["time_based"] == "0" and section["io_size"] == "32g"
+    assert section["runtime"] == "60"
+    assert job.job_id == "read-128k-qd1-io32g"
+    assert "time_based=1" in render(workload(rw="read", bs="128k"), BLOCK_TARGET, "s", "x").text
