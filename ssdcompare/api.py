@@ -24,7 +24,7 @@ from ssdcompare import sweep
 from ssdcompare.errors import SsdcompareError, validation_message
 from ssdcompare.fiooptions import option_names
 from ssdcompare.guard import Finding
-from ssdcompare.plan import Plan, make_plan
+from ssdcompare.plan import Plan, make_plan, steps_given
 from ssdcompare.store import ResultsDir
 from ssdcompare.units import parse_size
 
@@ -119,7 +119,7 @@ def prepare_sweep(
         suite or "quick", wanted, runtime_s=choices.get("runtime_s"), size_bytes=span,
         repeat=choices.get("repeat", 1), read_only=read_only, require_fio=True,
         allowed_options=option_names(choices.get("allow_options", ())),
-        precondition=option_names(choices.get("precondition", ())),
+        precondition=steps_given(choices.get("precondition")),
     )  # fmt: skip
     out = choices.get("out")
     results, findings = sweep.start(

@@ -103,7 +103,7 @@ def suites_command() -> None:
     metavar="NAME[,NAME]",
     help="Accept a fio option that makes results harder to read (see sweep).",
 )
-@click.option("--precondition", default="none", show_default=True,
+@click.option("--precondition", metavar="STEPS",
               help="Preconditioning the sweep would do first (see sweep).")  # fmt: skip
 def plan_command(
     suite_name: str,
@@ -116,15 +116,15 @@ def plan_command(
     brief: bool,
     no_validate: bool,
     allow_option: tuple[str, ...],
-    precondition: str,
+    precondition: str | None,
 ) -> None:
     """Show what a sweep would run: jobs, jobfiles and the estimated duration."""
-    from ssdcompare.plan import make_plan, validate, write_jobfiles
+    from ssdcompare.plan import make_plan, steps_given, validate, write_jobfiles
 
     plan = make_plan(
         suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
         read_only=read_only, allowed_options=option_names(allow_option),
-        precondition=option_names(precondition),
+        precondition=steps_given(precondition),
     )  # fmt: skip
     for line in plan_lines(plan):
         click.echo(line)
@@ -245,11 +245,10 @@ def _exit_code(stop: BaseException | str | None) -> int:
 )
 @click.option(
     "--precondition",
-    default="none",
-    show_default=True,
     metavar="none|fill|workload|fill,workload",
     help="Put each drive in a known state first: fill it (sequential writes over the span, "
-    "twice), and/or run each job until steady (SNIA PTS). Writes; recorded in the results.",
+    "twice), and/or run each job until steady (SNIA PTS). Writes; recorded in the results. "
+    "Default: what the suite asks for (storagereview: fill,workload), none otherwise.",
 )
 @click.option(
     "--job-timeout",
@@ -281,7 +280,7 @@ def sweep_command(
     read_only: bool,
     destroy_data: bool,
     allow_option: tuple[str, ...],
-    precondition: str,
+    precondition: str | None,
     job_timeout: float | None,
     out: Path | None,
     resume_dir: Path | None,
@@ -296,8 +295,9 @@ def sweep_command(
             choices["resume"] = resume_dir
         else:
             choices.update(repeat=repeat, read_only=read_only,
-                           allow_options=option_names(allow_option),
-                           precondition=option_names(precondition))  # fmt: skip
+                           allow_options=option_names(allow_option))  # fmt: skip
+            if precondition is not None:
+                choices["precondition"] = precondition
             for name, value in (("out", out), ("runtime_s", runtime), ("size", size)):
                 if value is not None:
                     choices[name] = value  # type: ignore[literal-required]

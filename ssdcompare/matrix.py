@@ -144,6 +144,7 @@ def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
         description=spec.description,
         source=spec.source,
         path=path,
+        precondition=list(spec.precondition),
         workloads=[w for _, w in expansion.built],
     )
     if spec.read_only and suite.writes:

@@ -10,7 +10,7 @@ from pathlib import Path
 from ssdcompare import fio as fio_mod
 from ssdcompare.devices import Target, resolve_targets
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fiooptions import OPT_IN, canonical
+from ssdcompare.fiooptions import OPT_IN, canonical, option_names
 from ssdcompare.jobfile import RenderedJob, fill_span, render, span, span_is_cut, span_words
 from ssdcompare.steady import MAX_ROUNDS
 from ssdcompare.suites import load_suite
@@ -88,20 +88,24 @@ def make_plan(
     fio_bin: str | None = None,
     require_fio: bool = False,
     allowed_options: Collection[str] = (),
-    precondition: Collection[str] = (),
+    precondition: Collection[str] | None = None,
 ) -> Plan:
     """Load a suite, resolve the devices and render every jobfile.
 
-    `runtime_s` overrides every workload's runtime; `size_bytes` is the span of each target to
-    use (and the size of file targets fio has to create). Without fio installed the plan is
-    still made (with io_uring as the engine) unless `require_fio` is set. `allowed_options`
-    accepts fio options that make results harder to read (see fiooptions.OPT_IN).
+    `precondition` replaces the suite's own preconditioning steps (None keeps them, unless
+    `read_only`). `runtime_s` overrides every workload's runtime; `size_bytes` is the span of
+    each target to use (and the size of file targets fio has to create). Without fio
+    installed the plan is still made (with io_uring as the engine) unless `require_fio` is
+    set. `allowed_options` accepts fio options that make results harder to read (see
+    fiooptions.OPT_IN).
     """
     if not 1 <= repeat <= MAX_REPEAT:
         raise SsdcompareError(f"--repeat must be from 1 to {MAX_REPEAT}, got {repeat}")
     allowed = check_allowed_options(allowed_options)
-    steps = check_steps(list(precondition), read_only)
     loaded = load_suite(suite) if isinstance(suite, str) else suite
+    if precondition is None:  # the suite's own, unless the sweep only reads
+        precondition = [] if read_only else loaded.precondition
+    steps = check_steps(list(precondition), read_only)
     if read_only:
         loaded = loaded.read_only()
     overrides: dict[str, object] = {}
@@ -131,6 +135,14 @@ def make_plan(
         default_ioengine=engine, allowed_options=allowed, read_only=read_only,
         precondition=steps,
     )  # fmt: skip
+
+
+def steps_given(value: str | Collection[str] | None) -> list[str] | None:
+    """Preconditioning steps as a user gives them ("fill,workload"; "none" is none), or None
+    when not given (the suite's own then apply)."""
+    if value is None:
+        return None
+    return [step for step in option_names(value) if step != "none"]
 
 
 def check_steps(steps: list[str], read_only: bool) -> list[str]:

@@ -358,6 +358,8 @@ class SuiteSpec(BaseModel):
     description: str
     source: str | None = Field(None, description="Where the methodology comes from")
     read_only: bool = Field(False, description="True when no workload writes")
+    # the preconditioning the methodology asks for; --precondition replaces it
+    precondition: list[Literal["fill", "workload"]] = Field(default_factory=list)
     defaults: dict[str, Any] = Field(default_factory=dict)
     workloads: list[dict[str, Any]] = Field(default_factory=list)
     matrices: list[MatrixSpec] = Field(default_factory=list)
@@ -409,6 +411,7 @@ class Suite(BaseModel):
     description: str
     source: str | None = None
     path: str | None = None
+    precondition: list[str] = Field(default_factory=list)  # the suite's own preconditioning
     workloads: list[Workload] = Field(min_length=1)
 
     @property

@@ -78,3 +78,16 @@ def test_preconditioning_a_device_with_data_needs_destroy_data(tmp_path: Path) -
     assert (
         reads.report is not None and "Devices were not preconditioned" in reads.report.read_text()
     )
+
+
+def test_a_suite_may_ask_for_its_own_preconditioning(tmp_path: Path) -> None:
+    target = str(tmp_path / "t.img")
+    plan = make_plan("storagereview", target, size_bytes=64 * MIB)
+    assert plan.precondition == ["fill", "workload"]  # as StorageReview measures
+    assert (
+        make_plan("storagereview", target, size_bytes=64 * MIB, precondition=[]).precondition == []
+    )
+    Path(target).write_bytes(bytes(64 * MIB))  # a read-only sweep reads what is there
+    reads = make_plan("storagereview", target, size_bytes=64 * MIB, read_only=True)
+    assert reads.precondition == []  # a read-only sweep never writes, whatever the suite asks
+    assert make_plan("quick", target, size_bytes=64 * MIB).precondition == []
