@@ -177,7 +177,7 @@ def test_plan_unknown_device(run_cli: RunCli) -> None:
 def test_plan_unknown_suite(run_cli: RunCli, tmp_path: Path) -> None:
     result = run_cli("plan", "--suite", "nope", "--devices", str(tmp_path / "a.img"),
                      "--size", "1m")  # fmt: skip
-    assert_clean_error(result, "unknown suite 'nope'; bundled suites: crystaldiskmark")
+    assert_clean_error(result, "unknown suite 'nope'; bundled suites: anandtech, crystaldiskmark")
 
 
 def test_plan_broken_suite_file_names_file_and_field(run_cli: RunCli, tmp_path: Path) -> None:
