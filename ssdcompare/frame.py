@@ -513,7 +513,7 @@ _WORKLOAD_KEYS = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", 
 # What else describes how a result was made; kept in the summary so that a differing workload
 # hash can be explained ("runtime 10 s vs 3 s") without the manifests at hand.
 _RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "fio_version",
-              "lat_source"]  # fmt: skip
+              "lat_source", "drive_state"]  # fmt: skip
 # Columns that tell how two results of one job were made, named as a reader knows them
 _DESCRIBED = [
     ("rw", "rw"), ("bs_bytes", "bs"), ("iodepth", "iodepth"), ("numjobs", "numjobs"),

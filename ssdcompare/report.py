@@ -65,6 +65,7 @@ class Cell:
     comparable: bool = True
     jobfile_note: str | None = None
     jobfile_footnote: int | None = None
+    state: str = ""  # the state preconditioning put the drive in ("filled, steady")
     # a write cliff in some run: where, and the levels before and after (a footnote)
     cliff: str = ""
     cliff_footnote: int | None = None
@@ -190,6 +191,9 @@ def _sweep_info(results: ResultsDir) -> dict[str, object]:
         "jobs": len(manifest.suite.workloads),
         "ioengine": manifest.ioengine,
         "targets": ", ".join(t.name for t in manifest.targets),
+        "precondition": (" then ".join(manifest.precondition) + " (SNIA PTS)")
+        if manifest.precondition
+        else "none: each drive as found",
     }
 
 
@@ -266,6 +270,9 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
             cell.ratio_note = "not significant: repeats overlap"
         elif baseline_bound:
             cell.ratio_note = "vs a CPU-bound baseline: the ratio says little about the drives"
+    state = row.get("drive_state")
+    if isinstance(state, str) and state != "as found":
+        cell.state = state
     if row.get("cliff_runs", 0):
         cell.cliff = (
             f"write cliff at {row['cliff_s']:.0f} s in {row['cliff_runs']} of "

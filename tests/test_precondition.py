@@ -51,15 +51,21 @@ def test_a_fill_then_rounds_until_steady_are_run_recorded_and_shown(tmp_path: Pa
     assert fill["ok"] and fill["size"] is None and fill["io_bytes"] == 2 * 16 * MIB
     job = "randread-4k-qd1+rate_iops300"
     steady = json.loads((run.path / "precondition" / name / job / "steady.json").read_text())
-    assert steady["attained"] and steady["steady_after"] == len(steady["rounds_iops"]) == 5
+    # the rounds stop at the first window that passes (5 rounds, unless the host stalled one)
+    rounds = len(steady["rounds_iops"])
+    assert steady["attained"] and steady["steady_after"] == rounds and 5 <= rounds <= 25
     assert steady["window_range_pct"] <= 20 and steady["window_slope_pct"] <= 10
-    assert len(list((run.path / "precondition" / name / job).glob("round-*/fio.json"))) == 5
+    folders = list((run.path / "precondition" / name / job).glob("round-*/fio.json"))
+    assert len(folders) == rounds  # every round's raw output is kept
     row = run.frame().iloc[0]
     assert row["drive_state"] == "filled, steady"
-    assert bool(row["steady_state"]) and row["ss_rounds"] == 5
+    assert bool(row["steady_state"]) and row["ss_rounds"] == rounds
     manifest = json.loads((run.path / "manifest.json").read_text())
     assert manifest["precondition"] == ["fill", "workload"]
-    assert run.report is not None and "not preconditioned" not in run.report.read_text()
+    assert run.report is not None
+    html = run.report.read_text()
+    assert "not preconditioned" not in html
+    assert "fill then workload (SNIA PTS)" in html and "drive filled, steady" in html
 
 
 @pytest.mark.root
