@@ -180,21 +180,32 @@ def _mounts(proc_root: Path) -> list[tuple[str, str, str]]:
     return [(m.devnum, m.mountpoint, m.source) for m in _mount_table(proc_root)]
 
 
-def _overlay_layer(path: str, proc_root: Path) -> str | None:
-    """The overlay filesystem whose upper, lower or work folder holds `path`, in words: its
-    files are seen (and written) through the overlay under other device and inode numbers."""
+def _overlay_layer(path: str, key: Key, proc_root: Path) -> str | None:
+    """The overlay filesystem whose upper, lower or work folder holds the file, in words: its
+    files are seen (and written) through the overlay under other device and inode numbers.
+    A file with other names (hard links) on the filesystem of a layer counts too: one of
+    them may be in the layer."""
     real = Path(os.path.realpath(path))
+    layers = []  # (layer folder, which option, the overlay's mount point)
     for mount in _mount_table(proc_root):
-        if mount.fstype != "overlay":
-            continue
-        for option in mount.options.split(","):
-            key, _, value = option.partition("=")
-            if key in ("lowerdir", "upperdir", "workdir", "datadir"):
-                for layer in value.split(":"):
-                    if layer and real.is_relative_to(
-                        os.path.realpath(layer.replace("\\040", " "))
-                    ):
-                        return f"a layer ({key}) of the overlay mounted at {mount.mountpoint}"
+        if mount.fstype == "overlay":
+            for option in mount.options.split(","):
+                name, _, value = option.partition("=")
+                if name in ("lowerdir", "upperdir", "workdir", "datadir"):
+                    layers += [(os.path.realpath(v.replace("\\040", " ")), name,
+                                mount.mountpoint) for v in value.split(":") if v]  # fmt: skip
+    for layer, name, mountpoint in layers:
+        if real.is_relative_to(layer):
+            return f"in a layer ({name}) of the overlay mounted at {mountpoint}"
+    try:
+        linked = key[0] == "file" and os.stat(path).st_nlink > 1
+    except OSError:
+        linked = False
+    for layer, name, mountpoint in layers if linked else []:
+        with contextlib.suppress(OSError):
+            if os.stat(layer).st_dev == key[1]:
+                return (f"a hard link on the filesystem of a layer ({name}) of the overlay "
+                        f"mounted at {mountpoint}")  # fmt: skip
     return None
 
 
@@ -408,6 +419,9 @@ def _file_uses(
     openers = _openers({key}, proc_root)
     if openers:
         found.append(("open", f"{label} is open in process {', '.join(openers)}"))
+    layer = _overlay_layer(label, key, proc_root)
+    if layer:
+        found.append(("mounted", f"{label} is {layer}: the overlay's files are this data"))
     return found
 
 
@@ -421,10 +435,6 @@ def _inspect_file(target: Target, sys_root: Path, proc_root: Path, probe: Probe)
         _finding(target, target.path, kind, detail)
         for kind, detail in _file_uses(target.path, _key(info), sys_root, proc_root)
     ]
-    layer = _overlay_layer(target.path, proc_root)
-    if layer:
-        detail = f"{target.path} is in {layer}: the overlay's files are this data"
-        findings.append(_finding(target, target.path, "mounted", detail))
     if info.st_size > 0:
         for signature in probe(target.path):
             detail = f"{target.path} carries {signature} (a disk image?)"
@@ -615,11 +625,13 @@ def _beneath(
     ]
 
 
-def check_in_use(target: Target) -> None:
+def check_in_use(target: Target, exclusive: bool = True) -> None:
     """Refuse to write when a target has come into use since the sweep's safety check (a
     mount, a loop device stacked on it, a program opening it). Signatures are not looked at
-    again: the sweep's own writes may have changed them."""
-    hard = [f for f in inspect_target(target, probe=_no_signatures) if not f.overridable]
+    again: the sweep's own writes may have changed them. `exclusive` False leaves out the
+    exclusive-claim probe, for a caller that holds the claim itself."""
+    found = inspect_target(target, probe=_no_signatures, check_exclusive=exclusive)
+    hard = [f for f in found if not f.overridable]
     if hard:
         raise SsdcompareError(
             f"refusing to write to {target.name}: it has come into use since the sweep "
@@ -647,7 +659,10 @@ def check_write_safety(
     hard = [f for f in findings if not f.overridable]
     soft = [f for f in findings if f.overridable]
     if hard or (soft and not destroy_data):
-        lines = ["refusing to write: this suite writes to the devices, and"]
+        lines = [
+            "refusing to write: this sweep writes to the devices (its jobs or its "
+            "preconditioning), and"
+        ]
         lines += [f"  - {f.detail}" for f in hard]
         lines += [f"  - {f.detail}" for f in soft if not destroy_data]
         if hard:

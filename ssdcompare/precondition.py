@@ -21,9 +21,10 @@ and decides with the PTS rule.
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
-from ssdcompare.errors import Stopped
+from ssdcompare.errors import SsdcompareError, Stopped
 from ssdcompare.fio import FioInfo
 from ssdcompare.fioresult import FioOutputError, parse_fio_file
 from ssdcompare.jobfile import RenderedJob, fill_span, render_fill
@@ -47,9 +48,15 @@ def _raise_if_stopped(outcome: RunOutcome) -> None:
 
 
 def fill(
-    fio: FioInfo, results: ResultsDir, jobs: list[RenderedJob], suite: str, ioengine: str
+    fio: FioInfo,
+    results: ResultsDir,
+    jobs: list[RenderedJob],
+    suite: str,
+    ioengine: str,
+    check: Callable[[], None],
 ) -> FillRecord:
-    """Fill one target (the target of `jobs`) unless an earlier attempt did it."""
+    """Fill one target (the target of `jobs`) unless an earlier attempt did it. `check` runs
+    just before fio and raises SsdcompareError when the target must not be written now."""
     target = jobs[0].target
     folder = results.precondition_dir(target.name, "fill")
     done = results.fill_record(target.name)
@@ -60,6 +67,7 @@ def fill(
     write_atomic(folder / JOBFILE, render_fill(target, size, suite, ioengine))
     started = now_iso()
     span_bytes = target.size_bytes or 0
+    check()
     outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(2 * span_bytes / 20e6))
     _raise_if_stopped(outcome)
     record = FillRecord(
@@ -73,8 +81,12 @@ def fill(
     return record
 
 
-def until_steady(fio: FioInfo, results: ResultsDir, job: RenderedJob) -> SteadyRecord:
-    """Run `job` in rounds until steady (or MAX_ROUNDS), unless an earlier attempt finished."""
+def until_steady(
+    fio: FioInfo, results: ResultsDir, job: RenderedJob, check: Callable[[], None]
+) -> SteadyRecord:
+    """Run `job` in rounds until steady (or MAX_ROUNDS), unless an earlier attempt finished.
+    `check` runs before every round and raises SsdcompareError when the target must not be
+    written now; the rounds so far are kept, with the reason."""
     done = results.steady_record(job.target.name, job.job_id)
     if done is not None and (done.attained or len(done.rounds_iops) >= MAX_ROUNDS):
         return done
@@ -83,6 +95,12 @@ def until_steady(fio: FioInfo, results: ResultsDir, job: RenderedJob) -> SteadyR
         folder = results.precondition_dir(job.target.name, job.job_id) / f"round-{number}"
         folder.mkdir(parents=True, exist_ok=True)
         write_atomic(folder / JOBFILE, job.text)
+        try:
+            check()
+        except SsdcompareError as err:
+            record.error = f"stopped before round {number}: {err}"
+            results.save_steady_record(record)
+            raise
         outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(job.workload.duration_s))
         _raise_if_stopped(outcome)
         iops = _round_iops(folder / FIO_JSON) if outcome.state == "ok" else None

@@ -80,9 +80,19 @@ def _sampler() -> Sampler:
 
 
 def _check_free(targets: Sequence[Target]) -> None:
-    """Fail early, before a results folder exists, when another sweep holds a target."""
+    """Fail early, before a results folder exists, when two targets of this sweep are the
+    same data (a disk and its partition, a loop device and its backing file) or another
+    sweep holds one."""
+    owner: dict[Path, Target] = {}
     for target in targets:
         for path in target_lock_paths(target.path):
+            other = owner.setdefault(path, target)
+            if other is not target:
+                raise SsdcompareError(
+                    f"{other.name} and {target.name} share data (one holds or backs the "
+                    "other: a disk and its partition, a loop device and its backing file); "
+                    "measuring both at once measures neither: list one of them"
+                )
             Lock(path, target.path, "checking").release()
 
 
@@ -333,16 +343,19 @@ def _run_locked(
 
     for number, (repeat, job) in enumerate(pending, start=outcome.skipped_existing + 1):
         planned = job.workload.duration_s + JOB_OVERHEAD_S
-        blocked = _blocked(job, unusable, results)
-        if blocked is not None:
-            outcome.statuses.append(_skip(results, job, repeat, blocked))
-            timing.done(planned, planned)
-            report("skipped", number, repeat, job, blocked)
-            continue
-        report("start", number, repeat, job, None)
         run_started = clock()
         try:
-            _precondition(plan, results, job, repeat)
+            blocked = _blocked(job, unusable, results)
+            if blocked is None and plan.precondition and repeat == 1:
+                report("start", number, repeat, job, None)
+                _precondition(plan, results, job, unusable)
+                blocked = _blocked(job, unusable, results)  # preconditioning can take hours
+            if blocked is not None:
+                outcome.statuses.append(_skip(results, job, repeat, blocked))
+                timing.done(planned, planned)
+                report("skipped", number, repeat, job, blocked)
+                continue
+            report("start", number, repeat, job, None)
             status = _run_one(plan, results, job, repeat, sampler_factory, job_timeout_s)
         except KeyboardInterrupt as stop:
             # a stop outside fio (e.g. while preparing): nothing of this run was measured
@@ -359,20 +372,35 @@ def _run_locked(
     return outcome
 
 
-def _precondition(plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int) -> None:
+def _precondition(
+    plan: Plan, results: ResultsDir, job: RenderedJob, unusable: dict[str, tuple[str, bool]]
+) -> None:
     """Before a job's first run: fill its target (once), then run the job until steady, as
-    the plan says; the device is held exclusively meanwhile, as for any write."""
-    if not plan.precondition or repeat != 1:
-        return
+    the plan says. The device is held exclusively meanwhile, and before every fio run of it
+    the target is checked again (its identity, and that nothing uses it), as before any
+    write; a target that fails that gets no preconditioning and no writes, only reads."""
     assert plan.fio is not None
-    with claimed(job.target, True) as held:
-        if not held:
-            return  # claimed by another user just now: the job's own checks say so
-        if "fill" in plan.precondition:
-            engine = job.ioengine
-            fill(plan.fio, results, plan.jobs_for(job.target), plan.suite.name, engine)
-        if "workload" in plan.precondition:
-            until_steady(plan.fio, results, job)
+    target = job.target
+
+    def check() -> None:
+        recorded = results.manifest.identities.get(target.name)
+        changed = changed_since(recorded, target) if recorded is not None else []
+        if changed:
+            raise SsdcompareError(f"{target.name} is no longer the device the sweep started "
+                                  f"on: {'; '.join(changed)}")  # fmt: skip
+        check_in_use(target, exclusive=False)  # the claim is ours: see below
+
+    try:
+        with claimed(target, True) as held:
+            if not held:
+                raise SsdcompareError(f"{target.name} is claimed by another user")
+            if "fill" in plan.precondition:
+                jobs = plan.jobs_for(target)
+                fill(plan.fio, results, jobs, plan.suite.name, job.ioengine, check)
+            if "workload" in plan.precondition:
+                until_steady(plan.fio, results, job, check)
+    except SsdcompareError as err:
+        unusable[target.name] = (f"not preconditioned: {err}", True)
 
 
 def _blocked(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -97,3 +100,51 @@ def test_a_suite_may_ask_for_its_own_preconditioning(tmp_path: Path) -> None:
     reads = make_plan("storagereview", target, size_bytes=64 * MIB, read_only=True)
     assert reads.precondition == []  # a read-only sweep never writes, whatever the suite asks
     assert make_plan("quick", target, size_bytes=64 * MIB).precondition == []
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_device_that_comes_into_use_is_not_preconditioned(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "read", "{rw: randread, bs: 4k, runtime: 1}")
+    stacked: list[str] = []
+    with (
+        loop_device(tmp_path / "a.img", 16 * MIB) as first,
+        loop_device(tmp_path / "b.img", 16 * MIB) as second,
+    ):
+        with open(second, "r+b") as handle:
+            handle.write(os.urandom(16 * MIB))  # data the fill would overwrite
+        before = hashlib.sha256(Path(second).read_bytes()).hexdigest()
+
+        def use_second_after_first(progress) -> None:
+            if progress.state == "ok" and progress.target == Path(first).name and not stacked:
+                done = subprocess.run(["losetup", "--find", "--show", second],
+                                      capture_output=True, text=True, check=True)  # fmt: skip
+                stacked.append(done.stdout.strip())
+
+        try:
+            run = ssdcompare.run_sweep([first, second], suite=str(suite), precondition="fill",
+                                       out=tmp_path / "results", report=False,
+                                       progress=use_second_after_first)  # fmt: skip
+        finally:
+            for device in stacked:
+                subprocess.run(["losetup", "--detach", device], check=False)
+        after = hashlib.sha256(Path(second).read_bytes()).hexdigest()
+    assert before == after  # never filled
+    states = run.frame().set_index("device")["drive_state"]
+    assert states[Path(first).name] == "filled" and states[Path(second).name] == "fill failed"
+    statuses = {s.target: s.status for s in run.outcome.statuses}
+    assert statuses == {Path(first).name: "ok", Path(second).name: "ok"}  # reads still ran
+
+
+@pytest.mark.root
+def test_a_disk_and_its_partition_in_one_sweep_are_refused_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    from test_safety_stacked import partition_node, partitioned
+
+    suite = suite_file(tmp_path, "read", "{rw: randread, bs: 4k, runtime: 1}")
+    with partitioned(tmp_path / "parts.img") as disk:
+        node = partition_node(disk, 1, tmp_path)
+        with pytest.raises(SsdcompareError, match="share data .* list one of them"):
+            ssdcompare.run_sweep([disk, node], suite=str(suite), out=tmp_path / "results")
+    assert not (tmp_path / "results").exists()

@@ -466,3 +466,26 @@ def test_a_file_in_a_layer_of_a_mounted_overlay_is_refused(tmp_path: Path) -> No
     finally:
         subprocess.run(["umount", str(layers["merged"])], check=False)
     assert f"a layer (upperdir) of the overlay mounted at {layers['merged']}" in message
+
+
+@pytest.mark.root
+def test_an_overlay_layer_file_is_refused_through_a_hard_link_or_a_loop(tmp_path: Path) -> None:
+    layers = {name: tmp_path / name for name in ("lower", "upper", "work", "merged")}
+    for folder in layers.values():
+        folder.mkdir()
+    (layers["upper"] / "up.img").write_bytes(bytes(1 << 20))
+    options = f"lowerdir={layers['lower']},upperdir={layers['upper']},workdir={layers['work']}"
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(layers["merged"])],
+                   check=True, capture_output=True)  # fmt: skip
+    try:
+        link = tmp_path / "link.img"
+        os.link(layers["upper"] / "up.img", link)
+        by_link = refusal(str(link), destroy_data=False)
+        loop = attach(layers["upper"] / "up.img")
+        with detached(loop):
+            by_loop = refusal(loop, destroy_data=False)
+    finally:
+        subprocess.run(["umount", str(layers["merged"])], check=False)
+    assert "a hard link on the filesystem of a layer (" in by_link
+    assert f"writes through to {layers['upper'] / 'up.img'}" in by_loop
+    assert "in a layer (upperdir) of the overlay" in by_loop
