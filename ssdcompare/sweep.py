@@ -344,18 +344,23 @@ def _run_locked(
     for number, (repeat, job) in enumerate(pending, start=outcome.skipped_existing + 1):
         planned = job.workload.duration_s + JOB_OVERHEAD_S
         run_started = clock()
-        try:
-            blocked = _blocked(job, unusable, results)
-            if blocked is None and plan.precondition and repeat == 1:
-                report("start", number, repeat, job, None)
-                _precondition(plan, results, job, unusable)
-                blocked = _blocked(job, unusable, results)  # preconditioning can take hours
-            if blocked is not None:
-                outcome.statuses.append(_skip(results, job, repeat, blocked))
-                timing.done(planned, planned)
-                report("skipped", number, repeat, job, blocked)
-                continue
+        blocked = _blocked(job, unusable, results)
+        started = blocked is None
+        if started:
             report("start", number, repeat, job, None)
+        if started and plan.precondition and repeat == 1:
+            try:
+                _precondition(plan, results, job, unusable)
+            except KeyboardInterrupt as stop:
+                outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
+                break
+            blocked = _blocked(job, unusable, results)  # preconditioning can take hours
+        if blocked is not None:
+            outcome.statuses.append(_skip(results, job, repeat, blocked))
+            timing.done(planned, planned)
+            report("skipped", number, repeat, job, blocked)
+            continue
+        try:
             status = _run_one(plan, results, job, repeat, sampler_factory, job_timeout_s)
         except KeyboardInterrupt as stop:
             # a stop outside fio (e.g. while preparing): nothing of this run was measured
