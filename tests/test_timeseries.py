@@ -88,7 +88,7 @@ class Throttle:
 @pytest.mark.fio
 @pytest.mark.skipif(not BLKIO.is_dir(), reason="needs the cgroup v1 blkio controller")
 def test_a_device_throttled_partway_shows_a_cliff_at_that_second(tmp_path: Path) -> None:
-    suite = suite_file(tmp_path, "steady-read", "{rw: randread, bs: 4k, iodepth: 1, runtime: 10}")
+    suite = suite_file(tmp_path, "steady-read", "{rw: randread, bs: 4k, iodepth: 1, runtime: 8}")
     out = tmp_path / "results"
     with loop_device(tmp_path / "disk.img", 64 << 20) as device:
         throttle = Throttle(device, iops=50)
@@ -96,7 +96,7 @@ def test_a_device_throttled_partway_shows_a_cliff_at_that_second(tmp_path: Path)
 
             def throttle_partway() -> None:
                 wait_for(lambda: fio_has_read(out), "fio to start reading")
-                time.sleep(4)  # when does not matter: the test reads when it happened
+                time.sleep(3.5)  # when does not matter: the test reads when it happened
                 throttle.catch(out)
 
             worker = threading.Thread(target=throttle_partway)
@@ -112,7 +112,7 @@ def test_a_device_throttled_partway_shows_a_cliff_at_that_second(tmp_path: Path)
     seconds = ssdcompare.timeseries(out)
     assert set(seconds["direction"]) == {"read"}
     ticks = sorted(seconds["t_s"])
-    assert ticks[0] == 1 and ticks == list(range(1, len(ticks) + 1)) and len(ticks) >= 9
+    assert ticks[0] == 1 and ticks == list(range(1, len(ticks) + 1)) and len(ticks) >= 7
     # the report, as a browser shows it: the chart over time and the cliff in the table
     report = write_report([out], tmp_path / "report.html")
     dom = subprocess.run(
