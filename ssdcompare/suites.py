@@ -118,6 +118,7 @@ class SuiteInfo:
     writes: bool
     source: str | None
     path: Path
+    precondition: tuple[str, ...] = ()  # the suite's own preconditioning steps
 
 
 def bundled_suite_paths() -> dict[str, Path]:
@@ -214,6 +215,7 @@ def list_suites() -> list[SuiteInfo]:
                 writes=suite.writes,
                 source=suite.source,
                 path=path,
+                precondition=tuple(suite.precondition),
             )
         )
     return infos

@@ -52,6 +52,8 @@ def suite_lines(infos: list[SuiteInfo]) -> list[str]:
     width = max(len(i.name) for i in infos)
     for info in infos:
         kind = "writes" if info.writes else "read-only"
+        if info.precondition:
+            kind += f", preconditions first ({' then '.join(info.precondition)})"
         lines.append(f"{info.name:<{width}}  {info.jobs:>3} jobs  "
                      f"{format_duration(info.duration_s):>11} per device  {kind}")  # fmt: skip
         lines += [f"{'':<{width}}  {line}" for line in textwrap.wrap(info.description, 96 - width)]
