@@ -270,6 +270,17 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
             cell.ratio_note = "not significant: repeats overlap"
         elif baseline_bound:
             cell.ratio_note = "vs a CPU-bound baseline: the ratio says little about the drives"
+    _drive_notes(cell, row, footnotes)
+    if is_true(row["cpu_bound"]):
+        cell.cpu_bound = True
+        cell.reason = str(row["cpu_bound_reason"])
+        footnotes.append(f"{row['job']} on {row['label']}: {cell.reason}")
+        cell.footnote = len(footnotes)
+    return cell
+
+
+def _drive_notes(cell: Cell, row: pd.Series, footnotes: list[str]) -> None:
+    """The drive's state (tooltip) and a write cliff (footnote) of one cell."""
     state = row.get("drive_state")
     if isinstance(state, str) and state != "as found":
         cell.state = state
@@ -281,12 +292,6 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
         )
         footnotes.append(f"{row['job']} on {row['label']}: {cell.cliff}")
         cell.cliff_footnote = len(footnotes)
-    if is_true(row["cpu_bound"]):
-        cell.cpu_bound = True
-        cell.reason = str(row["cpu_bound_reason"])
-        footnotes.append(f"{row['job']} on {row['label']}: {cell.reason}")
-        cell.footnote = len(footnotes)
-    return cell
 
 
 def _groups(

@@ -345,16 +345,13 @@ def _run_locked(
         planned = job.workload.duration_s + JOB_OVERHEAD_S
         run_started = clock()
         blocked = _blocked(job, unusable, results)
-        started = blocked is None
-        if started:
+        if blocked is None:
             report("start", number, repeat, job, None)
-        if started and plan.precondition and repeat == 1:
             try:
-                _precondition(plan, results, job, unusable)
+                blocked = _preconditioned(plan, results, job, repeat, unusable)
             except KeyboardInterrupt as stop:
                 outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
                 break
-            blocked = _blocked(job, unusable, results)  # preconditioning can take hours
         if blocked is not None:
             outcome.statuses.append(_skip(results, job, repeat, blocked))
             timing.done(planned, planned)
@@ -375,6 +372,21 @@ def _run_locked(
         if status.status == "failed" and status.device_unusable:
             unusable[job.target.name] = _unusable(job, status)
     return outcome
+
+
+def _preconditioned(
+    plan: Plan,
+    results: ResultsDir,
+    job: RenderedJob,
+    repeat: int,
+    unusable: dict[str, tuple[str, bool]],
+) -> str | None:
+    """Precondition before a job's first run, as the plan says; then why the job must not
+    run after all (preconditioning can take hours), or None."""
+    if not plan.precondition or repeat != 1:
+        return None
+    _precondition(plan, results, job, unusable)
+    return _blocked(job, unusable, results)
 
 
 def _precondition(

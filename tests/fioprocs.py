@@ -26,14 +26,14 @@ def fio_processes(results: Path) -> list[psutil.Process]:
     return found
 
 
-def fio_has_read(results: Path, where: str = "") -> bool:
+def fio_has_read(results: Path, where: str = "", at_least: int = READ_SOME_BYTES) -> bool:
     """Some fio process of this results folder (running a jobfile whose path contains `where`)
-    has read at least a MiB from storage: the job is measuring."""
+    has read at least `at_least` bytes (a MiB) from storage: the job is measuring."""
     for proc in fio_processes(results):
         try:
             if where and not any(where in arg for arg in proc.cmdline()):
                 continue
-            if proc.io_counters().read_bytes >= READ_SOME_BYTES:
+            if proc.io_counters().read_bytes >= at_least:
                 return True
         except psutil.Error:
             continue

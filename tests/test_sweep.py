@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from blockdevs import loop_device, zram_device
-from fioprocs import wait_for
+from fioprocs import fio_has_read, wait_for
 from test_safety_process import start_sweep
 
 from ssdcompare.fioresult import parse_fio_file
@@ -180,9 +180,9 @@ def test_interrupt_keeps_finished_runs_and_resume_completes(tmp_path: Path) -> N
     out = tmp_path / "results"
     proc = start_sweep(str(tmp_path / "t.img"), out, "slow-reads.yaml")
     second = out / "runs/t.img/randread-4k-qd8/r1"
-    # the second job is measuring: fio has logged a whole second of its reads
-    log = second / "timeseries_iops.1.log"
-    wait_for(lambda: log.is_file() and log.read_text().strip(), "the second job to log a second")
+    # the second job is measuring: its fio has read a good many blocks (fio writes its logs
+    # only when a job ends, so they cannot tell)
+    wait_for(lambda: fio_has_read(out, str(second), at_least=8 << 20), "the second job to read")
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
