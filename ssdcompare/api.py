@@ -67,12 +67,14 @@ class SweepChoices(TypedDict, total=False):
     allow_options: str | list[str] | tuple[str, ...]  # opt-in fio options (OPT_IN): "a,b"
     resume: str | Path  # continue this results folder instead of starting one
     precondition: str | list[str] | tuple[str, ...]  # "fill", "workload" or "fill,workload"
+    states: str | list[str] | tuple[str, ...]  # drive states, a pass each: "empty,full"
 
 
 _CHOICES = TypeAdapter(SweepChoices)
 _DEVICES = TypeAdapter(str | list[str] | tuple[str, ...] | None)
 _SUITE = TypeAdapter(str | None)
-_PLANNED = ("out", "runtime_s", "size", "repeat", "read_only", "allow_options", "precondition")
+_PLANNED = ("out", "runtime_s", "size", "repeat", "read_only", "allow_options", "precondition",
+            "states")  # fmt: skip
 
 
 def prepare_sweep(
@@ -120,6 +122,7 @@ def prepare_sweep(
         repeat=choices.get("repeat", 1), read_only=read_only, require_fio=True,
         allowed_options=option_names(choices.get("allow_options", ())),
         precondition=steps_given(choices.get("precondition")),
+        states=steps_given(choices.get("states")),
     )  # fmt: skip
     out = choices.get("out")
     results, findings = sweep.start(

@@ -105,6 +105,8 @@ def suites_command() -> None:
 )
 @click.option("--precondition", metavar="STEPS",
               help="Preconditioning the sweep would do first (see sweep).")  # fmt: skip
+@click.option("--states", metavar="STATES",
+              help="Drive states the sweep would measure in (see sweep).")  # fmt: skip
 def plan_command(
     suite_name: str,
     devices: str,
@@ -117,6 +119,7 @@ def plan_command(
     no_validate: bool,
     allow_option: tuple[str, ...],
     precondition: str | None,
+    states: str | None,
 ) -> None:
     """Show what a sweep would run: jobs, jobfiles and the estimated duration."""
     from ssdcompare.plan import make_plan, steps_given, validate, write_jobfiles
@@ -124,7 +127,7 @@ def plan_command(
     plan = make_plan(
         suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
         read_only=read_only, allowed_options=option_names(allow_option),
-        precondition=steps_given(precondition),
+        precondition=steps_given(precondition), states=steps_given(states),
     )  # fmt: skip
     for line in plan_lines(plan):
         click.echo(line)
@@ -163,7 +166,7 @@ def plan_command(
 _NEW_SWEEP_ONLY = {
     "suite_name": "--suite", "runtime": "--runtime", "size": "--size", "repeat": "--repeat",
     "read_only": "--read-only", "out": "--out", "allow_option": "--allow-option",
-    "precondition": "--precondition",
+    "precondition": "--precondition", "states": "--states",
 }  # fmt: skip
 
 
@@ -251,6 +254,13 @@ def _exit_code(stop: BaseException | str | None) -> int:
     "Default: what the suite asks for (storagereview: fill,workload), none otherwise.",
 )
 @click.option(
+    "--states",
+    metavar="none|empty|full|empty,full",
+    help="Measure each drive in these states, a pass over the jobs each: empty (the span "
+    "discarded, TRIM, before every run) and full (the span filled before the pass). Writes; "
+    "every result says its state. Default: what the suite asks for (anandtech: empty,full).",
+)
+@click.option(
     "--job-timeout",
     type=click.FloatRange(min=1),
     callback=_seconds_option,
@@ -281,6 +291,7 @@ def sweep_command(
     destroy_data: bool,
     allow_option: tuple[str, ...],
     precondition: str | None,
+    states: str | None,
     job_timeout: float | None,
     out: Path | None,
     resume_dir: Path | None,
@@ -298,6 +309,8 @@ def sweep_command(
                            allow_options=option_names(allow_option))  # fmt: skip
             if precondition is not None:
                 choices["precondition"] = precondition
+            if states is not None:
+                choices["states"] = states
             for name, value in (("out", out), ("runtime_s", runtime), ("size", size)):
                 if value is not None:
                     choices[name] = value  # type: ignore[literal-required]

@@ -89,6 +89,19 @@ def block_size_bytes(kernel_name: str, sys_root: Path = Path("/sys")) -> int | N
     return sectors * 512
 
 
+def discards(kernel_name: str, sys_root: Path = Path("/sys")) -> bool | None:
+    """Whether a block device takes discards (TRIM/deallocate): its queue's
+    discard_max_bytes is not 0 (a partition's queue is its disk's). None when unknown."""
+    entry = sys_root / "class" / "block" / kernel_name
+    try:
+        entry = entry.resolve(strict=True)
+    except OSError:
+        return None
+    queue = entry / "queue" if (entry / "queue").is_dir() else entry.parent / "queue"
+    value = read_value(queue / "discard_max_bytes")
+    return None if value is None or not value.isdigit() else int(value) > 0
+
+
 def _unknown_device(spec: str, sys_root: Path) -> SsdcompareError:
     known = available_block_devices(sys_root)
     listing = ", ".join(known) if known else "none found"

@@ -89,7 +89,11 @@ CPU
 Drive state
     drive_state         str      the state preconditioning put the drive in before the run:
                                  "as found" (none asked for), "filled" / "fill failed",
-                                 "steady" / "not steady" (SNIA PTS rounds), joined by ", "
+                                 "steady" / "not steady" (SNIA PTS rounds), joined by ", ";
+                                 in a --states sweep "empty" or "full" (the step the run
+                                 followed: status.json state_step, precondition/.../states/)
+    state               str      the pass of a --states sweep the job is in: "empty", "full";
+                                 NA otherwise (the job id ends in .empty / .full)
     steady_state        boolean  the job reached steady state in its rounds; NA without them
     ss_rounds           Int64    rounds run until steady (or the limit, 25)
     cliff_s             float    s; the write cliff: the first second from which the job's IOPS
@@ -139,8 +143,8 @@ COLUMNS = [
     "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
     "fio_worker_max_runnable_pct",
     "fio_workers_total_cores", "cpu_count", "sampler_cpu_pct",
-    "cliff_s", "cliff_before_iops", "cliff_after_iops", "drive_state", "steady_state",
-    "ss_rounds",
+    "cliff_s", "cliff_before_iops", "cliff_after_iops", "drive_state", "state",
+    "steady_state", "ss_rounds",
     "suite", "workload_hash", "model", "firmware", "size_bytes", "transport", "rotational",
     "scheduler", "target_kind", "fio_version", "started_at", "sweep", "fio_json",
 ]  # fmt: skip
@@ -215,8 +219,15 @@ def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[st
     }
 
 
-def _state_columns(results: ResultsDir, status: RunStatus) -> dict[str, object]:
+def _state_columns(
+    results: ResultsDir, status: RunStatus, workload: Workload | None
+) -> dict[str, object]:
     """What state the drive was put in before the run (see ssdcompare.precondition)."""
+    if workload is not None and workload.state is not None:
+        steps = {r.number: r for r in results.state_records(status.target)}
+        step = steps.get(status.state_step) if status.state_step is not None else None
+        reached = step is not None and step.ok and step.state == workload.state
+        return {"drive_state": workload.state if reached else "unknown", "state": workload.state}
     steps = results.manifest.precondition
     if not steps:
         return {"drive_state": "as found"}
@@ -282,7 +293,7 @@ def _run_rows(
         **_workload_columns(workload, manifest.ioengine),
         **device,
         **_span_columns(results, status, workload, device.get("size_bytes")),
-        **_state_columns(results, status),
+        **_state_columns(results, status, workload),
     }
     directions = list(workload.directions) if workload is not None else ["read"]
     job = _fio_job(results, status, base)
@@ -513,7 +524,7 @@ _WORKLOAD_KEYS = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", 
 # What else describes how a result was made; kept in the summary so that a differing workload
 # hash can be explained ("runtime 10 s vs 3 s") without the manifests at hand.
 _RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "fio_version",
-              "lat_source", "drive_state"]  # fmt: skip
+              "lat_source", "drive_state", "state"]  # fmt: skip
 # Columns that tell how two results of one job were made, named as a reader knows them
 _DESCRIBED = [
     ("rw", "rw"), ("bs_bytes", "bs"), ("iodepth", "iodepth"), ("numjobs", "numjobs"),

@@ -182,7 +182,12 @@ def render(
         target=target,
         ioengine=engine,
         text=text,
-        workload_hash=workload_hash(facts, hashed_span(workload, size)),
+        # a pass on an empty drive is never the same measurement as one on a full drive
+        workload_hash=workload_hash(
+            facts,
+            hashed_span(workload, size)
+            + (f" in state {workload.state}" if workload.state else ""),
+        ),
         writes=facts.writes,
     )
 
@@ -192,18 +197,21 @@ FILL_JOB = "precondition-fill"
 
 
 def fill_span(jobs: list[RenderedJob]) -> str | None:
-    """The `size=` that covers every job's span on one target (None: the whole target)."""
+    """The `size=` that covers every job's span on one target (None: the whole device). A
+    file target always gets its size: fio needs it to create the file."""
+    target = jobs[0].target
+    whole = size_token(target.size_bytes) if target.kind == "file" and target.size_bytes else None
     largest = 0
     for job in jobs:
         size = span(job.workload, job.target)
         capacity = job.target.size_bytes
         if size is None or capacity is None:
-            return None
+            return whole
         used = int(capacity * float(size[:-1]) / 100) if size.endswith("%") else parse_size(size)
         largest = max(largest, used)
         if largest >= capacity:
-            return None
-    return size_token(largest) if largest else None
+            return whole
+    return size_token(largest) if largest else whole
 
 
 def render_fill(target: Target, size: str | None, suite: str, ioengine: str) -> str:

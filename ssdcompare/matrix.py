@@ -145,6 +145,7 @@ def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
         source=spec.source,
         path=path,
         precondition=list(spec.precondition),
+        states=list(spec.states),
         workloads=[w for _, w in expansion.built],
     )
     if spec.read_only and suite.writes:

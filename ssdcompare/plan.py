@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ssdcompare import fio as fio_mod
-from ssdcompare.devices import Target, resolve_targets
+from ssdcompare.devices import Target, discards, resolve_targets
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN, canonical, option_names
 from ssdcompare.jobfile import RenderedJob, fill_span, render, span, span_is_cut, span_words
 from ssdcompare.steady import MAX_ROUNDS
 from ssdcompare.suites import load_suite
 from ssdcompare.units import parse_size
-from ssdcompare.workload import Suite
+from ssdcompare.workload import DRIVE_STATES, Suite
 
 # fio start-up, engine set-up and writing the JSON cost about a second per job on a quiet
 # machine; laying out a new test file costs more and is not counted here.
@@ -41,10 +41,15 @@ class Plan:
     precondition: list[str] = field(default_factory=list)  # PRECONDITION_STEPS chosen
 
     @property
+    def states(self) -> list[str]:
+        """The drive states the jobs run in, a pass each (empty: not a --states sweep)."""
+        return list(self.suite.states) if self.suite.expanded else []
+
+    @property
     def written_targets(self) -> list[Target]:
         """The targets some rendered jobfile writes to (read from the jobfiles themselves);
-        every target when preconditioning, which writes."""
-        if self.precondition:
+        every target when preconditioning or putting drives in states, which writes."""
+        if self.precondition or self.states:
             return list(self.targets)
         return [t for t in self.targets if any(j.writes for j in self.jobs_for(t))]
 
@@ -64,7 +69,8 @@ class Plan:
     @property
     def precondition_s(self) -> float:
         """The longest preconditioning can take."""
-        return sum(worst_case_s(self.precondition, self.jobs_for(t)) for t in self.targets)
+        steps = [*self.precondition, *(["fill"] if "full" in self.states else [])]
+        return sum(worst_case_s(steps, self.jobs_for(t)) for t in self.targets)
 
     def jobs_for(self, target: Target) -> list[RenderedJob]:
         return [j for j in self.jobs if j.target.path == target.path]
@@ -89,12 +95,14 @@ def make_plan(
     require_fio: bool = False,
     allowed_options: Collection[str] = (),
     precondition: Collection[str] | None = None,
+    states: Collection[str] | None = None,
 ) -> Plan:
     """Load a suite, resolve the devices and render every jobfile.
 
     `precondition` replaces the suite's own preconditioning steps (None keeps them, unless
-    `read_only`). `runtime_s` overrides every workload's runtime; `size_bytes` is the span of
-    each target to use (and the size of file targets fio has to create). Without fio
+    `read_only`); `states` likewise replaces the suite's drive states (each a pass over the
+    jobs: "empty", "full"). `runtime_s` overrides every workload's runtime; `size_bytes` is
+    the span of each target to use (and the size of file targets fio has to create). Without fio
     installed the plan is still made (with io_uring as the engine) unless `require_fio` is
     set. `allowed_options` accepts fio options that make results harder to read (see
     fiooptions.OPT_IN).
@@ -103,9 +111,15 @@ def make_plan(
         raise SsdcompareError(f"--repeat must be from 1 to {MAX_REPEAT}, got {repeat}")
     allowed = check_allowed_options(allowed_options)
     loaded = load_suite(suite) if isinstance(suite, str) else suite
-    if precondition is None:  # the suite's own, unless the sweep only reads
-        precondition = [] if read_only else loaded.precondition
+    # the suite's own preconditioning and states apply unless the sweep only reads, or the
+    # caller chose the other kind (both chosen is refused by check_states)
+    asked_states = [s for s in states or [] if s != "none"]
+    if precondition is None:
+        precondition = [] if read_only or asked_states else loaded.precondition
     steps = check_steps(list(precondition), read_only)
+    if states is None:
+        states = [] if read_only or steps else loaded.states
+    chosen = check_states(list(states), read_only, steps)
     if read_only:
         loaded = loaded.read_only()
     overrides: dict[str, object] = {}
@@ -121,6 +135,8 @@ def make_plan(
         targets = resolve_targets(devices, size_bytes)  # type: ignore[arg-type]
 
     _check_files_for_reading(targets, read_only, size_bytes)
+    _check_discards(targets, chosen)
+    loaded = loaded.in_states(chosen)
     warnings: list[str] = []
     fio_info, engine = _fio_and_engine(fio_bin, require_fio, warnings)
 
@@ -161,6 +177,43 @@ def check_steps(steps: list[str], read_only: bool) -> list[str]:
             "the devices"
         )
     return chosen
+
+
+def check_states(states: list[str], read_only: bool, steps: list[str]) -> list[str]:
+    """The drive states asked for, in the order their passes run (empty first: a fill can be
+    undone only by a discard); refuses unknown ones, --read-only and --precondition besides."""
+    unknown = [s for s in states if s not in (*DRIVE_STATES, "none")]
+    if unknown:
+        raise SsdcompareError(
+            f"--states {','.join(unknown)}: not a drive state; use none, empty, full or empty,full"
+        )
+    chosen = [s for s in DRIVE_STATES if s in states]
+    if chosen and read_only:
+        raise SsdcompareError(
+            "--read-only cannot be combined with --states: emptying (discarding) and filling "
+            "a drive write to it"
+        )
+    if chosen and steps:
+        raise SsdcompareError(
+            f"--states {','.join(chosen)} and --precondition {','.join(steps)} cannot be "
+            "combined: each state is its own preconditioning (a discard for empty, a fill for "
+            "full); use one of them (--states none or --precondition none drops the suite's)"
+        )
+    return chosen
+
+
+def _check_discards(targets: list[Target], states: list[str]) -> None:
+    """The empty state discards the span: refuse block devices that take no discards."""
+    if "empty" not in states:
+        return
+    for target in targets:
+        name = target.kernel_name
+        if name is not None and discards(name) is False:
+            raise SsdcompareError(
+                f"{target.name} does not take discards (TRIM): its queue's discard_max_bytes "
+                "is 0, so the empty state cannot be reached; drop it (--states full) or use "
+                "a device that supports discard"
+            )
 
 
 def worst_case_s(steps: list[str], jobs: list[RenderedJob]) -> float:

@@ -10,6 +10,16 @@ Two steps, as SNIA's PTS and StorageReview do them, chosen with `sweep --precond
   planned, its runtime and ramp) until its IOPS are steady by the PTS rule (ssdcompare.steady:
   a window of 5 rounds within 20 % range and 10 % slope excursion), at most 25 rounds.
 
+A `--states` sweep measures the drive in named states instead, one pass over the jobs each
+(AnandTech runs every test on an empty and on a full drive):
+
+- `empty`: just before every run of a job of the empty pass, the span is discarded (TRIM on
+  a block device, BLKDISCARD; holes punched in a file target). The drive then has no data
+  there: reads are answered without touching flash, writes land in a clean drive.
+- `full`: before the first job of the full pass (and again whenever a discard came since),
+  the span is filled as above. Each step is recorded (precondition/<target>/states/) and
+  every run names the step it followed, so the frame says which state each result is from.
+
 Everything preconditioning runs is kept under `precondition/<target>/` in the results folder:
 the fill's jobfile and fio output, each round's, and `steady.json` per job (the rounds' IOPS,
 whether and when steady state was attained, the window's figures). fio's own steady-state
@@ -20,7 +30,11 @@ and decides with the PTS rule.
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
+import os
 import signal
+import struct
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,10 +49,16 @@ from ssdcompare.store import (
     JOBFILE,
     FillRecord,
     ResultsDir,
+    StateRecord,
     SteadyRecord,
     now_iso,
     write_atomic,
 )
+from ssdcompare.units import format_bytes, parse_size
+
+BLKDISCARD = 0x1277  # _IO(0x12, 119): discard a byte range of a block device
+_PUNCH_HOLE = 0x02 | 0x01  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+_DISCARD_ALIGN = 4096  # a range every logical block size divides
 
 
 def _raise_if_stopped(outcome: RunOutcome) -> None:
@@ -58,27 +78,132 @@ def fill(
     """Fill one target (the target of `jobs`) unless an earlier attempt did it. `check` runs
     just before fio and raises SsdcompareError when the target must not be written now."""
     target = jobs[0].target
-    folder = results.precondition_dir(target.name, "fill")
     done = results.fill_record(target.name)
     if done is not None and done.ok:
         return done
-    folder.mkdir(parents=True, exist_ok=True)
-    size = fill_span(jobs)
-    write_atomic(folder / JOBFILE, render_fill(target, size, suite, ioengine))
     started = now_iso()
-    span_bytes = target.size_bytes or 0
-    check()
-    outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(2 * span_bytes / 20e6))
-    _raise_if_stopped(outcome)
+    size = fill_span(jobs)
+    ok, error, io_bytes = _run_fill(
+        fio, results.precondition_dir(target.name, "fill"), jobs, suite, ioengine, check
+    )
     record = FillRecord(
-        target=target.name, ok=outcome.state == "ok", size=size, started_at=started,
-        finished_at=now_iso(), error=outcome.error,
+        target=target.name, ok=ok, size=size, started_at=started, finished_at=now_iso(),
+        error=error, io_bytes=io_bytes,
     )  # fmt: skip
-    if record.ok:
-        output = parse_fio_file(folder / FIO_JSON)
-        record.io_bytes = sum(d.io_bytes or 0 for j in output.jobs for d in j.directions.values())
     results.save_fill_record(record)
     return record
+
+
+def _run_fill(
+    fio: FioInfo,
+    folder: Path,
+    jobs: list[RenderedJob],
+    suite: str,
+    ioengine: str,
+    check: Callable[[], None],
+) -> tuple[bool, str | None, int | None]:
+    """Run the fill jobfile of one target in `folder`: (ok, error, bytes written)."""
+    target = jobs[0].target
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / JOBFILE, render_fill(target, fill_span(jobs), suite, ioengine))
+    check()
+    span_bytes = target.size_bytes or 0
+    outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(2 * span_bytes / 20e6))
+    _raise_if_stopped(outcome)
+    if outcome.state != "ok":
+        return False, outcome.error, None
+    output = parse_fio_file(folder / FIO_JSON)
+    return True, None, sum(d.io_bytes or 0 for j in output.jobs for d in j.directions.values())
+
+
+def state_span(jobs: list[RenderedJob]) -> int:
+    """The bytes from offset 0 that a target's jobs use (the span a state step covers)."""
+    size = fill_span(jobs)
+    return parse_size(size) if size is not None else jobs[0].target.size_bytes or 0
+
+
+def state_needed(results: ResultsDir, job: RenderedJob) -> bool:
+    """Whether a state step must run before this run of `job`: always for the empty pass
+    (every run starts from a discarded span), for the full pass when the target's last step
+    was not a fill that worked."""
+    state = job.workload.state
+    if state is None:
+        return False
+    if state == "empty":
+        return True
+    steps = results.state_records(job.target.name)
+    return not steps or steps[-1].state != "full" or not steps[-1].ok
+
+
+def put_in_state(
+    fio: FioInfo,
+    results: ResultsDir,
+    jobs: list[RenderedJob],
+    job: RenderedJob,
+    repeat: int,
+    check: Callable[[], None],
+) -> StateRecord:
+    """Put the target of `job` (whose jobs are `jobs`) in the job's drive state, and record
+    the step. `check` runs first (and before fio) and raises SsdcompareError when the target
+    must not be written now: the record keeps the reason and the error goes on to the caller.
+    A step that fails otherwise (a device without discard) is recorded as not ok."""
+    target, state = job.target, job.workload.state
+    assert state is not None
+    steps = results.state_records(target.name)
+    number = steps[-1].number + 1 if steps else 1
+    span_bytes = state_span(jobs)
+    folder = results.state_dir(target.name, number, state)
+    record = StateRecord(
+        target=target.name, state=state, number=number, how="", job=job.job_id, repeat=repeat,
+        ok=False, started_at=now_iso(), finished_at="", span_bytes=span_bytes,
+    )  # fmt: skip
+    try:
+        if state == "empty":
+            check()
+            record.how = discard(target.path, target.kind == "block", span_bytes)
+            record.ok = True
+        else:
+            what = f"the first {format_bytes(span_bytes)}"
+            record.how = f"{what} written twice, sequential 128 KiB writes (fio, fill.fio)"
+            record.ok, record.error, _ = _run_fill(
+                fio, folder, jobs, results.manifest.suite.name, job.ioengine, check
+            )
+    except SsdcompareError as err:
+        record.error = str(err)
+        record.finished_at = now_iso()
+        results.save_state_record(record)
+        raise
+    except OSError as err:
+        record.error = f"{record.how or 'discard'} failed: {err.strerror or err}"
+    record.finished_at = now_iso()
+    results.save_state_record(record)
+    return record
+
+
+def discard(path: str, block: bool, length: int) -> str:
+    """Discard the first `length` bytes of a block device (BLKDISCARD) or punch them out of
+    a file (which is created, empty, when missing); what was done, in words. Raises OSError
+    when the device or filesystem cannot (EOPNOTSUPP)."""
+    length -= length % _DISCARD_ALIGN
+    if block:
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            fcntl.ioctl(fd, BLKDISCARD, struct.pack("QQ", 0, length))
+        finally:
+            os.close(fd)
+        return f"discarded the first {format_bytes(length)} (BLKDISCARD)"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    try:
+        if os.fstat(fd).st_size < length:
+            os.ftruncate(fd, length)  # a new file: sparse, nothing written
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+        if libc.fallocate(fd, _PUNCH_HOLE, 0, length) != 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code) if code else "fallocate failed")
+    finally:
+        os.close(fd)
+    return f"punched the first {format_bytes(length)} out of the file (fallocate)"
 
 
 def until_steady(

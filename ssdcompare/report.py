@@ -193,6 +193,8 @@ def _sweep_info(results: ResultsDir) -> dict[str, object]:
         "targets": ", ".join(t.name for t in manifest.targets),
         "precondition": (" then ".join(manifest.precondition) + " (SNIA PTS)")
         if manifest.precondition
+        else _states_words(manifest.states)
+        if manifest.states
         else "none: each drive as found",
     }
 
@@ -359,6 +361,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
         "warnings": _warnings(frame, summary, sweeps),
         "groups": groups,
         "footnotes": footnotes,
+        "state_pairs": _state_pairs(summary, labels),
         "charts": charts_found,
         "chart_notes": chart_notes,
         "cpu_bound_count": int(known_true(summary["cpu_bound"]).sum()),
@@ -392,12 +395,14 @@ def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[dict[str, 
     ok = summary[summary["status"] == "ok"]
     # a chart draws one line per device: results from differing jobfiles are flagged on it
     differing = "; includes results whose jobfiles differ from the baseline's (see the notes)"
-    keys = ["rw", "bs_bytes", "numjobs", "rwmixread", "fsync", "fdatasync", "extra_options"]
+    keys = ["rw", "bs_bytes", "numjobs", "rwmixread", "fsync", "fdatasync", "extra_options",
+            "state"]  # fmt: skip
     for key, points in ok.groupby(keys, sort=False, dropna=False):
         if points["iodepth"].nunique() < 2:
             continue
-        rw, bs, numjobs, mix, fsync, fdatasync, extra = key
+        rw, bs, numjobs, mix, fsync, fdatasync, extra, state = key
         what = f"{_FAMILY.get(rw, (9, rw))[1].lower()}, {format_bytes(bs)}"
+        what += f", {state} drive" if pd.notna(state) else ""
         if pd.notna(mix) and rw in ("rw", "randrw"):
             what += f", {int(mix)} % read"
         if pd.notna(numjobs) and int(numjobs) > 1:
@@ -412,12 +417,13 @@ def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[dict[str, 
         _add_chart(found, notes, f"Mean latency against queue depth: {what}", charts.qd_chart,
                    points, "lat_mean_us", "mean latency (µs)",
                    f"Mean latency vs queue depth — {what}", caption=caption)  # fmt: skip
-    mix_keys = ["rw", "bs_bytes", "iodepth", "numjobs", "extra_options"]
+    mix_keys = ["rw", "bs_bytes", "iodepth", "numjobs", "extra_options", "state"]
     for key, points in ok.groupby(mix_keys, sort=False, dropna=False):
         if points["rwmixread"].nunique() < 3:
             continue
-        rw, bs, qd, numjobs, extra = key
+        rw, bs, qd, numjobs, extra, state = key
         what = f"{format_bytes(bs)} QD{qd}" + (f" x{numjobs} jobs" if numjobs > 1 else "")
+        what += f", {state} drive" if pd.notna(state) else ""
         if pd.notna(extra):
             what += f", {extra}"
         caption = differing if _is_false_any(points) else ""
@@ -460,7 +466,7 @@ def _timeseries_charts(
 def _state_warnings(frame: pd.DataFrame, sweeps: list[ResultsDir]) -> list[str]:
     """What state the drives were measured in, and where that was not the state asked for."""
     found = []
-    bare = [s.path.name for s in sweeps if not s.manifest.precondition]
+    bare = [s.path.name for s in sweeps if not s.manifest.precondition and not s.manifest.states]
     if bare:
         found.append(
             f"Devices were not preconditioned ({', '.join(bare)}): results show each drive "
@@ -475,7 +481,48 @@ def _state_warnings(frame: pd.DataFrame, sweeps: list[ResultsDir]) -> list[str]:
                 f"{job} on {label}: not steady after {int(rounds.max()) if len(rounds) else '?'} "
                 "rounds of preconditioning (SNIA PTS): its figures may still be drifting."
             )
+    lost = frame[frame["state"].notna() & (frame["drive_state"] == "unknown")]
+    for (job, label), _ in lost.groupby(["job", "label"], sort=False):
+        found.append(
+            f"{job} on {label}: the drive state before the run is not recorded "
+            "(no state step in its results): it may not be the state its name says."
+        )
     return found
+
+
+def _states_words(states: list[str]) -> str:
+    said = {"empty": "empty (the span discarded, TRIM, before every run)",
+            "full": "full (the span filled before the pass)"}  # fmt: skip
+    return "a pass over the jobs in each drive state: " + ", then ".join(said[s] for s in states)
+
+
+def _state_pairs(summary: pd.DataFrame, labels: list[str]) -> list[dict[str, object]]:
+    """Each job of a --states sweep on the empty drive next to the full one, per device:
+    IOPS in both states and full / empty (below 1: the full drive is slower)."""
+    ok = summary[(summary["status"] == "ok") & summary["state"].notna()]
+    if ok["state"].nunique() < 2:
+        return []
+    ok = ok.assign(
+        base=[j.removesuffix(f".{s}") for j, s in zip(ok["job"], ok["state"], strict=True)]
+    )
+    rows = []
+    for base, group in ok.groupby("base", sort=False):
+        cells = []
+        for label in labels:
+            mine = group[group["label"] == label].set_index("state")
+            if not {"empty", "full"} <= set(mine.index):
+                cells.append({"empty": "-", "full": "-", "ratio": "", "cpu": False, "sort": -1})
+                continue
+            empty, full = mine.at["empty", "iops_mean"], mine.at["full", "iops_mean"]
+            ratio = full / empty if empty else float("nan")
+            cells.append({
+                "empty": format_count(empty), "full": format_count(full),
+                "ratio": f"{ratio:.2f}×" if pd.notna(ratio) else "-",
+                "cpu": bool(known_true(mine["cpu_bound"]).any()),
+                "sort": ratio if pd.notna(ratio) else -1,
+            })  # fmt: skip
+        rows.append({"job": base, "what": _what(group.iloc[0]), "cells": cells})
+    return rows
 
 
 def _is_false_any(points: pd.DataFrame) -> bool:

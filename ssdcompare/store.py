@@ -56,6 +56,7 @@ STDOUT = "fio.stdout.txt"
 STDERR = "fio.stderr.txt"
 LOCK = ".lock"
 FILL_RECORD = "fill.json"
+STATE_RECORD = "state.json"
 STEADY_RECORD = "steady.json"
 
 _UMASK = os.umask(0o022)
@@ -152,6 +153,7 @@ class RunStatus(BaseModel):
     device_unusable: bool = False  # the failure means the next job on this target fails too
     notes: list[str] = Field(default_factory=list)  # what reading fio's output had to work around
     stopped_by: str | None = None  # for an interrupted run: "Ctrl-C", "SIGTERM", ...
+    state_step: int | None = None  # the drive-state step (StateRecord.number) before the run
 
 
 class FillRecord(BaseModel):
@@ -184,7 +186,26 @@ class SteadyRecord(BaseModel):
     error: str | None = None
 
 
-_Record = TypeVar("_Record", "FillRecord", "SteadyRecord")
+class StateRecord(BaseModel):
+    """One step that put a target in a drive state (`sweep --states`): a discard of the span
+    before a run in the empty state, or a fill before the full pass."""
+
+    model_config = ConfigDict(extra="allow")
+
+    target: str
+    state: str  # "empty" or "full"
+    number: int  # the target's state steps are numbered in the order they ran
+    how: str  # what was done, in words ("discarded 0-1 GiB (BLKDISCARD)")
+    job: str  # the job it was done for
+    repeat: int
+    ok: bool
+    started_at: str
+    finished_at: str
+    span_bytes: int | None = None
+    error: str | None = None
+
+
+_Record = TypeVar("_Record", "FillRecord", "SteadyRecord", "StateRecord")
 
 
 class Manifest(BaseModel):
@@ -211,6 +232,7 @@ class Manifest(BaseModel):
     planned: dict[str, dict[str, str]] = Field(default_factory=dict)  # target -> job -> hash
     resumed_at: list[str] = Field(default_factory=list)
     precondition: list[str] = Field(default_factory=list)  # "fill", "workload", in that order
+    states: list[str] = Field(default_factory=list)  # the drive states, a pass each (--states)
 
     @field_validator("allowed_options")
     @classmethod
@@ -417,6 +439,21 @@ class ResultsDir:
 
     def save_steady_record(self, record: SteadyRecord) -> None:
         path = self.precondition_dir(record.target, record.job) / STEADY_RECORD
+        write_atomic(path, record.model_dump_json(indent=2) + "\n")
+
+    def state_dir(self, target: str, number: int, state: str) -> Path:
+        """Where one drive-state step keeps its record (and the fill its jobfile and output)."""
+        return self.precondition_dir(target, "states") / f"{number:04d}-{state}"
+
+    def state_records(self, target: str) -> list[StateRecord]:
+        """A target's drive-state steps, in the order they ran (damaged records left out)."""
+        folder = self.precondition_dir(target, "states")
+        found = [self._record(path / STATE_RECORD, StateRecord) for path in
+                 sorted(folder.glob("[0-9]*-*")) if path.is_dir()]  # fmt: skip
+        return sorted((r for r in found if r is not None), key=lambda r: r.number)
+
+    def save_state_record(self, record: StateRecord) -> None:
+        path = self.state_dir(record.target, record.number, record.state) / STATE_RECORD
         write_atomic(path, record.model_dump_json(indent=2) + "\n")
 
     def _record(self, path: Path, model: type[_Record]) -> _Record | None:

@@ -119,6 +119,7 @@ class SuiteInfo:
     source: str | None
     path: Path
     precondition: tuple[str, ...] = ()  # the suite's own preconditioning steps
+    states: tuple[str, ...] = ()  # the drive states it runs its jobs in, a pass each
 
 
 def bundled_suite_paths() -> dict[str, Path]:
@@ -210,12 +211,13 @@ def list_suites() -> list[SuiteInfo]:
             SuiteInfo(
                 name=name,
                 description=suite.description,
-                jobs=len(suite.workloads),
-                duration_s=suite.duration_s,
+                jobs=len(suite.workloads) * max(len(suite.states), 1),
+                duration_s=suite.duration_s * max(len(suite.states), 1),
                 writes=suite.writes,
                 source=suite.source,
                 path=path,
                 precondition=tuple(suite.precondition),
+                states=tuple(suite.states),
             )
         )
     return infos

@@ -32,7 +32,7 @@ from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.locks import Lock, holding, target_lock_paths
 from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan, validate
-from ssdcompare.precondition import fill, until_steady
+from ssdcompare.precondition import fill, put_in_state, state_needed, until_steady
 from ssdcompare.runner import Sampler, run_fio, timeout_for
 from ssdcompare.sampler import CpuSampler
 from ssdcompare.store import JOBFILE, Manifest, ResultsDir, RunStatus, now_iso, write_atomic
@@ -142,6 +142,7 @@ def start(
         guard_overrides=[f"{f.device}: {f.detail}" for f in findings],
         allowed_options=plan.allowed_options,
         precondition=plan.precondition,
+        states=plan.states,
         identities={t.name: identify(t) for t in plan.targets},
         planned={
             t.name: {j.job_id: j.workload_hash for j in plan.jobs_for(t)} for t in plan.targets
@@ -256,11 +257,16 @@ def _check_identity(manifest: Manifest, targets: list[Target]) -> None:
 
 
 def _ordered(plan: Plan) -> list[tuple[int, RenderedJob]]:
+    """Repeats, then targets, then jobs; in a --states sweep each state's pass is outermost,
+    so a drive is emptied and filled once per pass, not once per repeat."""
+    passes: list[str | None] = list(plan.suite.states) if plan.suite.expanded else [None]
     return [
         (repeat, job)
+        for state in passes
         for repeat in range(1, plan.repeat + 1)
         for target in plan.targets
         for job in plan.jobs_for(target)
+        if job.workload.state == state
     ]
 
 
@@ -335,6 +341,7 @@ def _run_locked(
     timing = _Clock(sum(j.workload.duration_s + JOB_OVERHEAD_S for _, j in pending), clock)
     timing.started = clock()
     unusable: dict[str, tuple[str, bool]] = {}  # target -> (reason, only writes blocked)
+    unreachable: dict[tuple[str, str], str] = {}  # (target, drive state) -> why not reached
 
     def report(state: str, number: int, repeat: int, job: RenderedJob, error: str | None) -> None:
         if progress:
@@ -343,12 +350,16 @@ def _run_locked(
 
     for number, (repeat, job) in enumerate(pending, start=outcome.skipped_existing + 1):
         planned = job.workload.duration_s + JOB_OVERHEAD_S
+        state_step: int | None = None
         run_started = clock()
         blocked = _blocked(job, unusable, results)
         if blocked is None:
             report("start", number, repeat, job, None)
             try:
                 blocked = _preconditioned(plan, results, job, repeat, unusable)
+                if blocked is None:
+                    blocked, state_step = _in_state(plan, results, job, repeat, unusable,
+                                                    unreachable)  # fmt: skip
             except KeyboardInterrupt as stop:
                 outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
                 break
@@ -358,7 +369,8 @@ def _run_locked(
             report("skipped", number, repeat, job, blocked)
             continue
         try:
-            status = _run_one(plan, results, job, repeat, sampler_factory, job_timeout_s)
+            status = _run_one(plan, results, job, repeat, sampler_factory, job_timeout_s,
+                              state_step)  # fmt: skip
         except KeyboardInterrupt as stop:
             # a stop outside fio (e.g. while preparing): nothing of this run was measured
             outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
@@ -389,6 +401,60 @@ def _preconditioned(
     return _blocked(job, unusable, results)
 
 
+def _in_state(
+    plan: Plan,
+    results: ResultsDir,
+    job: RenderedJob,
+    repeat: int,
+    unusable: dict[str, tuple[str, bool]],
+    unreachable: dict[tuple[str, str], str],
+) -> tuple[str | None, int | None]:
+    """Put the target in the job's drive state when the job has one (see
+    ssdcompare.precondition): why the run must be skipped (None: it may run), and the number
+    of the state step it follows. A state that could not be reached skips the rest of its
+    pass on that target; a target that must not be written any more gets only reads."""
+    state = job.workload.state
+    if state is None:
+        return None, None
+    target = job.target
+    if (target.name, state) in unreachable:
+        return unreachable[(target.name, state)], None
+    if not state_needed(results, job):
+        return None, results.state_records(target.name)[-1].number
+    assert plan.fio is not None
+    try:
+        with claimed(target, True) as held:
+            if not held:
+                raise SsdcompareError(f"{target.name} is claimed by another user")
+            record = put_in_state(plan.fio, results, plan.jobs_for(target), job, repeat,
+                                  _checker(results, target))  # fmt: skip
+    except SsdcompareError as err:
+        unusable[target.name] = (f"not put in the {state} state: {err}", True)
+        record = None
+        reason = f"not put in the {state} state: {err}"
+    else:
+        reason = f"not put in the {state} state: {record.error}"
+    if record is None or not record.ok:
+        unreachable[(target.name, state)] = reason
+        return reason, None
+    return None, record.number
+
+
+def _checker(results: ResultsDir, target: Target) -> Callable[[], None]:
+    """The check before every write a sweep makes besides its jobs (preconditioning, state
+    steps): the target is still the device the sweep started on, and nothing uses it."""
+
+    def check() -> None:
+        recorded = results.manifest.identities.get(target.name)
+        changed = changed_since(recorded, target) if recorded is not None else []
+        if changed:
+            raise SsdcompareError(f"{target.name} is no longer the device the sweep started "
+                                  f"on: {'; '.join(changed)}")  # fmt: skip
+        check_in_use(target, exclusive=False)  # the claim is ours: held by the caller
+
+    return check
+
+
 def _precondition(
     plan: Plan, results: ResultsDir, job: RenderedJob, unusable: dict[str, tuple[str, bool]]
 ) -> None:
@@ -398,15 +464,7 @@ def _precondition(
     write; a target that fails that gets no preconditioning and no writes, only reads."""
     assert plan.fio is not None
     target = job.target
-
-    def check() -> None:
-        recorded = results.manifest.identities.get(target.name)
-        changed = changed_since(recorded, target) if recorded is not None else []
-        if changed:
-            raise SsdcompareError(f"{target.name} is no longer the device the sweep started "
-                                  f"on: {'; '.join(changed)}")  # fmt: skip
-        check_in_use(target, exclusive=False)  # the claim is ours: see below
-
+    check = _checker(results, target)
     try:
         with claimed(target, True) as held:
             if not held:
@@ -432,7 +490,9 @@ def _blocked(
             blocked = unusable[job.target.name] = (
                 f"{job.target.name} is no longer the device the sweep started on: "
                 f"{'; '.join(changed)}", False)  # fmt: skip
-    if blocked is None and (job.writes or results.manifest.precondition):
+    if blocked is None and (
+        job.writes or results.manifest.precondition or job.workload.state is not None
+    ):
         blocked = _in_use(job)
         if blocked is not None:
             unusable[job.target.name] = blocked
@@ -479,6 +539,7 @@ def _run_one(
     repeat: int,
     sampler_factory: Callable[[], Sampler] | None,
     job_timeout_s: float | None,
+    state_step: int | None = None,
 ) -> RunStatus:
     target: Target = job.target
     fio: FioInfo | None = plan.fio
@@ -514,7 +575,7 @@ def _run_one(
     del outcome["interrupted"]  # the status says so
     status = RunStatus(
         target=target.name, job=job.job_id, repeat=repeat, workload_hash=job.workload_hash,
-        started_at=started_at, finished_at=now_iso(), **outcome,
+        started_at=started_at, finished_at=now_iso(), state_step=state_step, **outcome,
     )  # fmt: skip
     results.write_status(folder, status)
     return status

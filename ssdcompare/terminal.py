@@ -54,6 +54,8 @@ def suite_lines(infos: list[SuiteInfo]) -> list[str]:
         kind = "writes" if info.writes else "read-only"
         if info.precondition:
             kind += f", preconditions first ({' then '.join(info.precondition)})"
+        if info.states:
+            kind += f", runs on an {' then a '.join(info.states)} drive"
         lines.append(f"{info.name:<{width}}  {info.jobs:>3} jobs  "
                      f"{format_duration(info.duration_s):>11} per device  {kind}")  # fmt: skip
         lines += [f"{'':<{width}}  {line}" for line in textwrap.wrap(info.description, 96 - width)]
@@ -81,7 +83,22 @@ def plan_lines(plan: Plan) -> list[str]:
         lines += ["", f"preconditioning: {' then '.join(plan.precondition)}, at most "
                   f"{format_duration(plan.precondition_s)} (a fill at 100 MB/s, every job's "
                   "rounds to the limit)"]  # fmt: skip
+    lines += _states_lines(plan)
     return [*lines, ""]
+
+
+def _states_lines(plan: Plan) -> list[str]:
+    """What a --states sweep does to each drive between its passes."""
+    if not plan.states:
+        return []
+    said = {
+        "empty": "the span is discarded (TRIM) before every run of the .empty jobs",
+        "full": "the span is filled (sequential writes, twice) before the .full jobs",
+    }
+    return ["", f"drive states: {', then '.join(plan.states)}, a pass over the jobs each:",
+            *[f"  {state}: {said[state]}" for state in plan.states],
+            f"  fills at most {format_duration(plan.precondition_s)} in all (at 100 MB/s)"
+            if "full" in plan.states else "  discards take seconds"]  # fmt: skip
 
 
 def announce(plan: Plan, results: Path, findings: list[Finding]) -> None:
@@ -96,6 +113,11 @@ def announce(plan: Plan, results: Path, findings: list[Finding]) -> None:
     if plan.precondition:
         say(f"preconditioning: {' then '.join(plan.precondition)} (at most "
             f"{format_duration(plan.precondition_s)}, included below)")  # fmt: skip
+    if plan.states:
+        say(
+            f"drive states: {', then '.join(plan.states)}: a pass over the jobs in each "
+            "(the span discarded before every empty run, filled before the full pass)"
+        )
     runs = len(plan.jobs) * plan.repeat
     say(
         f"{plan.suite.name}: {len(plan.suite.workloads)} jobs x {len(plan.targets)} device(s) x "

@@ -55,6 +55,11 @@ _PCT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 
 ExtraValue = str | int | float | bool | None
 
+# The states a suite can measure a drive in, one pass over its jobs each (`sweep --states`):
+# empty = the span discarded (TRIM) before every run; full = the span filled before the pass.
+DriveState = Literal["empty", "full"]
+DRIVE_STATES: tuple[str, ...] = DriveState.__args__  # type: ignore[attr-defined]
+
 
 def _alias(*names: str) -> AliasChoices:
     return AliasChoices(*names)
@@ -89,6 +94,8 @@ class Workload(BaseModel):
     extra: dict[str, ExtraValue] = Field(default_factory=dict)
     group: str | None = Field(None, description="Name of the matrix this workload came from")
     description: str | None = None
+    # set by Suite.in_states, not by suite authors: the pass of a --states sweep it belongs to
+    state: DriveState | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -291,7 +298,7 @@ WORKLOAD_KEYS: frozenset[str] = frozenset(
         )
         if isinstance(name, str)
     }
-)
+) - {"state"}
 
 # Alias -> field name ("runtime" -> "runtime_s"), so overrides can use either spelling.
 _FIELD_BY_ALIAS: dict[str, str] = {
@@ -360,6 +367,8 @@ class SuiteSpec(BaseModel):
     read_only: bool = Field(False, description="True when no workload writes")
     # the preconditioning the methodology asks for; --precondition replaces it
     precondition: list[Literal["fill", "workload"]] = Field(default_factory=list)
+    # the drive states the methodology measures in, a pass each; --states replaces it
+    states: list[DriveState] = Field(default_factory=list)
     defaults: dict[str, Any] = Field(default_factory=dict)
     workloads: list[dict[str, Any]] = Field(default_factory=list)
     matrices: list[MatrixSpec] = Field(default_factory=list)
@@ -412,15 +421,36 @@ class Suite(BaseModel):
     source: str | None = None
     path: str | None = None
     precondition: list[str] = Field(default_factory=list)  # the suite's own preconditioning
+    # the suite's own drive states; once expanded (in_states), the passes its workloads are in
+    states: list[DriveState] = Field(default_factory=list)
     workloads: list[Workload] = Field(min_length=1)
+
+    @property
+    def expanded(self) -> bool:
+        """True when the workloads are already one pass per drive state (see in_states)."""
+        return any(w.state is not None for w in self.workloads)
+
+    def in_states(self, states: list[str]) -> Suite:
+        """Every workload once per drive state, pass after pass: `randread-4k-qd1.empty`,
+        ..., then `randread-4k-qd1.full`, ... An empty list gives the suite as it is."""
+        if not states or self.expanded:
+            return self
+        passes = [
+            w.model_copy(update={"id": f"{w.job_id}.{state}", "state": state})
+            for state in states
+            for w in self.workloads
+        ]
+        return self.model_copy(update={"workloads": passes, "states": list(states)})
 
     @property
     def writes(self) -> bool:
         return any(w.writes for w in self.workloads)
 
     def read_only(self) -> Suite:
-        """The same suite without any workload that writes or trims."""
-        kept = [w for w in self.workloads if not w.writes]
+        """The same suite without any workload that writes or trims, or could: a mix at 100 %
+        reads writes nothing, but fio opens its target for writing and the jobfile check
+        counts it as writing, so it goes too."""
+        kept = [w for w in self.workloads if not w.writes and w.rw not in WRITING_PATTERNS]
         if not kept:
             raise SsdcompareError(
                 f"suite {self.name!r} has no read-only workloads; choose a suite with reads "

@@ -1,0 +1,170 @@
+"""Drive states: a --states sweep runs its jobs once on an empty drive and once on a full one."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+from blockdevs import loop_device
+from suitefiles import suite_file
+
+import ssdcompare
+from ssdcompare import precondition, sweep
+from ssdcompare.devices import discards
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.plan import make_plan
+from ssdcompare.store import ResultsDir, StateRecord
+
+MIB = 1 << 20
+
+
+def test_states_make_a_pass_per_state_with_their_own_ids_hashes_and_order(
+    tmp_path: Path,
+) -> None:
+    suite = suite_file(tmp_path, "two", "{rw: randread, bs: 4k, runtime: 1}",
+                       "{rw: randwrite, bs: 4k, runtime: 1}")  # fmt: skip
+    target = str(tmp_path / "t.img")
+    plan = make_plan(str(suite), target, size_bytes=64 * MIB, repeat=2, states=["full", "empty"])
+    assert plan.states == ["empty", "full"]  # empty first: only a discard undoes a fill
+    ids = [j.job_id for j in plan.jobs]
+    assert ids == ["randread-4k-qd1.empty", "randwrite-4k-qd1.empty",
+                   "randread-4k-qd1.full", "randwrite-4k-qd1.full"]  # fmt: skip
+    hashes = {j.job_id: j.workload_hash for j in plan.jobs}
+    assert hashes["randread-4k-qd1.empty"] != hashes["randread-4k-qd1.full"]
+    assert "; drive state: empty" in plan.jobs[0].text
+    # both repeats of the empty pass come before the full pass
+    order = [(j.job_id, r) for r, j in sweep._ordered(plan)]
+    assert [i for i, _ in order] == [ids[0], ids[1], ids[0], ids[1], ids[2], ids[3], ids[2],
+                                     ids[3]]  # fmt: skip
+    assert [r for _, r in order] == [1, 1, 2, 2, 1, 1, 2, 2]
+    assert [t.name for t in plan.written_targets] == ["t.img"]  # reads too: discards write
+    assert plan.precondition_s == pytest.approx(2 * 64 * MIB / 100e6)  # the fill
+
+
+def test_states_refuse_what_cannot_be_and_suites_bring_their_own(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, runtime: 1}")
+    target = str(tmp_path / "t.img")
+    with pytest.raises(SsdcompareError, match="not a drive state"):
+        make_plan(str(suite), target, size_bytes=MIB, states=["fresh"])
+    with pytest.raises(SsdcompareError, match="--read-only cannot be combined with --states"):
+        make_plan(str(suite), target, size_bytes=MIB, read_only=True, states=["full"])
+    with pytest.raises(SsdcompareError, match="cannot be combined"):
+        make_plan(str(suite), target, size_bytes=MIB, states=["full"], precondition=["fill"])
+    bundled = make_plan("anandtech", target, size_bytes=64 * MIB)
+    assert bundled.states == ["empty", "full"] and len(bundled.jobs) == 100
+    # choosing the other kind of preconditioning, or none, replaces the suite's states
+    assert make_plan("anandtech", target, size_bytes=64 * MIB, precondition=["fill"]).states == []
+    assert make_plan("anandtech", target, size_bytes=64 * MIB, states=["none"]).states == []
+    os.truncate(Path(target).touch() or target, 64 * MIB)
+    assert make_plan("anandtech", target, read_only=True).states == []
+
+
+def test_discard_support_is_read_from_the_disk_queue(tmp_path: Path) -> None:
+    sys_root = tmp_path / "sys"
+    disk = sys_root / "devices" / "virtual" / "block" / "sdz"
+    (disk / "queue").mkdir(parents=True)
+    (disk / "sdz1").mkdir()
+    (disk / "queue" / "discard_max_bytes").write_text("0\n")
+    (sys_root / "class" / "block").mkdir(parents=True)
+    (sys_root / "class" / "block" / "sdz").symlink_to(disk)
+    (sys_root / "class" / "block" / "sdz1").symlink_to(disk / "sdz1")
+    assert discards("sdz", sys_root) is False and discards("sdz1", sys_root) is False
+    (disk / "queue" / "discard_max_bytes").write_text("2199023255040\n")
+    assert discards("sdz", sys_root) is True and discards("sdz1", sys_root) is True
+    assert discards("nothere", sys_root) is None
+
+
+def test_a_full_pass_fills_again_after_any_discard(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, runtime: 1}")
+    plan = make_plan(str(suite), str(tmp_path / "t.img"), size_bytes=MIB, states=["empty", "full"])
+    results, _ = sweep.start(plan, tmp_path / "r", command_line=["test"])
+    empty, full = plan.jobs
+    folder = ResultsDir.open(results.path)
+
+    def step(number: int, state: str, ok: bool) -> None:
+        folder.save_state_record(StateRecord(
+            target="t.img", state=state, number=number, how="test", job="j", repeat=1, ok=ok,
+            started_at="", finished_at="",
+        ))  # fmt: skip
+
+    assert precondition.state_needed(folder, empty) and precondition.state_needed(folder, full)
+    step(1, "full", False)
+    assert precondition.state_needed(folder, full)  # a fill that failed is tried again
+    step(2, "full", True)
+    assert not precondition.state_needed(folder, full)
+    assert precondition.state_needed(folder, empty)  # every empty run starts discarded
+    step(3, "empty", True)  # e.g. a resumed empty run, after the full pass had begun
+    assert precondition.state_needed(folder, full)
+    assert [r.number for r in folder.state_records("t.img")] == [1, 2, 3]
+
+
+def _allocated(path: Path) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_an_empty_then_full_sweep_discards_fills_and_reports_both_states(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}")
+    image = tmp_path / "disk.img"
+    seen: dict[str, int] = {}
+
+    def progress(event: sweep.Progress) -> None:
+        if event.state == "start":  # before the state step of that run
+            seen[event.job] = _allocated(image)
+
+    with loop_device(image, 16 * MIB) as device:
+        with open(device, "r+b") as handle:  # data the empty state must discard
+            handle.write(os.urandom(16 * MIB))
+        assert _allocated(image) >= 16 * MIB
+        run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "r",
+                                   states="empty,full", progress=progress)  # fmt: skip
+        after = _allocated(image)
+    assert run.complete
+    # the empty run read a discarded span; the full pass wrote all of it first
+    assert seen["randread-4k-qd4.full"] < MIB <= 16 * MIB <= after
+    name = Path(device).name
+    steps = ResultsDir.open(run.path).state_records(name)
+    assert [(s.state, s.ok, s.job) for s in steps] == [
+        ("empty", True, "randread-4k-qd4.empty"),
+        ("full", True, "randread-4k-qd4.full"),
+    ]
+    assert "BLKDISCARD" in steps[0].how and steps[0].span_bytes == 16 * MIB
+    fill = run.path / "precondition" / name / "states" / "0002-full" / "fio.json"
+    written = json.loads(fill.read_text())["jobs"][0]["write"]["io_bytes"]
+    assert written == 2 * 16 * MIB  # the raw fill output is kept
+    frame = run.frame()
+    assert list(frame["job"]) == ["randread-4k-qd4.empty", "randread-4k-qd4.full"]
+    assert list(frame["drive_state"]) == ["empty", "full"]
+    assert list(frame["state"]) == ["empty", "full"]
+    statuses = {s.job: s.state_step for s in ResultsDir.open(run.path).statuses()}
+    assert statuses == {"randread-4k-qd4.empty": 1, "randread-4k-qd4.full": 2}
+    assert run.report is not None
+    html = run.report.read_text()
+    assert "Empty drive against full drive" in html and "full / empty" in html
+    assert "not preconditioned" not in html and "a pass over the jobs in each drive state" in html
+
+
+@pytest.mark.fio
+def test_a_state_that_cannot_be_reached_skips_its_pass_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unsupported(path: str, block: bool, length: int) -> str:
+        raise OSError(errno.EOPNOTSUPP, os.strerror(errno.EOPNOTSUPP))
+
+    monkeypatch.setattr(precondition, "discard", unsupported)
+    suite = suite_file(tmp_path, "writes", "{rw: randwrite, bs: 4k, runtime: 1}")
+    run = ssdcompare.run_sweep(str(tmp_path / "t.img"), suite=str(suite), out=tmp_path / "r",
+                               size="8m", states="empty,full")  # fmt: skip
+    assert not run.complete
+    by_job = {s.job: s for s in ResultsDir.open(run.path).statuses()}
+    skipped = by_job["randwrite-4k-qd1.empty"]
+    assert skipped.status == "skipped"
+    assert skipped.error is not None and "not put in the empty state" in skipped.error
+    assert "Operation not supported" in skipped.error
+    assert by_job["randwrite-4k-qd1.full"].status == "ok"
+    steps = ResultsDir.open(run.path).state_records("t.img")
+    assert [(s.state, s.ok) for s in steps] == [("empty", False), ("full", True)]
