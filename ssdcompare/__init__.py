@@ -10,6 +10,7 @@ In Python (e.g. Jupyter)::
     run = ssdcompare.run_sweep(["nvme0n1", "nvme1n1"], suite="quick")  # a sweep, as the CLI runs
     run.frame()                                                   # its results
     seconds = ssdcompare.timeseries("results/20261122-120000-quick")  # every run, per second
+    ssdcompare.bursts("results/20261122-120000-anandtech")        # each burst of bursty jobs
 
 This module imports nothing when it loads: the command line starts from ssdcompare.entry,
 which must be able to catch Ctrl-C before anything slow is imported.
@@ -18,8 +19,8 @@ which must be able to catch Ctrl-C before anything slow is imported.
 from ssdcompare.version import __version__
 
 __all__ = [
-    "SsdcompareError", "SweepRun", "__version__", "job_summary", "load", "read_fio", "run_sweep",
-    "side_by_side", "timeseries",
+    "SsdcompareError", "SweepRun", "__version__", "bursts", "job_summary", "load", "read_fio",
+    "run_sweep", "side_by_side", "timeseries",
 ]  # fmt: skip
 
 _LAZY = {
@@ -30,6 +31,7 @@ _LAZY = {
     "side_by_side": "ssdcompare.frame",
     "run_sweep": "ssdcompare.api",
     "timeseries": "ssdcompare.persecond",
+    "bursts": "ssdcompare.perburst",
     "SweepRun": "ssdcompare.api",
 }
 

@@ -3,7 +3,8 @@
 Each line is `time, value, direction, block size, offset[, priority]`: time in ms since the
 job started, the value averaged over the interval (`log_avg_msec`), direction 0 read,
 1 write, 2 trim. Values: IOPS in I/Os per second, bandwidth in KiB/s, latency in ns (fio 3.x).
-Each fio process writes its own file (`<prefix>_iops.<n>.log`); a file may be gzip-compressed
+With `log_avg_msec=0` fio logs every I/O instead: its completion time, its latency and its
+size. Each fio process writes its own file (`<prefix>_iops.<n>.log`); a file may be gzip-compressed
 (`.log.gz`). A line fio cut short (a stopped run) is left out; anything else that is not a
 log line is an error naming the file and line.
 """
@@ -31,6 +32,7 @@ class Sample:
     time_ms: int
     value: float
     direction: str
+    size: int = 0  # bytes: the block size (of the I/O itself in a log of every I/O)
 
 
 def read_log(path: Path) -> list[Sample]:
@@ -56,7 +58,8 @@ def read_log(path: Path) -> list[Sample]:
                 continue  # the last line of a run that was stopped while fio wrote it
             raise LogError(f"{path} line {number} is not a fio log line: {line[:80]!r}") from None
         if direction in DIRECTIONS and time_ms >= 0:
-            samples.append(Sample(time_ms, value, DIRECTIONS[direction]))
+            size = int(fields[3]) if len(fields) > 3 and fields[3].isdigit() else 0
+            samples.append(Sample(time_ms, value, DIRECTIONS[direction], size))
     return samples
 
 
@@ -69,3 +72,25 @@ def log_files(folder: Path, prefix: str, kind: str) -> list[Path]:
         return int(number) if number.isdigit() else 0
 
     return sorted(found, key=process)
+
+
+COMPRESS_ABOVE = 1 << 20  # bytes: a log of every I/O grows about 22 MB per million I/Os
+
+
+def compress_large(folder: Path, prefix: str) -> list[Path]:
+    """gzip a run's fio logs larger than COMPRESS_ABOVE in place (`.log` -> `.log.gz`, read
+    back by read_log as they are); the compressed files."""
+    done = []
+    for path in sorted(folder.glob(f"{prefix}_*.log")):
+        try:
+            if path.stat().st_size <= COMPRESS_ABOVE:
+                continue
+            target = path.with_name(path.name + ".gz")
+            with path.open("rb") as source, gzip.open(target, "wb", compresslevel=6) as out:
+                while chunk := source.read(1 << 20):
+                    out.write(chunk)
+            path.unlink()
+        except OSError:
+            continue  # a log that cannot be compressed stays as fio wrote it
+        done.append(target)
+    return done

@@ -102,6 +102,12 @@ Drive state
     cliff_before_iops, cliff_after_iops
                         float    the IOPS level before the cliff (median of the first seconds)
                                  and after it (median from the cliff on); fio's per-second logs
+Bursts (a bursty job: idle gaps of 10 ms or more, a size cap; see ssdcompare.perburst)
+    bursts              Int64    bursts found in fio's log of every I/O; NA for other jobs
+    burst_iops, burst_bw_bytes
+                        float    I/Os and bytes per second while bursting: all I/Os over the
+                                 bursts' time (fio's iops and bw_bytes count the idle gaps too)
+    burst_duty_pct      float    %; bursting time over the time from first issue to last I/O
 Where it ran
     suite               str      manifest suite.name
     model, firmware, size_bytes (bytes), transport, rotational (boolean), scheduler,
@@ -125,6 +131,7 @@ from ssdcompare.errors import NewerFormatError, SsdcompareError
 from ssdcompare.fioresult import DIRECTIONS, FioOutputError, JobResult, parse_fio_file
 from ssdcompare.jobcheck import JobfileError, read_jobfile
 from ssdcompare.jobfile import rendered_size, span_words
+from ssdcompare.perburst import run_summary
 from ssdcompare.persecond import run_cliff
 from ssdcompare.store import ResultsDir, RunStatus, unique_folders, write_atomic
 from ssdcompare.units import format_bytes, parse_size
@@ -144,7 +151,7 @@ COLUMNS = [
     "fio_worker_max_runnable_pct",
     "fio_workers_total_cores", "cpu_count", "sampler_cpu_pct",
     "cliff_s", "cliff_before_iops", "cliff_after_iops", "drive_state", "state",
-    "steady_state", "ss_rounds",
+    "steady_state", "ss_rounds", "bursts", "burst_iops", "burst_bw_bytes", "burst_duty_pct",
     "suite", "workload_hash", "model", "firmware", "size_bytes", "transport", "rotational",
     "scheduler", "target_kind", "fio_version", "started_at", "sweep", "fio_json",
 ]  # fmt: skip
@@ -155,7 +162,7 @@ _FLOAT_COLUMNS = [
     "slat_mean_us", "fio_cpu_usr_pct", "fio_cpu_sys_pct", "cpu_busy_pct", "cpu_max_busy_pct",
     "irq_softirq_max_pct", "fio_worker_max_pct", "fio_worker_max_runnable_pct",
     "fio_workers_total_cores", "sampler_cpu_pct", "cliff_s", "cliff_before_iops",
-    "cliff_after_iops", "size_bytes",
+    "cliff_after_iops", "size_bytes", "burst_iops", "burst_bw_bytes", "burst_duty_pct",
 ]  # fmt: skip
 # Columns taken as they are from the CpuStats of a run's samples (cpu_count comes from the
 # manifest's host instead).
@@ -165,7 +172,7 @@ _CPU_STATS_COLUMNS = (
 )  # fmt: skip
 _INT_COLUMNS = ["port", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
                 "fdatasync", "runtime_s", "ramp_s", "cpu_count", "span_bytes",
-                "ss_rounds", "io_size_bytes"]  # fmt: skip
+                "ss_rounds", "io_size_bytes", "bursts"]  # fmt: skip
 
 
 def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
@@ -313,6 +320,12 @@ def _run_rows(
         if cliff is not None:
             base.update(cliff_s=cliff.t_s, cliff_before_iops=cliff.before_iops,
                         cliff_after_iops=cliff.after_iops)  # fmt: skip
+        if workload is not None and workload.bursty:
+            burst = run_summary(results, status, (workload.thinktime_us or 0) / 1e6)
+            if burst is not None:
+                base.update(bursts=burst.bursts, burst_iops=burst.iops,
+                            burst_bw_bytes=burst.bw_bytes,
+                            burst_duty_pct=burst.duty_pct)  # fmt: skip
     rows = []
     for direction in directions:
         row = dict(base, direction=direction)

@@ -7,6 +7,8 @@
     t_s                                seconds since the job started (the end of the second);
                                        the seconds fio logged IOPS for (a job's last, partial
                                        second is in fio's latency log only, and left out)
+                                       (a bursty job's log of every I/O gives every second,
+                                       idle ones as 0; see ssdcompare.perburst)
     iops                               I/Os in that second, all fio processes of the job added
     bw_bytes                           bytes per second, added likewise (fio logs KiB/s)
     lat_mean_us                        mean total latency, µs, the processes' means weighted by
@@ -21,7 +23,7 @@ below, and at least CLIFF_HOLD of them are. It needs MIN_SECONDS of series at le
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +38,7 @@ CLIFF_FRACTION = 0.5  # below half of the first seconds' level
 CLIFF_HOLD = 0.8  # ... in at least 80 % of the seconds from the cliff on
 FIRST_SECONDS = 3  # the level the job starts at: the median of its first seconds
 MIN_SECONDS = 6
+_SERIES_COLUMNS = ["direction", "t_s", "iops", "bw_bytes", "lat_mean_us"]
 
 
 @dataclass(frozen=True)
@@ -56,11 +59,41 @@ def _samples(paths: list[Path], kind: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["process", "t_s", "direction", kind])
 
 
+def logged_each_io(results: ResultsDir, status: RunStatus) -> bool:
+    """A run whose fio logged every I/O (a bursty job, see ssdcompare.perburst): latency logs
+    but no per-second IOPS logs."""
+    return bool(results.timeseries_logs(status, "lat")) and not results.timeseries_logs(
+        status, "iops"
+    )
+
+
+def _seconds_of_each_io(paths: list[Path]) -> pd.DataFrame:
+    """Per-second rows from logs of every I/O: the I/Os that completed in each second, with
+    the seconds without any (idle gaps) as zeros; the last, partial second left out."""
+    rows = [(max(1, -(-s.time_ms // 1000)), s.direction, s.value, s.size)
+            for path in paths for s in read_log(path)]  # fmt: skip
+    ios = pd.DataFrame(rows, columns=["t_s", "direction", "lat", "size"])
+    if ios.empty:
+        return pd.DataFrame(columns=_SERIES_COLUMNS)
+    per_second = ios.groupby(["direction", "t_s"]).agg(
+        iops=("lat", "size"), bw_bytes=("size", "sum"), lat=("lat", "mean")
+    )  # fmt: skip
+    last = int(ios["t_s"].max())
+    every = pd.MultiIndex.from_product([sorted(ios["direction"].unique()), range(1, last)],
+                                       names=["direction", "t_s"])  # fmt: skip
+    per_second = per_second.reindex(every).reset_index()
+    per_second[["iops", "bw_bytes"]] = per_second[["iops", "bw_bytes"]].fillna(0.0)
+    per_second["lat_mean_us"] = per_second["lat"] / 1000
+    return per_second[_SERIES_COLUMNS].astype({"iops": "float64", "bw_bytes": "float64"})
+
+
 def run_series(results: ResultsDir, status: RunStatus) -> pd.DataFrame:
     """One run's seconds: direction, t_s, iops, bw_bytes, lat_mean_us (empty without logs)."""
+    if logged_each_io(results, status):
+        return _seconds_of_each_io(results.timeseries_logs(status, "lat"))
     logs = {kind: results.timeseries_logs(status, kind) for kind in ("iops", "bw", "lat")}
     if not logs["iops"]:
-        return pd.DataFrame(columns=["direction", "t_s", "iops", "bw_bytes", "lat_mean_us"])
+        return pd.DataFrame(columns=_SERIES_COLUMNS)
     keys = ["process", "t_s", "direction"]
     merged = _samples(logs["iops"], "iops")
     for kind in ("bw", "lat"):
@@ -78,7 +111,7 @@ def run_series(results: ResultsDir, status: RunStatus) -> pd.DataFrame:
     ).reset_index()  # fmt: skip
     per_second["bw_bytes"] = per_second["bw"] * 1024
     per_second["lat_mean_us"] = per_second["lat_weighted"] / per_second["iops"] / 1000
-    return per_second[["direction", "t_s", "iops", "bw_bytes", "lat_mean_us"]]
+    return per_second[_SERIES_COLUMNS]
 
 
 def find_cliff(t_s: Iterable[float], iops: Iterable[float]) -> Cliff | None:
@@ -100,7 +133,10 @@ def find_cliff(t_s: Iterable[float], iops: Iterable[float]) -> Cliff | None:
 
 
 def run_cliff(results: ResultsDir, status: RunStatus) -> Cliff | None:
-    """The write cliff of one run, from its IOPS logs (all directions added)."""
+    """The write cliff of one run, from its IOPS logs (all directions added). None for a
+    bursty run (fio logged every I/O): its idle gaps are not a cliff."""
+    if logged_each_io(results, status):
+        return None
     try:
         seconds = run_series(results, status)
     except LogError:
@@ -111,25 +147,41 @@ def run_cliff(results: ResultsDir, status: RunStatus) -> Cliff | None:
     return find_cliff(total.index, total.to_numpy())
 
 
-def timeseries(results: str | Path | Iterable[str | Path]) -> pd.DataFrame:
-    """Every second of every run in one or more results folders, as a tidy frame."""
+def gather(
+    results: str | Path | Iterable[str | Path],
+    columns: list[str],
+    of_run: Callable[[ResultsDir, RunStatus], pd.DataFrame | None],
+) -> pd.DataFrame:
+    """One tidy frame from every run of one or more results folders: `of_run` gives a run's
+    rows (None or empty: none), each labelled with its sweep, host, device, job and repeat."""
     paths = [results] if isinstance(results, (str, Path)) else list(results)
     parts = []
     for path in unique_folders(paths):
         folder = ResultsDir.open(path)
         for status in folder.statuses():
-            if status.status not in ("ok", "interrupted"):
+            rows = of_run(folder, status)
+            if rows is None or rows.empty:
                 continue
-            seconds = run_series(folder, status)
-            if seconds.empty:
-                continue
-            parts.append(seconds.assign(
+            parts.append(rows.assign(
                 sweep=str(folder.path), host=folder.manifest.host.hostname,
                 device=status.target, job=status.job, repeat=status.repeat,
             ))  # fmt: skip
     if not parts:
-        return pd.DataFrame({column: pd.Series(dtype="object") for column in COLUMNS})
-    frame = pd.concat(parts, ignore_index=True)[COLUMNS]
+        return pd.DataFrame({column: pd.Series(dtype="object") for column in columns})
+    frame = pd.concat(parts, ignore_index=True)[columns]
     frame["repeat"] = frame["repeat"].astype("Int64")
-    frame["t_s"] = frame["t_s"].astype("float64")
+    return frame
+
+
+def timeseries(results: str | Path | Iterable[str | Path]) -> pd.DataFrame:
+    """Every second of every run in one or more results folders, as a tidy frame."""
+
+    def of_run(folder: ResultsDir, status: RunStatus) -> pd.DataFrame | None:
+        if status.status not in ("ok", "interrupted"):
+            return None
+        return run_series(folder, status)
+
+    frame = gather(results, COLUMNS, of_run)
+    if not frame.empty:
+        frame["t_s"] = frame["t_s"].astype("float64")
     return frame

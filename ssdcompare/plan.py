@@ -273,6 +273,12 @@ def _suite_warnings(
                 f"{job.job_id}: it runs over {span_words(job.workload, size)}, so its results "
                 "are not compared with other targets' (a different workload)"
             )
+    unsplit = [w.job_id for w in suite.workloads if w.bursty and not w.logs_each_io]
+    if unsplit:
+        warnings.append(
+            "bursty jobs without a size cap of at most 1M I/Os (io_size) are not split into "
+            "bursts: their IOPS count the idle gaps (" + ", ".join(unsplit) + ")"
+        )
     sync_engines = {"psync", "sync", "pvsync", "pvsync2", "vsync"}
     deep_sync = [w.job_id for w in suite.workloads if w.ioengine in sync_engines and w.iodepth > 1]
     if deep_sync:

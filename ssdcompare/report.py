@@ -362,6 +362,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
         "groups": groups,
         "footnotes": footnotes,
         "state_pairs": _state_pairs(summary, labels),
+        "burst_rows": _burst_rows(frame, labels),
         "charts": charts_found,
         "chart_notes": chart_notes,
         "cpu_bound_count": int(known_true(summary["cpu_bound"]).sum()),
@@ -494,6 +495,32 @@ def _states_words(states: list[str]) -> str:
     said = {"empty": "empty (the span discarded, TRIM, before every run)",
             "full": "full (the span filled before the pass)"}  # fmt: skip
     return "a pass over the jobs in each drive state: " + ", then ".join(said[s] for s in states)
+
+
+def _burst_rows(frame: pd.DataFrame, labels: list[str]) -> list[dict[str, object]]:
+    """Each bursty job's figures while bursting, per device (means over repeats), next to
+    fio's own IOPS, which count the idle gaps."""
+    bursty = frame[(frame["status"] == "ok") & frame["bursts"].notna()]
+    rows = []
+    for job, group in bursty.groupby("job", sort=False):
+        cells = []
+        for label in labels:
+            runs = group[group["label"] == label].drop_duplicates(["sweep", "repeat"])
+            if runs.empty:
+                cells.append(None)
+                continue
+            cells.append({
+                "bursts": f"{runs['bursts'].mean():.0f}",
+                "iops": format_count(runs["burst_iops"].mean()),
+                "bw": format_rate(runs["burst_bw_bytes"].mean()),
+                "duty": f"{runs['burst_duty_pct'].mean():.0f} %",
+                "fio_iops": format_count(group.loc[group["label"] == label, "iops"].sum()
+                                         / len(runs)),
+                "cpu": bool(known_true(runs["cpu_bound"]).any()),
+                "sort": float(runs["burst_iops"].mean()),
+            })  # fmt: skip
+        rows.append({"job": job, "what": _what(group.iloc[0]), "cells": cells})
+    return rows
 
 
 def _state_pairs(summary: pd.DataFrame, labels: list[str]) -> list[dict[str, object]]:

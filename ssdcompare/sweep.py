@@ -25,6 +25,8 @@ from pathlib import Path
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import FioInfo, default_ioengine, find_fio
+from ssdcompare.fiologs import compress_large
+from ssdcompare.fiooptions import TIMESERIES_PREFIX
 from ssdcompare.guard import Finding, check_in_use, check_write_safety, claimed
 from ssdcompare.identity import changed_since, differences, identify
 from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile
@@ -570,6 +572,7 @@ def _run_one(
                       "or opened exclusively) as the job began")  # fmt: skip
             return _skip(results, job, repeat, reason)
         ran = run_fio(fio, jobfile, folder, timeout, sampler, readonly=readonly)
+    compress_large(folder, TIMESERIES_PREFIX)
     outcome = dataclasses.asdict(ran)
     outcome["status"] = outcome.pop("state")
     del outcome["interrupted"]  # the status says so

@@ -46,6 +46,11 @@ IOENGINES = (
     "posixaio", "mmap", "sg", "splice", "null", "windowsaio", "solarisaio",
 )  # fmt: skip
 
+# Bursts (thinktime after every thinktime_blocks I/Os) are split apart from fio's log of every
+# I/O, whose timestamps are whole milliseconds: shorter idle gaps cannot be told from jitter.
+BURST_MIN_IDLE_US = 10_000
+MAX_LOGGED_IOS = 1_000_000  # per job; about 22 MB of log per million I/Os before compression
+
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 # An id names a jobfile and a folder of results: filesystems refuse names past 255 bytes, and
 # a name that long is no use in a table either. Suites are held to it when they are loaded
@@ -213,6 +218,24 @@ class Workload(BaseModel):
     def job_id(self) -> str:
         assert self.id is not None  # always set by validation
         return self.id
+
+    @property
+    def bursty(self) -> bool:
+        """I/O in bursts with idle gaps: a thinktime of at least BURST_MIN_IDLE_US after every
+        thinktime_blocks (2 or more) I/Os."""
+        return (
+            self.thinktime_us is not None
+            and self.thinktime_us >= BURST_MIN_IDLE_US
+            and (self.thinktime_blocks or 1) >= 2
+        )
+
+    @property
+    def logs_each_io(self) -> bool:
+        """Whether fio logs every I/O (for per-burst results, see ssdcompare.perburst): a bursty
+        job whose size cap (io_size) bounds it to MAX_LOGGED_IOS I/Os."""
+        if not self.bursty or self.io_size_bytes is None:
+            return False
+        return self.io_size_bytes // self.bs_bytes * self.numjobs <= MAX_LOGGED_IOS
 
     @property
     def writes(self) -> bool:

@@ -21,7 +21,7 @@ STAGES = [
     ("store", ["store"]),
     ("running", ["sampler", "runner", "precondition"]),
     ("sweep", ["sweep"]),
-    ("frame", ["persecond", "frame"]),
+    ("frame", ["persecond", "perburst", "frame"]),
     ("presenting", ["charts", "report"]),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
 ]
