@@ -7,6 +7,7 @@ tests run as root, with a PATH on which fio cannot be found.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -331,9 +332,12 @@ def test_whole_suite_without_root_or_fio_skips_exactly_the_marked_tests(
     assert "tests/test_devices.py::test_real_loop_device" in marked
     # unprivileged, without fio: nothing fails, and what is skipped is what is marked
     junit = sandbox.root / "suite.xml"
+    # the unmarked tests run here a second time (the first, as root, is the suite itself): on
+    # both CPUs, as they touch no device
+    workers = ["-n", "2"] if importlib.util.find_spec("xdist") else []
     done = sandbox.pytest(
         "--strict-markers", "-q", "-rs", "--basetemp", sandbox.root / "tmp" / "suite-basetemp",
-        "--junitxml", junit, *ignore, TESTS,
+        "--junitxml", junit, *workers, *ignore, TESTS,
     )  # fmt: skip
     assert junit.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     outcomes = read_junit(junit)

@@ -77,6 +77,7 @@ def test_discard_support_is_read_from_the_disk_queue(tmp_path: Path) -> None:
     assert discards("nothere", sys_root) is None
 
 
+@pytest.mark.fio  # sweep.start checks fio
 def test_a_full_pass_fills_again_after_any_discard(tmp_path: Path) -> None:
     suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, runtime: 1}")
     plan = make_plan(str(suite), str(tmp_path / "t.img"), size_bytes=MIB, states=["empty", "full"])
