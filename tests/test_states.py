@@ -5,11 +5,13 @@ from __future__ import annotations
 import errno
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 from blockdevs import loop_device
 from suitefiles import suite_file
+from test_report import chromium
 
 import ssdcompare
 from ssdcompare import precondition, sweep
@@ -144,9 +146,17 @@ def test_an_empty_then_full_sweep_discards_fills_and_reports_both_states(tmp_pat
     statuses = {s.job: s.state_step for s in ResultsDir.open(run.path).statuses()}
     assert statuses == {"randread-4k-qd4.empty": 1, "randread-4k-qd4.full": 2}
     assert run.report is not None
-    html = run.report.read_text()
-    assert "Empty drive against full drive" in html and "full / empty" in html
-    assert "not preconditioned" not in html and "a pass over the jobs in each drive state" in html
+    # the report as a browser shows it: both states side by side, and what each run was in
+    dom = subprocess.run(
+        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", run.report.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    ).stdout  # fmt: skip
+    assert "Empty drive against full drive" in dom and "full / empty" in dom
+    table = dom[dom.index('id="states"') :]
+    assert "randread-4k-qd4" in table and "×" in table[: table.index("</table>")]
+    assert 'drive empty"' in dom and 'drive full"' in dom  # the cells' tooltips
+    assert "not preconditioned" not in dom and "a pass over the jobs in each drive state" in dom
 
 
 @pytest.mark.fio
