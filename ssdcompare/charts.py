@@ -104,13 +104,13 @@ def qd_chart(summary: pd.DataFrame, metric: str, ylabel: str, title: str) -> str
     drawn.
     """
     log_y = metric.startswith("lat")
-    points = _plottable(summary, "iodepth", f"{metric}_mean", log_x=True, log_y=log_y)
+    points = _plottable(summary, "iodepth", f"{metric}_value", log_x=True, log_y=log_y)
     if points.empty:
         return None
     with _figure(6.4, 3.6) as (fig, ax):
         any_bound = False
         for index, (label, series) in enumerate(points.groupby("label", sort=False)):
-            _draw_series(ax, series, "iodepth", f"{metric}_mean", index, str(label),
+            _draw_series(ax, series, "iodepth", f"{metric}_value", index, str(label),
                          (f"{metric}_min", f"{metric}_max"), log_y)  # fmt: skip
             any_bound |= bool(known_true(series["cpu_bound"]).any())
         ax.set_xscale("log", base=2)
@@ -127,13 +127,13 @@ def qd_chart(summary: pd.DataFrame, metric: str, ylabel: str, title: str) -> str
 def mix_chart(summary: pd.DataFrame, title: str) -> str | None:
     """IOPS against read share for a read/write mix sweep, one line per device (None when no
     point can be drawn)."""
-    points = _plottable(summary, "rwmixread", "iops_mean", log_x=False, log_y=False)
+    points = _plottable(summary, "rwmixread", "iops_value", log_x=False, log_y=False)
     if points.empty:
         return None
     with _figure(6.4, 3.6) as (fig, ax):
         any_bound = False
         for index, (label, series) in enumerate(points.groupby("label", sort=False)):
-            _draw_series(ax, series, "rwmixread", "iops_mean", index, str(label),
+            _draw_series(ax, series, "rwmixread", "iops_value", index, str(label),
                          ("iops_min", "iops_max"))  # fmt: skip
             any_bound |= bool(known_true(series["cpu_bound"]).any())
         ax.set_xlim(102, -2)  # 100 % read on the left, as mix sweeps are usually drawn

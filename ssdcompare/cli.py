@@ -396,12 +396,18 @@ _results_folders = click.argument(
     help="HTML file to write (default: report.html in the first results folder).",
 )
 @click.option("--baseline", help="Device the ratios are relative to (default: the first).")
-def report_command(results: tuple[Path, ...], output: Path | None, baseline: str | None) -> None:
+@click.option("--aggregate", type=click.Choice(["mean", "median", "best"]), default="mean",
+              show_default=True,
+              help="What the tables show for several repeats: their mean, median, or the best "
+              "run (as CrystalDiskMark shows the best of 5).")  # fmt: skip
+def report_command(
+    results: tuple[Path, ...], output: Path | None, baseline: str | None, aggregate: str
+) -> None:
     """Write a self-contained HTML comparison report from one or more results folders."""
     from ssdcompare.report import write_report
 
     _check_output_folder(output)
-    target = write_report(results, output or results[0] / "report.html", baseline)
+    target = write_report(results, output or results[0] / "report.html", baseline, aggregate)
     click.echo(f"report: {target}")
 
 

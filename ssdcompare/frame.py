@@ -133,6 +133,7 @@ from ssdcompare.jobcheck import JobfileError, read_jobfile
 from ssdcompare.jobfile import rendered_size, span_words
 from ssdcompare.perburst import run_summary
 from ssdcompare.persecond import run_cliff
+from ssdcompare.stats import AGGREGATES, aggregate_values, compare
 from ssdcompare.store import ResultsDir, RunStatus, unique_folders, write_atomic
 from ssdcompare.units import format_bytes, parse_size
 from ssdcompare.workload import Workload
@@ -679,7 +680,9 @@ def _cliffs(ok: pd.DataFrame) -> dict[str, object]:
     }
 
 
-def job_summary(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
+def job_summary(
+    frame: pd.DataFrame, baseline: str | None = None, aggregate: str = "mean"
+) -> pd.DataFrame:
     """One row per (device, job): repeats aggregated to mean, stddev, min, max and coefficient
     of variation (cv_pct = stddev / mean x 100; 10 % or more means the runs disagree).
 
@@ -690,10 +693,20 @@ def job_summary(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFram
     baseline label (`baseline`, else the first label) for that job: False when the jobfiles
     differ, with the reason in `comparable_note`; NA when either side has no hash (raw fio
     files) or the baseline did not run the job.
+
+    `<metric>_value` is the figure tables show: the mean, median or best of the repeats, as
+    `aggregate` says (named in the `aggregate` column). Against the baseline, with 3 or more
+    repeats on both sides (ssdcompare.stats): `ratio` of IOPS with `ratio_ci_low` /
+    `ratio_ci_high` (95 %), `p_value` (Welch's t-test on the logarithms) and `significant`;
+    the same for p99 latency as `p99_ratio`, `p99_ratio_ci_low`, `p99_ratio_ci_high`,
+    `p99_p_value`, `p99_significant`. NA with fewer repeats or jobfiles that differ.
     """
+    if aggregate not in AGGREGATES:
+        raise SsdcompareError(f"--aggregate {aggregate}: use one of {', '.join(AGGREGATES)}")
     frame = _label_devices(frame) if "label" not in frame.columns else frame
     runs = _per_run(frame)
     rows = []
+    repeats: dict[tuple[object, object], pd.DataFrame] = {}
     keys = ["sweep", "host", "device", "label", "job"]
     for key, group in runs.groupby(keys, sort=False, dropna=False):
         ok = group[group["status"] == "ok"]
@@ -714,6 +727,10 @@ def job_summary(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFram
             row[f"{metric}_min"] = values.min() if len(values) else float("nan")
             row[f"{metric}_max"] = values.max() if len(values) else float("nan")
             row[f"{metric}_cv_pct"] = std / mean * 100 if mean else float("nan")
+            lower_better = metric.startswith("lat_")
+            row[f"{metric}_value"] = aggregate_values(values, aggregate, not lower_better)
+        row["aggregate"] = aggregate
+        repeats[(row["label"], row["job"])] = ok
         bound = ok["cpu_bound"].dropna()
         row["cpu_bound"] = bool(bound.astype(bool).any()) if len(bound) else pd.NA
         reasons = ok.loc[known_true(ok["cpu_bound"]), "cpu_bound_reason"]
@@ -727,7 +744,44 @@ def job_summary(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFram
             summary[column] = pd.to_numeric(summary[column], errors="coerce").astype("Int64")
         chosen = _baseline(list(dict.fromkeys(summary["label"])), baseline)
         summary["comparable"], summary["comparable_note"] = _comparability(summary, chosen)
+        _compare_repeats(summary, repeats, chosen)
     return summary
+
+
+_COMPARED = {"iops": "", "lat_p99_us": "p99_"}  # metric -> prefix of its comparison columns
+
+
+def _compare_repeats(
+    summary: pd.DataFrame, repeats: dict[tuple[object, object], pd.DataFrame], baseline: str
+) -> None:
+    """Each row's repeats against the baseline's for the same job (ssdcompare.stats)."""
+    for metric, prefix in _COMPARED.items():
+        found: dict[str, list[object]] = {name: [] for name in
+                                         ("ratio", "ratio_ci_low", "ratio_ci_high", "p_value",
+                                          "significant")}  # fmt: skip
+        for label, job, comparable in zip(summary["label"], summary["job"],
+                                          summary["comparable"], strict=True):  # fmt: skip
+            mine, theirs = repeats.get((label, job)), repeats.get((baseline, job))
+            result = None
+            if (
+                label != baseline
+                and theirs is not None
+                and mine is not None
+                and not is_false(comparable)
+            ):
+                result = compare(mine[metric].astype("float64").tolist(),
+                                       theirs[metric].astype("float64").tolist())  # fmt: skip
+            values = ((result.ratio, result.ci_low, result.ci_high, result.p_value,
+                       result.significant) if result is not None
+                      else (float("nan"),) * 4 + (pd.NA,))  # fmt: skip
+            for name, value in zip(found, values, strict=True):
+                found[name].append(value)
+        for name, column in found.items():
+            summary[prefix + name] = pd.Series(
+                column,
+                index=summary.index,
+                dtype="boolean" if name == "significant" else "float64",
+            )
 
 
 def side_by_side(
@@ -735,29 +789,28 @@ def side_by_side(
 ) -> pd.DataFrame:
     """Devices side by side for one metric, with each device's ratio to the baseline device.
 
-    Columns: `<label>` (mean), `<label>/<baseline>` (ratio), `<label> significant` (False
-    when the min-max ranges of the repeats overlap, so the difference may be noise; NA with
-    fewer than two repeats on either side) and `<label> comparable` (False when that label
-    ran the job with a different jobfile than the baseline: different workload hash). A job
-    that is not comparable gets no ratio and no significance, and a `note` column (present
-    only then) says which jobfiles differ and how. `baseline` defaults to the first device.
+    Columns: `<label>` (the summary's aggregate of the repeats, the mean unless job_summary
+    was asked for another), `<label>/<baseline>` (ratio of those), `<label> significant`
+    (Welch's t-test with 3 or more repeats on both sides, see ssdcompare.stats: for IOPS and
+    p99 latency; NA otherwise, and for other metrics) and `<label> comparable` (False when
+    that label ran the job with a different jobfile than the baseline: different workload
+    hash). A job that is not comparable gets no ratio and no significance, and a `note`
+    column (present only then) says which jobfiles differ and how. `baseline` defaults to the
+    first device.
     """
-    column = f"{metric}_mean"
+    column = f"{metric}_value" if f"{metric}_value" in summary.columns else f"{metric}_mean"
     labels = list(dict.fromkeys(summary["label"]))
     baseline = _baseline(labels, baseline)
     jobs = list(dict.fromkeys(summary["job"]))
     table = summary.pivot_table(
         index="job", columns="label", values=column, aggfunc="first", dropna=False
     ).reindex(index=jobs, columns=labels)
-    lows = summary.pivot_table(
-        index="job", columns="label", values=f"{metric}_min", aggfunc="first", dropna=False
-    ).reindex(index=jobs, columns=labels)
-    highs = summary.pivot_table(
-        index="job", columns="label", values=f"{metric}_max", aggfunc="first", dropna=False
-    ).reindex(index=jobs, columns=labels)
-    counts = summary.pivot_table(
-        index="job", columns="label", values="repeats", aggfunc="first", dropna=False
-    ).reindex(index=jobs, columns=labels)
+    tested = f"{_COMPARED[metric]}significant" if metric in _COMPARED else None
+    significance: dict[tuple[object, object], object] = {}
+    if tested is not None and tested in summary.columns:
+        for job, label, flag in zip(summary["job"], summary["label"], summary[tested],
+                                    strict=True):  # fmt: skip
+            significance.setdefault((job, label), flag)
     flags, notes = _comparability(summary, baseline)
     flag_of: dict[tuple[object, object], object] = {}
     notes_of: dict[object, list[str]] = {}
@@ -778,9 +831,9 @@ def side_by_side(
                                dtype="boolean")  # fmt: skip
         same = comparable.fillna(True).astype(bool)
         out[f"{label}/{baseline}"] = (table[label] / table[baseline]).where(same)
-        enough = (counts[label] >= 2) & (counts[baseline] >= 2) & same
-        overlap = (lows[label] <= highs[baseline]) & (lows[baseline] <= highs[label])
-        out[f"{label} significant"] = (~overlap).where(enough).astype("boolean")
+        out[f"{label} significant"] = pd.Series(
+            [significance.get((job, label), pd.NA) for job in jobs], index=jobs, dtype="boolean"
+        ).where(same)
         out[f"{label} comparable"] = comparable
     if notes_of:
         out["note"] = [" ".join(notes_of.get(job, [])) or None for job in jobs]

@@ -55,6 +55,7 @@ class Cell:
     p99: str = "-"
     ratio: str = ""
     ratio_note: str = ""
+    ratio_test: str = ""  # the ratio's confidence interval and p-value, with 3+ repeats
     spread: str = ""
     cv: str = ""
     cpu_bound: bool = False
@@ -241,14 +242,14 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
         return Cell(status=str(row["status"]), reason=text, footnote=len(footnotes))
     cell = Cell(
         status="ok",
-        iops=format_count(row["iops_mean"]),
-        bw=format_rate(row["bw_bytes_mean"]),
-        lat=format_latency(row["lat_mean_us_mean"]),
-        p99=format_latency(row["lat_p99_us_mean"]),
-        sort_iops=_sort_key(row["iops_mean"]),
-        sort_bw=_sort_key(row["bw_bytes_mean"]),
-        sort_lat=_sort_key(row["lat_mean_us_mean"]),
-        sort_p99=_sort_key(row["lat_p99_us_mean"]),
+        iops=format_count(row["iops_value"]),
+        bw=format_rate(row["bw_bytes_value"]),
+        lat=format_latency(row["lat_mean_us_value"]),
+        p99=format_latency(row["lat_p99_us_value"]),
+        sort_iops=_sort_key(row["iops_value"]),
+        sort_bw=_sort_key(row["bw_bytes_value"]),
+        sort_lat=_sort_key(row["lat_mean_us_value"]),
+        sort_p99=_sort_key(row["lat_p99_us_value"]),
     )
     if row["repeats"] >= 2 and pd.notna(row["iops_min"]):
         cell.cv = f"±{row['iops_cv_pct']:.0f}%"
@@ -268,8 +269,16 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
     elif ratio is not None and pd.notna(ratio):
         cell.ratio = f"×{ratio:.2f}"
         cell.sort_ratio = float(ratio)
+        tested = pd.notna(row.get("p_value", float("nan")))
+        if tested:
+            cell.ratio_test = (
+                f"95 % CI ×{row['ratio_ci_low']:.2f}–{row['ratio_ci_high']:.2f}, "
+                f"p = {row['p_value']:.2g} (Welch's t-test, {row['repeats']} repeats)"
+            )
         if significant is False:
-            cell.ratio_note = "not significant: repeats overlap"
+            cell.ratio_note = f"not significant: {cell.ratio_test}"
+        elif not tested and not baseline_bound:
+            cell.ratio_note = "not tested: fewer than 3 repeats on a side"
         elif baseline_bound:
             cell.ratio_note = "vs a CPU-bound baseline: the ratio says little about the drives"
     _drive_notes(cell, row, footnotes)
@@ -336,8 +345,8 @@ def _groups(
     return list(groups.values())
 
 
-def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
-                  baseline: str | None = None) -> dict[str, object]:  # fmt: skip
+def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str | None = None,
+                  aggregate: str = "mean") -> dict[str, object]:  # fmt: skip
     """Everything the template shows, computed from the frame (no fio, no sysfs)."""
     if frame.empty:
         raise SsdcompareError("no results to report: the sweep recorded no runs yet")
@@ -345,7 +354,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
     baseline = baseline or labels[0]
     if baseline not in labels:
         raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
-    summary = job_summary(frame, baseline)
+    summary = job_summary(frame, baseline, aggregate)
     labels = list(dict.fromkeys(summary["label"]))
     footnotes: list[str] = []
     groups = _groups(summary, side_by_side(summary, "iops", baseline), labels, baseline,
@@ -356,6 +365,11 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir],
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "labels": labels,
         "baseline": baseline,
+        "aggregate": {
+            "mean": "means",
+            "median": "medians",
+            "best": "the best run (highest IOPS and MB/s, lowest latency)",
+        }[aggregate],
         "sweeps": [_sweep_info(s) for s in sweeps],
         "devices": _devices(sweeps, labels, frame),
         "warnings": _warnings(frame, summary, sweeps),
@@ -540,7 +554,7 @@ def _state_pairs(summary: pd.DataFrame, labels: list[str]) -> list[dict[str, obj
             if not {"empty", "full"} <= set(mine.index):
                 cells.append({"empty": "-", "full": "-", "ratio": "", "cpu": False, "sort": -1})
                 continue
-            empty, full = mine.at["empty", "iops_mean"], mine.at["full", "iops_mean"]
+            empty, full = mine.at["empty", "iops_value"], mine.at["full", "iops_value"]
             ratio = full / empty if empty else float("nan")
             cells.append({
                 "empty": format_count(empty), "full": format_count(full),
@@ -556,15 +570,15 @@ def _is_false_any(points: pd.DataFrame) -> bool:
     return any(is_false(value) for value in points["comparable"])
 
 
-def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir],
-                  baseline: str | None = None) -> str:  # fmt: skip
+def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str | None = None,
+                  aggregate: str = "mean") -> str:  # fmt: skip
     """The report as one HTML string."""
-    context = build_context(frame, sweeps, baseline)
+    context = build_context(frame, sweeps, baseline, aggregate)
     return templates().get_template(TEMPLATE).render(**context)
 
 
-def write_report(paths: Iterable[str | Path], output: str | Path,
-                 baseline: str | None = None) -> Path:  # fmt: skip
+def write_report(paths: Iterable[str | Path], output: str | Path, baseline: str | None = None,
+                 aggregate: str = "mean") -> Path:  # fmt: skip
     """Load results folders, render the report and write it atomically to `output`."""
     # one folder named twice (./A and A/, a symlink) is read once, or it would count double
     folders = unique_folders(paths)
@@ -572,7 +586,7 @@ def write_report(paths: Iterable[str | Path], output: str | Path,
         raise SsdcompareError("give at least one results folder")
     sweeps = [ResultsDir.open(p) for p in folders]
     frame = load(folders)
-    text = render_report(frame, sweeps, baseline)
+    text = render_report(frame, sweeps, baseline, aggregate)
     target = Path(output)
     write_atomic(target, text)
     return target

@@ -179,9 +179,9 @@ def _summary_cell(row: pd.Series) -> str:
     if row["status"] != "ok":
         return str(row["status"]).upper()
     text = (
-        f"{format_count(row['iops_mean'])} IOPS {format_rate(row['bw_bytes_mean'])}"
-        f" lat {format_latency(row['lat_mean_us_mean'])}"
-        f" p99 {format_latency(row['lat_p99_us_mean'])}"
+        f"{format_count(row['iops_value'])} IOPS {format_rate(row['bw_bytes_value'])}"
+        f" lat {format_latency(row['lat_mean_us_value'])}"
+        f" p99 {format_latency(row['lat_p99_us_value'])}"
     )
     if row["repeats"] > 1:
         text += f" (CV {row['iops_cv_pct']:.0f} %)"

@@ -58,8 +58,8 @@ def _points(values: list[float]) -> pd.DataFrame:
     depths = [1, 2, 4, 8][: len(values)]
     return pd.DataFrame({
         "label": "dev", "iodepth": depths, "cpu_bound": pd.array([False] * len(values)),
-        "iops_mean": values, "iops_min": values, "iops_max": values,
-        "lat_mean_us_mean": values, "lat_mean_us_min": values, "lat_mean_us_max": values,
+        "iops_value": values, "iops_min": values, "iops_max": values,
+        "lat_mean_us_value": values, "lat_mean_us_min": values, "lat_mean_us_max": values,
         "rwmixread": [100, 70, 30, 0][: len(values)],
     })  # fmt: skip
 

@@ -1,0 +1,100 @@
+"""Is a difference real? Two devices' repeats of one job compared, and repeats aggregated.
+
+`compare(values, baseline)` takes the per-repeat figures of one job on two devices (IOPS, or
+p99 latency) and gives their ratio with a 95 % confidence interval and Welch's t-test:
+
+- the test runs on the logarithms of the values: performance differences are ratios (a drive
+  1.5x faster), run-to-run noise scales with the level, and a ratio's interval is then
+  symmetric around it on a log scale. The ratio is that of the geometric means;
+- Welch's test does not assume both devices vary alike (a drive near its limits varies less);
+- with fewer than MIN_REPEATS repeats on either side there is no verdict (None): two repeats
+  give one degree of freedom and an interval too wide to say anything.
+
+A difference is `significant` when p < ALPHA (5 %). With 3 repeats per device, a ratio of
+1.10 is told from noise when each device's runs vary by about 4 % (standard deviation over
+mean) or less; noisier runs need more repeats.
+
+`aggregate_values(values, how, higher_is_better)` is the figure a table shows for several repeats:
+the mean (default), the median, or the best (as CrystalDiskMark reports the best of 5).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from scipy import stats as _scipy_stats
+
+MIN_REPEATS = 3
+ALPHA = 0.05
+CONFIDENCE = 0.95
+Aggregate = Literal["mean", "median", "best"]
+AGGREGATES: tuple[str, ...] = Aggregate.__args__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One device against the baseline on one job and metric."""
+
+    ratio: float  # geometric mean of the device's repeats / the baseline's
+    ci_low: float  # the ratio's 95 % confidence interval
+    ci_high: float
+    p_value: float  # Welch's t-test on the logarithms
+    significant: bool  # p_value < ALPHA
+
+
+def _usable(values: Sequence[float]) -> list[float] | None:
+    found = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    if len(found) < MIN_REPEATS or any(v <= 0 for v in found):
+        return None
+    return found
+
+
+def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | None:
+    """`values` against `baseline` (each device's per-repeat figures); None with fewer than
+    MIN_REPEATS positive values on either side."""
+    mine, theirs = _usable(values), _usable(baseline)
+    if mine is None or theirs is None:
+        return None
+    a = [math.log(v) for v in theirs]
+    b = [math.log(v) for v in mine]
+    diff = sum(b) / len(b) - sum(a) / len(a)
+    var_a = _variance(a) / len(a)
+    var_b = _variance(b) / len(b)
+    se = math.sqrt(var_a + var_b)
+    if se == 0:  # identical repeats on both sides: no noise to weigh the difference against
+        ratio = math.exp(diff)
+        return Comparison(ratio, ratio, ratio, 0.0 if diff else 1.0, diff != 0)
+    df = (var_a + var_b) ** 2 / (var_a**2 / (len(a) - 1) + var_b**2 / (len(b) - 1))
+    t = diff / se
+    p_value = float(2 * _scipy_stats.t.sf(abs(t), df))
+    spread = float(_scipy_stats.t.ppf(0.5 + CONFIDENCE / 2, df)) * se
+    return Comparison(
+        ratio=math.exp(diff), ci_low=math.exp(diff - spread), ci_high=math.exp(diff + spread),
+        p_value=p_value, significant=p_value < ALPHA,
+    )  # fmt: skip
+
+
+def _variance(values: list[float]) -> float:
+    mean = sum(values) / len(values)
+    return sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+
+
+def aggregate_values(
+    values: Sequence[float], how: str = "mean", higher_is_better: bool = True
+) -> float:
+    """The figure for several repeats: their mean, median or best (the highest IOPS, the
+    lowest latency). NaN without values."""
+    found = sorted(float(v) for v in values if v is not None and not math.isnan(float(v)))
+    if not found:
+        return math.nan
+    if how == "mean":
+        return sum(found) / len(found)
+    if how == "median":
+        middle = len(found) // 2
+        return found[middle] if len(found) % 2 else (found[middle - 1] + found[middle]) / 2
+    if how == "best":
+        return found[-1] if higher_is_better else found[0]
+    raise ValueError(f"unknown aggregate {how!r}; use one of {', '.join(AGGREGATES)}")

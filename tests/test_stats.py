@@ -1,0 +1,96 @@
+"""Is a difference real: Welch's t-test on repeats, ratios with confidence intervals."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from ssdcompare.frame import job_summary, side_by_side
+from ssdcompare.stats import MIN_REPEATS, aggregate_values, compare
+
+
+def test_a_clear_difference_is_significant_with_its_interval() -> None:
+    found = compare([200, 204, 198], [100, 101, 99])
+    assert found is not None and found.significant and found.p_value < 0.001
+    assert found.ratio == pytest.approx((200 * 204 * 198) ** (1 / 3) / (100 * 101 * 99) ** (1 / 3))
+    assert found.ci_low < found.ratio < found.ci_high
+    assert 1.9 < found.ci_low and found.ci_high < 2.1
+
+
+def test_noise_is_not_significant() -> None:
+    found = compare([100, 104, 97], [101, 98, 103])
+    assert found is not None and not found.significant and found.p_value > 0.5
+    assert found.ci_low < 1 < found.ci_high
+
+
+def test_fewer_than_three_repeats_give_no_verdict() -> None:
+    assert MIN_REPEATS == 3
+    assert compare([200, 201], [100, 101, 99]) is None
+    assert compare([200, 201, 202], [100, float("nan"), 99]) is None
+    assert compare([200, 0, 202], [100, 101, 99]) is None  # a ratio needs positive figures
+
+
+def test_identical_repeats_on_both_sides() -> None:
+    same = compare([5, 5, 5], [5, 5, 5])
+    assert same is not None and same.ratio == 1 and not same.significant and same.p_value == 1
+    apart = compare([6, 6, 6], [5, 5, 5])
+    assert apart is not None and apart.significant and apart.ratio == pytest.approx(1.2)
+
+
+def test_how_sensitive_three_repeats_are() -> None:
+    # the module says: with 3 repeats, a ratio of 1.10 is told from noise at about 4 % spread
+    def spread(cv: float) -> list[float]:
+        return [1 - cv, 1.0, 1 + cv]  # their sample standard deviation is cv
+
+    assert compare([1.1 * v for v in spread(0.04)], spread(0.04)).significant  # type: ignore[union-attr]
+    assert not compare([1.1 * v for v in spread(0.05)], spread(0.05)).significant  # type: ignore[union-attr]
+
+
+def test_aggregates() -> None:
+    values = [3.0, 1.0, 2.0, 10.0]
+    assert aggregate_values(values, "mean") == 4.0
+    assert aggregate_values(values, "median") == 2.5
+    assert aggregate_values(values, "best") == 10.0
+    assert aggregate_values(values, "best", higher_is_better=False) == 1.0
+    assert math.isnan(aggregate_values([], "mean"))
+    with pytest.raises(ValueError, match="unknown aggregate"):
+        aggregate_values(values, "max")
+
+
+def _frame(rows: dict[str, list[float]]) -> pd.DataFrame:
+    data = []
+    for device, values in rows.items():
+        for repeat, iops in enumerate(values, start=1):
+            data.append({
+                "sweep": "s", "host": "h", "device": device, "job": "j", "repeat": repeat,
+                "direction": "read", "status": "ok", "error": None, "iops": iops,
+                "bw_bytes": iops * 4096, "total_ios": iops, "lat_mean_us": 1e6 / iops,
+                "lat_p99_us": 2e6 / iops, "lat_max_us": 3e6 / iops, "cpu_bound": False,
+                "cpu_bound_reason": None, "rw": "randread", "bs_bytes": 4096, "iodepth": 1,
+                "numjobs": 1, "rwmixread": None, "fsync": 0, "fdatasync": 0,
+                "workload_hash": "h1",
+            })  # fmt: skip
+    return pd.DataFrame(data)
+
+
+def test_the_summary_tests_each_device_against_the_baseline() -> None:
+    frame = _frame({"a": [100, 101, 99], "b": [200, 203, 198], "c": [100, 98, 102]})
+    summary = job_summary(frame, baseline="a").set_index("label")
+    assert pd.isna(summary.loc["a", "ratio"]) and pd.isna(summary.loc["a", "significant"])
+    assert bool(summary.loc["b", "significant"]) and summary.loc["b", "ratio"] > 1.9
+    assert not bool(summary.loc["c", "significant"])
+    # p99 latency halves where IOPS double
+    assert bool(summary.loc["b", "p99_significant"]) and summary.loc["b", "p99_ratio"] < 0.55
+    table = side_by_side(job_summary(frame, baseline="a"), "iops", baseline="a")
+    assert bool(table.loc["j", "b significant"]) and not bool(table.loc["j", "c significant"])
+
+
+def test_the_summary_shows_the_aggregate_asked_for() -> None:
+    frame = _frame({"a": [100, 110, 300]})
+    assert job_summary(frame)["iops_value"].iloc[0] == pytest.approx(170)
+    assert job_summary(frame, aggregate="median")["iops_value"].iloc[0] == 110
+    best = job_summary(frame, aggregate="best").iloc[0]
+    assert best["iops_value"] == 300 and best["lat_mean_us_value"] == pytest.approx(1e6 / 300)
+    assert best["aggregate"] == "best" and best["iops_mean"] == pytest.approx(170)
