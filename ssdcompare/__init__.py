@@ -11,6 +11,7 @@ In Python (e.g. Jupyter)::
     run.frame()                                                   # its results
     seconds = ssdcompare.timeseries("results/20261122-120000-quick")  # every run, per second
     ssdcompare.bursts("results/20261122-120000-anandtech")        # each burst of bursty jobs
+    ssdcompare.headline(summary)                                  # the answer, a line per device
 
 This module imports nothing when it loads: the command line starts from ssdcompare.entry,
 which must be able to catch Ctrl-C before anything slow is imported.
@@ -20,7 +21,7 @@ from ssdcompare.version import __version__
 
 __all__ = [
     "SsdcompareError", "SweepRun", "__version__", "bursts", "job_summary", "load", "read_fio",
-    "run_sweep", "side_by_side", "timeseries",
+    "run_sweep", "side_by_side", "timeseries", "headline",
 ]  # fmt: skip
 
 _LAZY = {
@@ -32,6 +33,7 @@ _LAZY = {
     "run_sweep": "ssdcompare.api",
     "timeseries": "ssdcompare.persecond",
     "bursts": "ssdcompare.perburst",
+    "headline": "ssdcompare.headline",
     "SweepRun": "ssdcompare.api",
 }
 

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ssdcompare.errors import NewerFormatError, SsdcompareError, validation_message
 
-TRACE_FORMAT_VERSION = 2
+TRACE_FORMAT_VERSION = 3
 
 # Per-CPU categories stored in each sample, in this order (percent of that CPU's time).
 CATEGORIES = ("user", "nice", "system", "irq", "softirq", "iowait", "steal", "idle")
@@ -51,6 +51,10 @@ class CpuSample(BaseModel):
     # queue for one (/proc schedstat). A CPU-bound thread is runnable ~100 % even when other
     # processes leave it less than a full core; a thread waiting on the device is not.
     runnable: dict[str, float] = Field(default_factory=dict)
+    # every few samples (format 3): CPU used since the last look by processes that are not
+    # fio's or ssdcompare's (kernel threads left out), % of one core, and the busiest of them
+    others_pct: float | None = None
+    others_top: str | None = None
 
 
 class CpuShare(BaseModel):
@@ -93,6 +97,10 @@ class CpuStats(BaseModel):
     fio_worker_max_runnable_pct: float | None = None
     fio_worker_max_runnable_pid: int | None = None
     fio_workers_total_cores: float | None  # all fio processes together, in cores
+    steal_pct: float | None = None  # mean over all CPUs: time the hypervisor gave elsewhere
+    iowait_pct: float | None = None  # mean over all CPUs: idle with I/O outstanding
+    others_pct: float | None = None  # other processes, mean % of one core (format 3 traces)
+    others_top: str | None = None  # the busiest of them at its busiest look
     per_cpu: list[CpuShare]
     workers: list[WorkerShare]
 
@@ -151,6 +159,10 @@ class CpuTrace(BaseModel):
             fio_worker_max_runnable_pct=most_runnable.runnable_pct if most_runnable else None,
             fio_worker_max_runnable_pid=most_runnable.pid if most_runnable else None,
             fio_workers_total_cores=round(total, 2) if total is not None else None,
+            steal_pct=_mean([s.steal_pct for s in shares]),
+            iowait_pct=_mean([s.iowait_pct for s in shares]),
+            others_pct=_mean([s.others_pct for s in kept if s.others_pct is not None]),
+            others_top=_busiest_other(kept),
             per_cpu=shares,
             workers=sorted(workers, key=lambda w: -w.mean_pct),
         )  # fmt: skip
@@ -193,6 +205,12 @@ def _worker_shares(kept: list[CpuSample], names: dict[str, str]) -> list[WorkerS
         )  # fmt: skip
         for pid, values in busy.items()
     ]
+
+
+def _busiest_other(kept: list[CpuSample]) -> str | None:
+    """The busiest other process at the look where others used the most CPU."""
+    looked = [s for s in kept if s.others_pct is not None and s.others_top]
+    return max(looked, key=lambda s: s.others_pct or 0.0).others_top if looked else None
 
 
 def _mean(values: list[float] | None) -> float | None:

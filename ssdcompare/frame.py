@@ -86,6 +86,15 @@ CPU
                         float    cores; cpu.json, all fio processes together
     cpu_count           Int64    manifest host.cpu_threads
     sampler_cpu_pct     float    % of one core; status.json, the CPU sampler's own cost
+    steal_pct, iowait_pct
+                        float    %; cpu.json, mean over all CPUs of steal (the hypervisor ran
+                                 other guests) and of iowait
+    others_pct          float    % of one core; cpu.json, processes neither fio's nor ours
+    others_top          str      cpu.json, the busiest of them, "name (pid N) P %"
+    measured_s          float    s; fio: the direction's "runtime" / 1000
+    verdict             str      what limited the result (ssdcompare.verdict): cpu, host,
+                                 disturbed, unknown or drive; None for runs not ok
+    verdict_reason      str      why, in words with the figures; None for drive
 Drive state
     drive_state         str      the state preconditioning put the drive in before the run:
                                  "as found" (none asked for), "filled" / "fill failed",
@@ -123,6 +132,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -136,6 +146,7 @@ from ssdcompare.persecond import run_cliff
 from ssdcompare.stats import AGGREGATES, aggregate_values, compare
 from ssdcompare.store import ResultsDir, RunStatus, unique_folders, write_atomic
 from ssdcompare.units import format_bytes, parse_size
+from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
 from ssdcompare.workload import Workload
 
 # The column order of every frame; numeric columns stay numeric (NaN when unknown).
@@ -150,7 +161,8 @@ COLUMNS = [
     "cpu_bound", "cpu_bound_reason",
     "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
     "fio_worker_max_runnable_pct",
-    "fio_workers_total_cores", "cpu_count", "sampler_cpu_pct",
+    "fio_workers_total_cores", "cpu_count", "sampler_cpu_pct", "steal_pct", "iowait_pct",
+    "others_pct", "others_top", "measured_s", "verdict", "verdict_reason",
     "cliff_s", "cliff_before_iops", "cliff_after_iops", "drive_state", "state",
     "steady_state", "ss_rounds", "bursts", "burst_iops", "burst_bw_bytes", "burst_duty_pct",
     "suite", "workload_hash", "model", "firmware", "size_bytes", "transport", "rotational",
@@ -162,14 +174,16 @@ _FLOAT_COLUMNS = [
     "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "clat_mean_us", "clat_p99_us",
     "slat_mean_us", "fio_cpu_usr_pct", "fio_cpu_sys_pct", "cpu_busy_pct", "cpu_max_busy_pct",
     "irq_softirq_max_pct", "fio_worker_max_pct", "fio_worker_max_runnable_pct",
-    "fio_workers_total_cores", "sampler_cpu_pct", "cliff_s", "cliff_before_iops",
+    "fio_workers_total_cores", "sampler_cpu_pct", "steal_pct", "iowait_pct", "others_pct",
+    "measured_s", "cliff_s", "cliff_before_iops",
     "cliff_after_iops", "size_bytes", "burst_iops", "burst_bw_bytes", "burst_duty_pct",
 ]  # fmt: skip
 # Columns taken as they are from the CpuStats of a run's samples (cpu_count comes from the
 # manifest's host instead).
 _CPU_STATS_COLUMNS = (
     "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
-    "fio_worker_max_runnable_pct", "fio_workers_total_cores",
+    "fio_worker_max_runnable_pct", "fio_workers_total_cores", "steal_pct", "iowait_pct",
+    "others_pct", "others_top",
 )  # fmt: skip
 _INT_COLUMNS = ["port", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
                 "fdatasync", "runtime_s", "ramp_s", "cpu_count", "span_bytes",
@@ -186,6 +200,7 @@ def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
         "bw_bytes": result.bw_bytes,
         "io_bytes": result.io_bytes,
         "total_ios": result.total_ios,
+        "measured_s": result.runtime_ms / 1000 if result.runtime_ms else None,
     }
     if lat is not None:
         values.update(
@@ -401,7 +416,28 @@ def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
     frame["cpu_bound"] = frame["cpu_bound"].astype("boolean")
     frame["steady_state"] = frame["steady_state"].astype("boolean")
     frame["rotational"] = frame["rotational"].astype("boolean")
+    verdicts = [_run_verdict(row) for row in frame.itertuples(index=False)]
+    frame["verdict"] = [v.verdict if v else None for v in verdicts]
+    frame["verdict_reason"] = [v.reason if v else None for v in verdicts]
     return frame
+
+
+def _run_verdict(row: Any) -> Verdict | None:
+    """One row's verdict (ssdcompare.verdict); None for a run that did not finish."""
+    if row.status != "ok":
+        return None
+
+    def known(value: object) -> float | None:
+        return None if value is None or pd.isna(value) else float(value)  # type: ignore[arg-type]
+
+    timed = pd.isna(row.io_size_bytes) and pd.notna(row.runtime_s)
+    return judge_run(RunFacts(
+        cpu_bound=None if pd.isna(row.cpu_bound) else bool(row.cpu_bound),
+        cpu_reason=row.cpu_bound_reason, steal_pct=known(row.steal_pct),
+        others_pct=known(row.others_pct),
+        others_top=row.others_top if isinstance(row.others_top, str) else None,
+        runtime_s=known(row.measured_s), planned_s=known(row.runtime_s) if timed else None,
+    ))  # fmt: skip
 
 
 def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> pd.DataFrame:
@@ -549,11 +585,19 @@ _DESCRIBED = [
 ]  # fmt: skip
 
 
+def _worst_verdict(pairs: pd.Series) -> Verdict | None:
+    """The first verdict in VERDICTS order among a run's direction rows."""
+    found = [Verdict(v, r) for v, r in pairs if isinstance(v, str)]
+    return judge_repeats(found, None, 1) if found else None
+
+
 def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     """Read, write and trim of one run combined: IOPS and bandwidth add up, the mean latency
     is weighted by each direction's I/O count, the p99 is the worst direction's."""
     data = frame[frame["direction"] != "sync"].copy()
     data["lat_weighted"] = data["lat_mean_us"] * data["total_ios"]
+    if "verdict" in data.columns:
+        data["verdict_pair"] = list(zip(data["verdict"], data["verdict_reason"], strict=True))
     keys = [k for k in _PER_RUN_KEYS if k in data.columns]
     # frames written by an older version (e.g. read back from CSV) lack the newer columns
     facts = [k for k in _WORKLOAD_KEYS + _RUN_FACTS if k in data.columns]
@@ -572,6 +616,8 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
                    else pd.NA),
         cpu_bound_reason=("cpu_bound_reason", "first"),
         **{k: (k, "first") for k in _CLIFF_COLUMNS if k in data.columns},
+        **({"verdict_pair": ("verdict_pair", _worst_verdict)} if "verdict" in data.columns
+           else {}),
     ).reset_index()  # fmt: skip
     runs["lat_mean_us"] = runs["lat_weighted"] / runs["total_ios"]
     for column in _WORKLOAD_KEYS + _RUN_FACTS:
@@ -736,6 +782,10 @@ def job_summary(
         reasons = ok.loc[known_true(ok["cpu_bound"]), "cpu_bound_reason"]
         row["cpu_bound_reason"] = reasons.iloc[0] if len(reasons) else None
         row.update(_cliffs(ok))
+        judged = [v for v in ok.get("verdict_pair", pd.Series(dtype=object)) if v is not None]
+        verdict = judge_repeats(judged, row["iops_cv_pct"], len(ok)) if len(ok) else None
+        row["verdict"] = verdict.verdict if verdict else None
+        row["verdict_reason"] = verdict.reason if verdict else None
         rows.append(row)
     summary = pd.DataFrame(rows)
     if not summary.empty:

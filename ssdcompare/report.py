@@ -24,6 +24,7 @@ from ssdcompare.frame import (
     load,
     side_by_side,
 )
+from ssdcompare.headline import headline
 from ssdcompare.persecond import timeseries
 from ssdcompare.resources import templates
 from ssdcompare.store import ResultsDir, unique_folders, write_atomic
@@ -34,6 +35,7 @@ from ssdcompare.units import (
     format_latency,
     format_rate,
 )
+from ssdcompare.verdict import VERDICTS
 from ssdcompare.version import __version__
 from ssdcompare.workload import RW_LABELS
 
@@ -58,7 +60,8 @@ class Cell:
     ratio_test: str = ""  # the ratio's confidence interval and p-value, with 3+ repeats
     spread: str = ""
     cv: str = ""
-    cpu_bound: bool = False
+    cpu_bound: bool = False  # the CPU or the host was the limit (verdict cpu or host)
+    disturbed: bool = False  # verdict disturbed: steal, other processes, spread, short run
     reason: str | None = None
     footnote: int | None = None
     # False when this device ran the job from another jobfile than the baseline (different
@@ -282,9 +285,14 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
         elif baseline_bound:
             cell.ratio_note = "vs a CPU-bound baseline: the ratio says little about the drives"
     _drive_notes(cell, row, footnotes)
-    if is_true(row["cpu_bound"]):
+    verdict = row.get("verdict")
+    if is_true(row["cpu_bound"]) or verdict in ("cpu", "host"):
         cell.cpu_bound = True
-        cell.reason = str(row["cpu_bound_reason"])
+        cell.reason = str(row["verdict_reason"] or row["cpu_bound_reason"])
+    elif verdict == "disturbed":
+        cell.disturbed = True
+        cell.reason = f"disturbed: {row['verdict_reason']}"
+    if cell.reason:
         footnotes.append(f"{row['job']} on {row['label']}: {cell.reason}")
         cell.footnote = len(footnotes)
     return cell
@@ -375,6 +383,8 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "warnings": _warnings(frame, summary, sweeps),
         "groups": groups,
         "footnotes": footnotes,
+        "headline": [h.sentence for h in headline(summary, baseline)],
+        "verdict_counts": _verdict_counts(summary),
         "state_pairs": _state_pairs(summary, labels),
         "burst_rows": _burst_rows(frame, labels),
         "charts": charts_found,
@@ -535,6 +545,12 @@ def _burst_rows(frame: pd.DataFrame, labels: list[str]) -> list[dict[str, object
             })  # fmt: skip
         rows.append({"job": job, "what": _what(group.iloc[0]), "cells": cells})
     return rows
+
+
+def _verdict_counts(summary: pd.DataFrame) -> list[tuple[str, int]]:
+    """How many results got each verdict, in VERDICTS order."""
+    counts = summary["verdict"].value_counts()
+    return [(v, int(counts[v])) for v in VERDICTS if v in counts.index]
 
 
 def _state_pairs(summary: pd.DataFrame, labels: list[str]) -> list[dict[str, object]]:

@@ -8,6 +8,7 @@ The samples make a CpuTrace (ssdcompare.cpu), which the runner stores as cpu.jso
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,11 @@ from ssdcompare.cpu import CATEGORIES, CpuSample, CpuTrace
 # only every Nth sample: scanning /proc is the sampler's largest cost.
 _EARLY_REFRESH_S = 2.0
 _LATE_REFRESH_EVERY = 10
+# Other processes' CPU use (not fio, not ssdcompare, not kernel threads) is read from every
+# /proc/<pid>/stat every this many samples: a busy neighbour disturbs a measurement.
+_OTHERS_EVERY = 10
+_PF_KTHREAD = 0x00200000  # /proc/<pid>/stat flags: a kernel thread
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _cpu_fields(times: Any) -> list[float]:
@@ -55,6 +61,7 @@ class CpuSampler:
         cpu_times: Callable[[], list[Any]] = lambda: psutil.cpu_times(percpu=True),
         process: Callable[[int], Any] = psutil.Process,
         schedstat: Callable[[int, int], float | None] | None = None,
+        others: Callable[[], dict[int, tuple[str, float]]] | None = None,
     ) -> None:
         self.interval_s = interval_s
         self._clock = clock
@@ -68,6 +75,9 @@ class CpuSampler:
         self._thread_seconds: dict[int, float] = {}  # tid -> CPU seconds at the last sample
         self._thread_runnable: dict[int, float] = {}  # tid -> schedstat run + wait seconds
         self._schedstat = schedstat
+        self._others = others if others is not None else _user_processes
+        self._others_seconds: dict[int, tuple[str, float]] = {}  # pid -> (name, CPU seconds)
+        self._others_at = 0.0
         self._started = 0.0
         self._last = 0.0
         self._last_times: list[Any] = []
@@ -80,6 +90,7 @@ class CpuSampler:
         self._last_times = self._cpu_times()
         self._trace = CpuTrace(interval_s=self.interval_s, cpu_count=len(self._last_times))
         self._refresh_workers()
+        self._others_seconds, self._others_at = self._others(), self._started
         self._thread = threading.Thread(target=self._loop, name="ssdcompare-cpu", daemon=True)
         self._thread.start()
 
@@ -102,16 +113,17 @@ class CpuSampler:
         if wall <= 0:
             return
         workers, runnable = self._worker_shares(wall)
-        self._trace.samples.append(
-            CpuSample(
-                t_s=round(now - self._started, 3),
-                cpus=_shares(self._last_times, times),
-                workers=workers,
-                runnable=runnable,
-            )
+        sample = CpuSample(
+            t_s=round(now - self._started, 3),
+            cpus=_shares(self._last_times, times),
+            workers=workers,
+            runnable=runnable,
         )
         self._last, self._last_times = now, times
         self._count += 1
+        if self._count % _OTHERS_EVERY == 0:
+            sample.others_pct, sample.others_top = self._other_processes(now)
+        self._trace.samples.append(sample)
         early = now - self._started < _EARLY_REFRESH_S
         if early or self._count % _LATE_REFRESH_EVERY == 0:
             self._refresh_workers()
@@ -127,6 +139,27 @@ class CpuSampler:
         wall = time.monotonic() - wall_start
         if wall > 0:
             self._trace.sampler_cpu_pct = round((time.thread_time() - cpu_start) / wall * 100, 2)
+
+    def _other_processes(self, now: float) -> tuple[float | None, str | None]:
+        """CPU used since the last look by processes that are neither fio's nor ours, in %
+        of one core, and the busiest of them in words."""
+        current = self._others()
+        wall = now - self._others_at
+        before, self._others_seconds, self._others_at = self._others_seconds, current, now
+        if wall <= 0:
+            return None, None
+        ours = {os.getpid(), *self._tracked}
+        used = {
+            pid: (name, seconds - before[pid][1])
+            for pid, (name, seconds) in current.items()
+            if pid in before and pid not in ours and seconds >= before[pid][1]
+        }  # fmt: skip
+        total = sum(delta for _, delta in used.values()) / wall * 100
+        top = max(used.items(), key=lambda item: item[1][1], default=None)
+        words = None
+        if top is not None and top[1][1] > 0:
+            words = f"{top[1][0]} (pid {top[0]}) {top[1][1] / wall * 100:.0f} %"
+        return round(total, 1), words
 
     def _refresh_workers(self) -> None:
         if self._root_pid is None or self._trace is None:
@@ -212,3 +245,31 @@ def _name(proc: Any) -> str:
         return str(proc.name())
     except (psutil.Error, OSError):
         return "?"
+
+
+def _user_processes() -> dict[int, tuple[str, float]]:
+    """pid -> (name, CPU seconds) of every process but kernel threads, from /proc/<pid>/stat."""
+    found: dict[int, tuple[str, float]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        # the name is in parentheses and may itself hold spaces or parentheses
+        start, end = text.find("("), text.rfind(")")
+        fields = text[end + 2 :].split()
+        try:
+            flags, utime, stime = int(fields[6]), int(fields[11]), int(fields[12])
+        except (IndexError, ValueError):
+            continue
+        if flags & _PF_KTHREAD:
+            continue
+        found[int(entry)] = (text[start + 1 : end], (utime + stime) / _TICKS)
+    return found

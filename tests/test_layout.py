@@ -21,7 +21,7 @@ STAGES = [
     ("store", ["store"]),
     ("running", ["sampler", "runner", "precondition"]),
     ("sweep", ["sweep"]),
-    ("frame", ["persecond", "perburst", "stats", "frame"]),
+    ("frame", ["persecond", "perburst", "stats", "verdict", "frame", "headline"]),
     ("presenting", ["charts", "report"]),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
 ]

@@ -1,0 +1,145 @@
+"""The answer in one line: each device against the baseline over the jobs that measured drives.
+
+`headline(summary, baseline)` gives one `Headline` per device but the baseline, from
+job_summary's rows:
+
+- the jobs that count are those both devices ran successfully from the same jobfile, with
+  the verdict `drive` on both sides (ssdcompare.verdict): a CPU-bound, host-bound or
+  disturbed result says nothing about the drives;
+- `iops_ratio` is the geometric mean of the per-job IOPS ratios over those jobs (one job
+  twice as fast and one half as fast average to 1.0, as they should), `p99_ratio` the same
+  for p99 latency (below 1: lower latency);
+- wins, losses and ties count the jobs whose difference Welch's test found significant one
+  way or the other, or not (ssdcompare.stats, 3 repeats a side or more); `untested` those
+  with fewer repeats;
+- `left_out` counts the other jobs by why they were left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ssdcompare.frame import is_false, is_true
+
+
+@dataclass
+class Headline:
+    label: str
+    baseline: str
+    jobs: int = 0  # jobs both devices measured as drives
+    total: int = 0  # jobs either device ran
+    iops_ratio: float = math.nan
+    p99_ratio: float = math.nan
+    wins: int = 0
+    losses: int = 0
+    ties: int = 0
+    untested: int = 0
+    left_out: Counter[str] = field(default_factory=Counter)  # why -> jobs
+
+    @property
+    def sentence(self) -> str:
+        """The one line a colleague can quote."""
+        if not self.jobs:
+            why = _reasons(self.left_out)
+            return (f"{self.label} and {self.baseline} cannot be compared as drives: none "
+                    f"of their {self.total} jobs measured the drives on both sides "
+                    f"({why}).")  # fmt: skip
+        ratio = self.iops_ratio
+        how = (f"{ratio:.2f}× faster than" if ratio >= 1.005 else
+               f"{1 / ratio:.2f}× slower than" if ratio <= 0.995 else "as fast as")  # fmt: skip
+        line = (f"{self.label} is {how} {self.baseline} on the {self.jobs} of {self.total} jobs "
+                "that measured the drives (geometric mean of IOPS ratios")  # fmt: skip
+        if not math.isnan(self.p99_ratio):
+            line += f"; p99 latency ×{self.p99_ratio:.2f}"
+        line += ")."
+        tested = self.wins + self.losses + self.ties
+        if tested:
+            line += (f" Significant: {self.wins} faster, {self.losses} slower, {self.ties} "
+                     "not significantly different")  # fmt: skip
+            line += f", {self.untested} untested." if self.untested else "."
+        elif self.untested:
+            line += " Not tested for significance: fewer than 3 repeats a side."
+        if self.left_out:
+            line += f" Left out: {_reasons(self.left_out)}."
+        return line
+
+
+_WHY = {
+    "cpu": "measured the CPU", "host": "reached the host's ceiling",
+    "disturbed": "were disturbed", "unknown": "had no CPU samples",
+    "differs": "ran from different jobfiles", "failed": "failed or did not run",
+}  # fmt: skip
+
+
+def _reasons(left_out: Counter[str]) -> str:
+    return ", ".join(f"{count} {_WHY.get(why, why)}" for why, count in left_out.most_common())
+
+
+def _geomean(values: list[float]) -> float:
+    good = [v for v in values if v > 0 and not math.isnan(v)]
+    return math.exp(sum(math.log(v) for v in good) / len(good)) if good else math.nan
+
+
+def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headline]:
+    """One Headline per device against `baseline` (default: the first label)."""
+    labels = list(dict.fromkeys(summary["label"]))
+    if not labels:
+        return []
+    baseline = baseline or labels[0]
+    reference = summary[summary["label"] == baseline].drop_duplicates("job").set_index("job")
+    found = []
+    for label in labels:
+        if label == baseline:
+            continue
+        mine = summary[summary["label"] == label].drop_duplicates("job").set_index("job")
+        result = Headline(label=label, baseline=baseline)
+        jobs = list(dict.fromkeys([*reference.index, *mine.index]))
+        result.total = len(jobs)
+        iops: list[float] = []
+        p99: list[float] = []
+        for job in jobs:
+            why = _left_out(mine, reference, job)
+            if why is not None:
+                result.left_out[why] += 1
+                continue
+            row, base = mine.loc[job], reference.loc[job]
+            result.jobs += 1
+            iops.append(float(row["iops_value"]) / float(base["iops_value"]))
+            if base["lat_p99_us_value"] > 0:
+                p99.append(float(row["lat_p99_us_value"]) / float(base["lat_p99_us_value"]))
+            significant = row.get("significant")
+            if is_true(significant):
+                if row["ratio"] >= 1:
+                    result.wins += 1
+                else:
+                    result.losses += 1
+            elif is_false(significant):
+                result.ties += 1
+            else:
+                result.untested += 1
+        result.iops_ratio, result.p99_ratio = _geomean(iops), _geomean(p99)
+        found.append(result)
+    return found
+
+
+def _left_out(mine: pd.DataFrame, reference: pd.DataFrame, job: object) -> str | None:
+    """Why a job does not count for the headline (None: it counts)."""
+    if job not in mine.index or job not in reference.index:
+        return "failed"
+    row, base = mine.loc[job], reference.loc[job]
+    if row["status"] != "ok" or base["status"] != "ok":
+        return "failed"
+    if is_false(row.get("comparable")):
+        return "differs"
+    for verdict in (row.get("verdict"), base.get("verdict")):
+        if isinstance(verdict, str) and verdict != "drive":
+            return verdict
+    if not isinstance(row.get("verdict"), str) or not isinstance(base.get("verdict"), str):
+        return "unknown"
+    if not (row["iops_value"] > 0 and base["iops_value"] > 0):
+        return "failed"
+    return None

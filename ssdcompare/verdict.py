@@ -1,0 +1,97 @@
+"""One verdict per result: what limited the number, so that only drive-limited numbers are
+compared as drives.
+
+- `cpu`: the CPU-bound rule of ssdcompare.cpu fired (a fio worker saturated, all CPUs busy,
+  or one CPU in interrupt handling).
+- `host`: the job reached HOST_PCT of the host's ceiling for the same job (the job measured
+  on a RAM disk, `sweep --ceiling`): a device at the ceiling measures the host, whatever the
+  CPU percentages say.
+- `disturbed`: something besides the workload perturbed the measurement: CPU steal (the
+  hypervisor ran other guests) of STEAL_PCT or more of the CPUs' time, other processes using
+  OTHERS_PCT or more of a core, fio reporting an error or a run much shorter than planned,
+  or (over repeats) a run-to-run spread of SPREAD_CV_PCT or more.
+- `unknown`: nothing to judge on (no CPU samples: a raw fio file).
+- `drive`: none of the above; the number says something about the device.
+
+Where several apply, the first in that order wins (a CPU-bound result on a noisy host is
+`cpu`). Every verdict but `drive` comes with its reason in words, figures included. The
+thresholds live here and nowhere else; docs/methodology.md explains them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+VERDICTS = ("cpu", "host", "disturbed", "unknown", "drive")  # the first that applies wins
+
+STEAL_PCT = 5.0  # % of the CPUs' time given to other guests while the job ran
+OTHERS_PCT = 10.0  # % of one core used by processes that are neither fio nor ssdcompare
+SPREAD_CV_PCT = 10.0  # coefficient of variation of IOPS over repeats
+SHORT_RUN = 0.9  # a time-based run that lasted less than this share of its planned runtime
+HOST_PCT = 80.0  # % of the host's ceiling for the same job
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    reason: str | None  # None for "drive"
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What one run's verdict is judged on (NA figures as None)."""
+
+    cpu_bound: bool | None
+    cpu_reason: str | None
+    steal_pct: float | None = None
+    others_pct: float | None = None
+    others_top: str | None = None
+    fio_error: str | None = None  # fio's own error for the job, in words
+    runtime_s: float | None = None  # what fio measured
+    planned_s: float | None = None  # what a time-based job was to measure (None: size-capped)
+    ceiling_pct: float | None = None  # IOPS as % of the host's ceiling for the job
+
+
+def judge_run(facts: RunFacts) -> Verdict:
+    """The verdict of one run."""
+    if facts.cpu_bound:
+        return Verdict("cpu", facts.cpu_reason or "CPU-bound")
+    if facts.ceiling_pct is not None and facts.ceiling_pct >= HOST_PCT:
+        return Verdict("host", f"at {facts.ceiling_pct:.0f} % of this host's ceiling for the "
+                               "job (its IOPS on a RAM disk): the host is the limit")  # fmt: skip
+    disturbed = []
+    if facts.steal_pct is not None and facts.steal_pct >= STEAL_PCT:
+        disturbed.append(f"CPU steal {facts.steal_pct:.0f} % (the hypervisor ran other guests)")
+    if facts.others_pct is not None and facts.others_pct >= OTHERS_PCT:
+        top = f", most of all {facts.others_top}" if facts.others_top else ""
+        disturbed.append(f"other processes used {facts.others_pct:.0f} % of a core{top}")
+    if facts.fio_error:
+        disturbed.append(f"fio reported an error: {facts.fio_error}")
+    if (
+        facts.planned_s
+        and facts.runtime_s is not None
+        and facts.runtime_s < SHORT_RUN * facts.planned_s
+    ):
+        disturbed.append(f"ran {facts.runtime_s:.1f} s of the {facts.planned_s:.0f} s planned")
+    if disturbed:
+        return Verdict("disturbed", "; ".join(disturbed))
+    if facts.cpu_bound is None:
+        return Verdict("unknown", "no CPU samples: whether the CPU was the limit is not known")
+    return Verdict("drive", None)
+
+
+def judge_repeats(runs: Iterable[Verdict], cv_pct: float | None, repeats: int) -> Verdict:
+    """The verdict of a job's repeats on one device: the first verdict (in VERDICTS order)
+    any repeat got, or `disturbed` when the repeats disagree by SPREAD_CV_PCT or more."""
+    found = list(runs)
+    if not found:
+        return Verdict("unknown", "no successful run")
+    worst = min(found, key=lambda v: VERDICTS.index(v.verdict))
+    if VERDICTS.index(worst.verdict) < VERDICTS.index("disturbed"):
+        return worst
+    if repeats >= 2 and cv_pct is not None and cv_pct >= SPREAD_CV_PCT:
+        spread = f"the {repeats} repeats differ by {cv_pct:.0f} % (coefficient of variation)"
+        reason = f"{spread}; {worst.reason}" if worst.verdict == "disturbed" else spread
+        return Verdict("disturbed", reason)
+    return worst
