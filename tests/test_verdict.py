@@ -1,0 +1,100 @@
+"""One verdict per result: drive, cpu, host, disturbed or unknown, with the reason."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from blockdevs import loop_device
+from suitefiles import suite_file
+
+import ssdcompare
+from ssdcompare.headline import headline
+from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
+
+QUIET = dict(cpu_bound=False, cpu_reason=None, steal_pct=0.5, others_pct=2.0)
+
+
+def test_each_rule_gives_its_verdict_and_reason() -> None:
+    assert judge_run(RunFacts(**QUIET)) == Verdict("drive", None)
+    cpu = judge_run(RunFacts(**{**QUIET, "cpu_bound": True, "cpu_reason": "both CPUs 99 % busy"}))
+    assert cpu == Verdict("cpu", "both CPUs 99 % busy")
+    steal = judge_run(RunFacts(**{**QUIET, "steal_pct": 28.0}))
+    assert steal.verdict == "disturbed" and "CPU steal 28 %" in (steal.reason or "")
+    other = judge_run(RunFacts(**{**QUIET, "others_pct": 95.0, "others_top": "gzip (pid 9) 95 %"}))
+    assert other.verdict == "disturbed" and "gzip (pid 9) 95 %" in (other.reason or "")
+    short = judge_run(RunFacts(**QUIET, runtime_s=3.0, planned_s=10.0))
+    assert short.verdict == "disturbed" and "3.0 s of the 10 s" in (short.reason or "")
+    assert judge_run(RunFacts(**QUIET, runtime_s=9.5, planned_s=10.0)).verdict == "drive"
+    host = judge_run(RunFacts(**QUIET, ceiling_pct=93.0))
+    assert host.verdict == "host" and "93 %" in (host.reason or "")
+    assert judge_run(RunFacts(cpu_bound=None, cpu_reason=None)).verdict == "unknown"
+    # a CPU-bound run on a noisy host is cpu: the first rule in order wins
+    both = judge_run(RunFacts(cpu_bound=True, cpu_reason="x", steal_pct=40.0))
+    assert both.verdict == "cpu"
+
+
+def test_repeats_take_the_first_verdict_and_their_spread() -> None:
+    drive, cpu = Verdict("drive", None), Verdict("cpu", "fio worker at 99 % of one core")
+    assert judge_repeats([drive, drive, drive], 2.0, 3) == drive
+    assert judge_repeats([drive, cpu, drive], 2.0, 3) == cpu
+    spread = judge_repeats([drive, drive, drive], 25.0, 3)
+    assert spread.verdict == "disturbed" and "25 %" in (spread.reason or "")
+    assert judge_repeats([], None, 0).verdict == "unknown"
+
+
+def _summary(rows: list[tuple[str, str, float, str]]) -> pd.DataFrame:
+    return pd.DataFrame([
+        {"label": label, "job": job, "status": "ok", "iops_value": iops,
+         "lat_p99_us_value": 1e6 / iops, "verdict": verdict, "comparable": True,
+         "significant": pd.NA, "ratio": float("nan")}
+        for label, job, iops, verdict in rows
+    ])  # fmt: skip
+
+
+def test_the_headline_counts_only_drive_limited_jobs() -> None:
+    summary = _summary([
+        ("a", "j1", 100, "drive"), ("b", "j1", 200, "drive"),
+        ("a", "j2", 100, "drive"), ("b", "j2", 50, "drive"),
+        ("a", "j3", 100, "drive"), ("b", "j3", 400, "drive"),
+        ("a", "j4", 100, "cpu"), ("b", "j4", 100, "drive"),
+        ("a", "j5", 100, "drive"), ("b", "j5", 900, "disturbed"),
+    ])  # fmt: skip
+    (line,) = headline(summary, "a")
+    assert line.jobs == 3 and line.total == 5
+    assert line.iops_ratio == pytest.approx((2 * 0.5 * 4) ** (1 / 3))
+    assert dict(line.left_out) == {"cpu": 1, "disturbed": 1}
+    assert line.untested == 3
+    assert line.sentence.startswith("b is 1.59× faster than a on the 3 of 5 jobs")
+    assert "Left out: 1 measured the CPU, 1 were disturbed." in line.sentence
+    none = headline(_summary([("a", "j", 1, "cpu"), ("b", "j", 2, "cpu")]), "a")[0]
+    assert none.jobs == 0 and "cannot be compared as drives" in none.sentence
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_busy_neighbour_never_lets_a_result_pass_as_the_drives(tmp_path: Path) -> None:
+    # two processes that keep both CPUs busy beside the sweep, started and stopped by us
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        suite = suite_file(tmp_path, "hog", "{rw: randread, bs: 4k, iodepth: 1, runtime: 2}")
+        with loop_device(tmp_path / "disk.img", 16 << 20) as device:
+            run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "r", repeat=2,
+                                       report=False)  # fmt: skip
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    frame = run.frame()
+    assert run.complete and len(frame) == 2
+    # each repeat is judged on its own, and both the same way: never "drive"
+    verdicts = set(frame["verdict"])
+    assert len(verdicts) == 1 and verdicts <= {"cpu", "disturbed"}, frame["verdict_reason"]
+    for reason in frame["verdict_reason"]:
+        assert "busy" in reason or "other processes used" in reason, reason
+    assert (frame["others_pct"] >= 10).all() or set(frame["verdict"]) == {"cpu"}
+    summary = ssdcompare.job_summary(frame)
+    assert summary["verdict"].iloc[0] in ("cpu", "disturbed")
