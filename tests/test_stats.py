@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from blockdevs import loop_device
+from suitefiles import suite_file
 
+import ssdcompare
 from ssdcompare.frame import job_summary, side_by_side
 from ssdcompare.stats import MIN_REPEATS, aggregate_values, compare
 
@@ -94,3 +101,53 @@ def test_the_summary_shows_the_aggregate_asked_for() -> None:
     best = job_summary(frame, aggregate="best").iloc[0]
     assert best["iops_value"] == 300 and best["lat_mean_us_value"] == pytest.approx(1e6 / 300)
     assert best["aggregate"] == "best" and best["iops_mean"] == pytest.approx(170)
+
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+@contextlib.contextmanager
+def throttled(device: str, read_iops: int) -> Iterator[None]:
+    """Cap reads from `device` at `read_iops` for this process and the fio it starts (a blkio
+    cgroup of our own; other devices are not limited)."""
+    group = BLKIO / f"ssdcompare-test-stats-{os.getpid()}"
+    group.mkdir()
+    number = os.stat(device).st_rdev
+    (group / "blkio.throttle.read_iops_device").write_text(
+        f"{os.major(number)}:{os.minor(number)} {read_iops}"
+    )
+    (group / "cgroup.procs").write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        (BLKIO / "cgroup.procs").write_text(str(os.getpid()))
+        group.rmdir()
+
+
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.skipif(not BLKIO.is_dir(), reason="needs the cgroup v1 blkio controller")
+def test_identical_devices_differ_insignificantly_a_throttled_one_significantly(
+    tmp_path: Path,
+) -> None:
+    suite = suite_file(tmp_path, "pair", "{rw: randread, bs: 4k, iodepth: 1, runtime: 1}",
+                       "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}")  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        same, twin, slow = (
+            stack.enter_context(loop_device(tmp_path / f"{name}.img", 16 << 20))
+            for name in ("same", "twin", "slow")
+        )
+        stack.enter_context(throttled(slow, 200))
+        run = ssdcompare.run_sweep([same, twin, slow], suite=str(suite), repeat=3,
+                                   out=tmp_path / "r", report=False)  # fmt: skip
+    assert run.complete
+    summary = ssdcompare.job_summary(run.frame(), baseline=Path(same).name)
+    twins = summary[summary["device"] == Path(twin).name]
+    throttled_rows = summary[summary["device"] == Path(slow).name]
+    assert twins["p_value"].notna().all() and throttled_rows["p_value"].notna().all()
+    # two loop devices over the same filesystem: at most one of the two jobs "differs"
+    assert int(twins["significant"].astype(bool).sum()) <= 1, twins[["job", "ratio", "p_value"]]
+    assert (twins["ratio_ci_low"] < twins["ratio_ci_high"]).all()
+    # capped at 200 reads a second, far below a loop device: significant, and far slower
+    assert throttled_rows["significant"].astype(bool).all()
+    assert (throttled_rows["ratio_ci_high"] < 0.5).all()
