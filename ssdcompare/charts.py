@@ -113,6 +113,7 @@ def qd_chart(summary: pd.DataFrame, metric: str, ylabel: str, title: str) -> str
             _draw_series(ax, series, "iodepth", f"{metric}_value", index, str(label),
                          (f"{metric}_min", f"{metric}_max"), log_y)  # fmt: skip
             any_bound |= bool(known_true(series["cpu_bound"]).any())
+            _mark_knee(ax, series, f"{metric}_value", index)
         ax.set_xscale("log", base=2)
         depths = sorted(points["iodepth"].astype(int).unique())
         ax.set_xticks(depths, [str(d) for d in depths])
@@ -122,6 +123,18 @@ def qd_chart(summary: pd.DataFrame, metric: str, ylabel: str, title: str) -> str
             ax.set_ylim(bottom=0)
         _finish(ax, title, "queue depth (I/Os in flight per job)", ylabel, any_bound)
         return _png(fig)
+
+
+def _mark_knee(ax: plt.Axes, series: pd.DataFrame, y: str, index: int) -> None:
+    """A device's saturation knee (summary `knee_qd`): a large hollow diamond on its line."""
+    if "knee_qd" not in series.columns or series["knee_qd"].isna().all():
+        return
+    knee = series[series["iodepth"] == series["knee_qd"]]
+    if knee.empty:
+        return
+    ax.scatter(knee["iodepth"].astype("float64"), knee[y].astype("float64"), s=170, marker="D",
+               facecolors="none", edgecolors=_style(index)["color"], linewidths=1.8, zorder=7,
+               label=f"knee: QD{int(knee['iodepth'].iloc[0])}")  # fmt: skip
 
 
 def mix_chart(summary: pd.DataFrame, title: str) -> str | None:

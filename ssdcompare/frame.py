@@ -143,7 +143,7 @@ from ssdcompare.jobcheck import JobfileError, read_jobfile
 from ssdcompare.jobfile import rendered_size, span_words
 from ssdcompare.perburst import run_summary
 from ssdcompare.persecond import run_cliff
-from ssdcompare.stats import AGGREGATES, aggregate_values, compare
+from ssdcompare.stats import AGGREGATES, aggregate_values, compare, find_knee
 from ssdcompare.store import ResultsDir, RunStatus, unique_folders, write_atomic
 from ssdcompare.units import format_bytes, parse_size
 from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
@@ -795,7 +795,29 @@ def job_summary(
         chosen = _baseline(list(dict.fromkeys(summary["label"])), baseline)
         summary["comparable"], summary["comparable_note"] = _comparability(summary, chosen)
         _compare_repeats(summary, repeats, chosen)
+        summary["knee_qd"] = _knees(summary)
     return summary
+
+
+# a queue-depth series: the same workload on the same device at rising iodepth
+_SERIES_KEYS = ["sweep", "host", "device", "label", "rw", "bs_bytes", "numjobs", "rwmixread",
+                "fsync", "fdatasync", "extra_options", "state"]  # fmt: skip
+
+
+def _knees(summary: pd.DataFrame) -> pd.Series:
+    """The saturation knee of each row's queue-depth series (ssdcompare.stats.find_knee)."""
+    knees = pd.Series(pd.NA, index=summary.index, dtype="Int64")
+    ok = summary[summary["status"] == "ok"]
+    keys = [k for k in _SERIES_KEYS if k in ok.columns]
+    for _, series in ok.groupby(keys, sort=False, dropna=False):
+        if series["iodepth"].nunique() < 3:
+            continue
+        knee = find_knee(series["iodepth"].astype("float64").tolist(),
+                         series["iops_value"].astype("float64").tolist(),
+                         series["lat_mean_us_value"].astype("float64").tolist())  # fmt: skip
+        if knee is not None:
+            knees[series.index] = knee
+    return knees
 
 
 _COMPARED = {"iops": "", "lat_p99_us": "p99_"}  # metric -> prefix of its comparison columns

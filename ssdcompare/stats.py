@@ -98,3 +98,35 @@ def aggregate_values(
     if how == "best":
         return found[-1] if higher_is_better else found[0]
     raise ValueError(f"unknown aggregate {how!r}; use one of {', '.join(AGGREGATES)}")
+
+
+KNEE_GROWTH = 0.10  # IOPS growing less than 10 % per doubling of the queue depth ...
+KNEE_LATENCY = 1.5  # ... while mean latency grows by 1.5x or more per doubling (~linearly)
+
+
+def find_knee(
+    depths: Sequence[float], iops: Sequence[float], lat_us: Sequence[float]
+) -> int | None:
+    """The saturation knee of a queue-depth series: the lowest depth from which every further
+    doubling adds less than KNEE_GROWTH of IOPS while the mean latency keeps growing about
+    as fast as the depth (KNEE_LATENCY or more per doubling): queueing more only waits
+    longer. None with fewer than 3 depths, or when the series does not saturate."""
+    points = sorted(
+        (float(d), float(i), float(t))
+        for d, i, t in zip(depths, iops, lat_us, strict=True)
+        if d > 0 and i > 0 and t > 0 and not (math.isnan(float(i)) or math.isnan(float(t)))
+    )
+    if len({d for d, _, _ in points}) != len(points) or len(points) < 3:
+        return None
+
+    def saturated(a: tuple[float, float, float], b: tuple[float, float, float]) -> bool:
+        doublings = math.log2(b[0] / a[0])
+        growth = (b[1] / a[1]) ** (1 / doublings) - 1
+        waiting = (b[2] / a[2]) ** (1 / doublings)
+        return growth < KNEE_GROWTH and waiting >= KNEE_LATENCY
+
+    steps = [saturated(points[k], points[k + 1]) for k in range(len(points) - 1)]
+    for start in range(len(steps)):
+        if all(steps[start:]):
+            return int(points[start][0])
+    return None

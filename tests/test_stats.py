@@ -15,7 +15,7 @@ from suitefiles import suite_file
 
 import ssdcompare
 from ssdcompare.frame import job_summary, side_by_side
-from ssdcompare.stats import MIN_REPEATS, aggregate_values, compare
+from ssdcompare.stats import MIN_REPEATS, aggregate_values, compare, find_knee
 
 
 def test_a_clear_difference_is_significant_with_its_interval() -> None:
@@ -104,6 +104,7 @@ def test_the_summary_shows_the_aggregate_asked_for() -> None:
 
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
+EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 
 
 @contextlib.contextmanager
@@ -151,3 +152,25 @@ def test_identical_devices_differ_insignificantly_a_throttled_one_significantly(
     # capped at 200 reads a second, far below a loop device: significant, and far slower
     assert throttled_rows["significant"].astype(bool).all()
     assert (throttled_rows["ratio_ci_high"] < 0.5).all()
+
+
+def test_the_knee_is_where_queueing_only_adds_waiting() -> None:
+    depths = [1, 2, 4, 8, 16, 32]
+    # IOPS double up to QD8 and then stop growing; latency then doubles with the depth
+    iops = [10e3, 20e3, 40e3, 80e3, 84e3, 85e3]
+    lat = [100.0, 100.0, 100.0, 100.0, 190.0, 376.0]
+    assert find_knee(depths, iops, lat) == 8
+    assert find_knee(depths, [1e3 * d for d in depths], [100.0] * 6) is None  # still scaling
+    assert find_knee([1, 2], [1.0, 1.0], [1.0, 2.0]) is None  # too short to tell
+    # a growth spurt later on means it had not saturated yet
+    assert find_knee(depths, [10e3, 10.5e3, 11e3, 11.5e3, 30e3, 30.5e3],
+                     [100.0, 190.0, 380.0, 700.0, 600.0, 1200.0]) == 16  # fmt: skip
+
+
+def test_the_summary_gives_each_queue_depth_series_its_knee() -> None:
+    summary = ssdcompare.job_summary(ssdcompare.load(EXAMPLE))
+    zram = summary[(summary["label"] == "zram1") & summary["job"].str.match(r"randread-4k-qd")]
+    knees = set(zram["knee_qd"].dropna())
+    assert len(knees) == 1 and next(iter(knees)) in set(zram["iodepth"])
+    single = summary[summary["job"].isin(["read-4m-qd16", "write-4m-qd16"])]
+    assert len(single) == 4 and single["knee_qd"].isna().all()  # one depth is no series
