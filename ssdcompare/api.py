@@ -21,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic validates it on Python 3.11
 
 from ssdcompare import sweep
+from ssdcompare.ceiling import why_not as ceiling_problem
 from ssdcompare.errors import SsdcompareError, validation_message
 from ssdcompare.fiooptions import option_names
 from ssdcompare.guard import Finding
@@ -68,13 +69,14 @@ class SweepChoices(TypedDict, total=False):
     resume: str | Path  # continue this results folder instead of starting one
     precondition: str | list[str] | tuple[str, ...]  # "fill", "workload" or "fill,workload"
     states: str | list[str] | tuple[str, ...]  # drive states, a pass each: "empty,full"
+    ceiling: bool  # each job once on a RAM disk first: results near it measure the host
 
 
 _CHOICES = TypeAdapter(SweepChoices)
 _DEVICES = TypeAdapter(str | list[str] | tuple[str, ...] | None)
 _SUITE = TypeAdapter(str | None)
 _PLANNED = ("out", "runtime_s", "size", "repeat", "read_only", "allow_options", "precondition",
-            "states")  # fmt: skip
+            "states", "ceiling")  # fmt: skip
 
 
 def prepare_sweep(
@@ -111,6 +113,10 @@ def prepare_sweep(
         return sweep.reopen(Path(resume), destroy_data=destroy_data, devices=wanted or None)
     if not wanted:
         raise SsdcompareError("say which devices to test: --devices nvme0n1,nvme1n1")
+    if choices.get("ceiling"):
+        problem = ceiling_problem()
+        if problem is not None:
+            raise SsdcompareError(problem)
     size = choices.get("size")
     try:
         span = parse_size(size) if isinstance(size, str) else size
@@ -122,7 +128,7 @@ def prepare_sweep(
         repeat=choices.get("repeat", 1), read_only=read_only, require_fio=True,
         allowed_options=option_names(choices.get("allow_options", ())),
         precondition=steps_given(choices.get("precondition")),
-        states=steps_given(choices.get("states")),
+        states=steps_given(choices.get("states")), ceiling=choices.get("ceiling", False),
     )  # fmt: skip
     out = choices.get("out")
     results, findings = sweep.start(

@@ -166,7 +166,7 @@ def plan_command(
 _NEW_SWEEP_ONLY = {
     "suite_name": "--suite", "runtime": "--runtime", "size": "--size", "repeat": "--repeat",
     "read_only": "--read-only", "out": "--out", "allow_option": "--allow-option",
-    "precondition": "--precondition", "states": "--states",
+    "precondition": "--precondition", "states": "--states", "ceiling": "--ceiling",
 }  # fmt: skip
 
 
@@ -261,6 +261,12 @@ def _exit_code(stop: BaseException | str | None) -> int:
     "every result says its state. Default: what the suite asks for (anandtech: empty,full).",
 )
 @click.option(
+    "--ceiling",
+    is_flag=True,
+    help="First run each job once on a RAM disk made for the purpose (zram, root, removed "
+    "after): results within 80 % of it measure the host, not the drive (verdict host).",
+)
+@click.option(
     "--job-timeout",
     type=click.FloatRange(min=1),
     callback=_seconds_option,
@@ -292,6 +298,7 @@ def sweep_command(
     allow_option: tuple[str, ...],
     precondition: str | None,
     states: str | None,
+    ceiling: bool,
     job_timeout: float | None,
     out: Path | None,
     resume_dir: Path | None,
@@ -311,6 +318,8 @@ def sweep_command(
                 choices["precondition"] = precondition
             if states is not None:
                 choices["states"] = states
+            if ceiling:
+                choices["ceiling"] = True
             for name, value in (("out", out), ("runtime_s", runtime), ("size", size)):
                 if value is not None:
                     choices[name] = value  # type: ignore[literal-required]

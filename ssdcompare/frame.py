@@ -92,6 +92,9 @@ CPU
     others_pct          float    % of one core; cpu.json, processes neither fio's nor ours
     others_top          str      cpu.json, the busiest of them, "name (pid N) P %"
     measured_s          float    s; fio: the direction's "runtime" / 1000
+    ceiling_iops        float    I/Os per second the job got on a RAM disk (sweep --ceiling;
+                                 ceiling/<job>/fio.json, all directions); NaN without
+    ceiling_pct         float    %; the run's IOPS (all directions) / ceiling_iops x 100
     verdict             str      what limited the result (ssdcompare.verdict): cpu, host,
                                  disturbed, unknown or drive; None for runs not ok
     verdict_reason      str      why, in words with the figures; None for drive
@@ -130,12 +133,14 @@ Where it ran
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from ssdcompare.ceiling import ceiling_iops
 from ssdcompare.cpu import CpuStats, Thresholds, judge, read_trace
 from ssdcompare.errors import NewerFormatError, SsdcompareError
 from ssdcompare.fioresult import DIRECTIONS, FioOutputError, JobResult, parse_fio_file
@@ -162,7 +167,8 @@ COLUMNS = [
     "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
     "fio_worker_max_runnable_pct",
     "fio_workers_total_cores", "cpu_count", "sampler_cpu_pct", "steal_pct", "iowait_pct",
-    "others_pct", "others_top", "measured_s", "verdict", "verdict_reason",
+    "others_pct", "others_top", "measured_s", "ceiling_iops", "ceiling_pct", "verdict",
+    "verdict_reason",
     "cliff_s", "cliff_before_iops", "cliff_after_iops", "drive_state", "state",
     "steady_state", "ss_rounds", "bursts", "burst_iops", "burst_bw_bytes", "burst_duty_pct",
     "suite", "workload_hash", "model", "firmware", "size_bytes", "transport", "rotational",
@@ -175,7 +181,7 @@ _FLOAT_COLUMNS = [
     "slat_mean_us", "fio_cpu_usr_pct", "fio_cpu_sys_pct", "cpu_busy_pct", "cpu_max_busy_pct",
     "irq_softirq_max_pct", "fio_worker_max_pct", "fio_worker_max_runnable_pct",
     "fio_workers_total_cores", "sampler_cpu_pct", "steal_pct", "iowait_pct", "others_pct",
-    "measured_s", "cliff_s", "cliff_before_iops",
+    "measured_s", "ceiling_iops", "ceiling_pct", "cliff_s", "cliff_before_iops",
     "cliff_after_iops", "size_bytes", "burst_iops", "burst_bw_bytes", "burst_duty_pct",
 ]  # fmt: skip
 # Columns taken as they are from the CpuStats of a run's samples (cpu_count comes from the
@@ -336,6 +342,11 @@ def _run_rows(
         if cliff is not None:
             base.update(cliff_s=cliff.t_s, cliff_before_iops=cliff.before_iops,
                         cliff_after_iops=cliff.after_iops)  # fmt: skip
+        ceiling = ceiling_iops(results.path, status.job)
+        if ceiling is not None:
+            total = sum(d.iops for d in job.directions.values()
+                        if d.iops and not math.isnan(d.iops))  # fmt: skip
+            base.update(ceiling_iops=ceiling, ceiling_pct=total / ceiling * 100)
         if workload is not None and workload.bursty:
             burst = run_summary(results, status, (workload.thinktime_us or 0) / 1e6)
             if burst is not None:
@@ -437,6 +448,7 @@ def _run_verdict(row: Any) -> Verdict | None:
         others_pct=known(row.others_pct),
         others_top=row.others_top if isinstance(row.others_top, str) else None,
         runtime_s=known(row.measured_s), planned_s=known(row.runtime_s) if timed else None,
+        ceiling_pct=known(row.ceiling_pct),
     ))  # fmt: skip
 
 

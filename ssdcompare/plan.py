@@ -39,6 +39,7 @@ class Plan:
     allowed_options: list[str] = field(default_factory=list)  # accepted OPT_IN fio options
     read_only: bool = False
     precondition: list[str] = field(default_factory=list)  # PRECONDITION_STEPS chosen
+    ceiling: bool = False  # each job once on a RAM disk first (ssdcompare.ceiling)
 
     @property
     def states(self) -> list[str]:
@@ -64,7 +65,14 @@ class Plan:
     def estimated_s(self) -> float:
         """Measuring time, plus preconditioning at its worst (the most rounds, a slow fill)."""
         measuring = self.repeat * sum(j.workload.duration_s + JOB_OVERHEAD_S for j in self.jobs)
-        return measuring + self.precondition_s
+        return measuring + self.precondition_s + self.ceiling_s
+
+    @property
+    def ceiling_s(self) -> float:
+        """Each job once on the RAM disk (--ceiling)."""
+        if not self.ceiling or not self.targets:
+            return 0.0
+        return sum(j.workload.duration_s + JOB_OVERHEAD_S for j in self.jobs_for(self.targets[0]))
 
     @property
     def precondition_s(self) -> float:
@@ -96,6 +104,7 @@ def make_plan(
     allowed_options: Collection[str] = (),
     precondition: Collection[str] | None = None,
     states: Collection[str] | None = None,
+    ceiling: bool = False,
 ) -> Plan:
     """Load a suite, resolve the devices and render every jobfile.
 
@@ -149,7 +158,7 @@ def make_plan(
     return Plan(
         suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings,
         default_ioengine=engine, allowed_options=allowed, read_only=read_only,
-        precondition=steps,
+        precondition=steps, ceiling=ceiling,
     )  # fmt: skip
 
 

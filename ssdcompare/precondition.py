@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import math
 import os
 import signal
 import struct
@@ -251,5 +252,6 @@ def _round_iops(path: Path) -> float | None:
         output = parse_fio_file(path)
     except FioOutputError:
         return None
-    total = sum(d.iops for j in output.jobs if j.ok for d in j.directions.values() if d.iops)
+    total = sum(d.iops for j in output.jobs if j.ok for d in j.directions.values()
+                if d.iops and not math.isnan(d.iops))  # fmt: skip
     return total or None

@@ -233,6 +233,7 @@ class Manifest(BaseModel):
     resumed_at: list[str] = Field(default_factory=list)
     precondition: list[str] = Field(default_factory=list)  # "fill", "workload", in that order
     states: list[str] = Field(default_factory=list)  # the drive states, a pass each (--states)
+    ceiling: bool = False  # each job measured once on a RAM disk first (--ceiling)
 
     @field_validator("allowed_options")
     @classmethod

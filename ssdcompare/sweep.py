@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from ssdcompare.ceiling import measure as measure_ceiling
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import FioInfo, default_ioengine, find_fio
@@ -145,6 +146,7 @@ def start(
         allowed_options=plan.allowed_options,
         precondition=plan.precondition,
         states=plan.states,
+        ceiling=plan.ceiling,
         identities={t.name: identify(t) for t in plan.targets},
         planned={
             t.name: {j.job_id: j.workload_hash for j in plan.jobs_for(t)} for t in plan.targets
@@ -193,6 +195,7 @@ def reopen(
         suite=manifest.suite, targets=targets, jobs=jobs, repeat=manifest.repeat, fio=fio,
         default_ioengine=engine, allowed_options=manifest.allowed_options,
         read_only=manifest.read_only, precondition=manifest.precondition,
+        ceiling=manifest.ceiling,
     )  # fmt: skip
     pending = {job.target.name for _, job in _pending(plan, results)}
     _check_identity(manifest, [t for t in targets if t.name in pending])
@@ -350,6 +353,13 @@ def _run_locked(
             progress(Progress(state, number, total, job.target.name, job.job_id, repeat,
                               timing.elapsed(), timing.eta(), error))  # fmt: skip
 
+    if plan.ceiling and pending:
+        try:
+            measure_ceiling(plan.fio, results, plan.jobs_for(plan.targets[0]), plan.suite.name,
+                            lambda job: _say_ceiling(progress, job, total))  # fmt: skip
+        except KeyboardInterrupt as stop:
+            outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
+            return outcome
     for number, (repeat, job) in enumerate(pending, start=outcome.skipped_existing + 1):
         planned = job.workload.duration_s + JOB_OVERHEAD_S
         state_step: int | None = None
@@ -386,6 +396,11 @@ def _run_locked(
         if status.status == "failed" and status.device_unusable:
             unusable[job.target.name] = _unusable(job, status)
     return outcome
+
+
+def _say_ceiling(progress: Callable[[Progress], None] | None, job: str, total: int) -> None:
+    if progress is not None:
+        progress(Progress("ceiling", 0, total, "RAM disk", job, 1, 0.0, 0.0, None))
 
 
 def _preconditioned(

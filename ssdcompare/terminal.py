@@ -148,6 +148,11 @@ class ProgressLine:
 
     def __call__(self, event: Progress) -> None:
         eta = f", ETA {format_duration(event.eta_s)}" if event.eta_s is not None else ""
+        if event.state == "ceiling":
+            self._show("")
+            say(f"\rceiling: {event.job} on a RAM disk", self.stream)
+            self.width = 0
+            return
         if event.state == "start":
             if self.interactive:
                 self._show(_describe(event) + eta)

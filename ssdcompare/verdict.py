@@ -1,11 +1,11 @@
 """One verdict per result: what limited the number, so that only drive-limited numbers are
 compared as drives.
 
-- `cpu`: the CPU-bound rule of ssdcompare.cpu fired (a fio worker saturated, all CPUs busy,
-  or one CPU in interrupt handling).
 - `host`: the job reached HOST_PCT of the host's ceiling for the same job (the job measured
   on a RAM disk, `sweep --ceiling`): a device at the ceiling measures the host, whatever the
-  CPU percentages say.
+  CPU percentages say. It comes first: it is the most direct evidence.
+- `cpu`: the CPU-bound rule of ssdcompare.cpu fired (a fio worker saturated, all CPUs busy,
+  or one CPU in interrupt handling).
 - `disturbed`: something besides the workload perturbed the measurement: CPU steal (the
   hypervisor ran other guests) of STEAL_PCT or more of the CPUs' time, other processes using
   OTHERS_PCT or more of a core, fio reporting an error or a run much shorter than planned,
@@ -14,8 +14,9 @@ compared as drives.
 - `drive`: none of the above; the number says something about the device.
 
 Where several apply, the first in that order wins (a CPU-bound result on a noisy host is
-`cpu`). Every verdict but `drive` comes with its reason in words, figures included. The
-thresholds live here and nowhere else; docs/methodology.md explains them.
+`cpu`; at the ceiling it is `host`, with the CPU's reason added). Every verdict but `drive`
+comes with its reason in words, figures included. The thresholds live here and nowhere
+else; docs/methodology.md explains them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-VERDICTS = ("cpu", "host", "disturbed", "unknown", "drive")  # the first that applies wins
+VERDICTS = ("host", "cpu", "disturbed", "unknown", "drive")  # the first that applies wins
 
 STEAL_PCT = 5.0  # % of the CPUs' time given to other guests while the job ran
 OTHERS_PCT = 10.0  # % of one core used by processes that are neither fio nor ssdcompare
@@ -55,11 +56,13 @@ class RunFacts:
 
 def judge_run(facts: RunFacts) -> Verdict:
     """The verdict of one run."""
+    if facts.ceiling_pct is not None and facts.ceiling_pct >= HOST_PCT:
+        also = f"; {facts.cpu_reason}" if facts.cpu_bound and facts.cpu_reason else ""
+        return Verdict("host", f"at {facts.ceiling_pct:.0f} % of this host's ceiling for "
+                               f"the job (its IOPS on a RAM disk): the host is the limit"
+                               f"{also}")  # fmt: skip
     if facts.cpu_bound:
         return Verdict("cpu", facts.cpu_reason or "CPU-bound")
-    if facts.ceiling_pct is not None and facts.ceiling_pct >= HOST_PCT:
-        return Verdict("host", f"at {facts.ceiling_pct:.0f} % of this host's ceiling for the "
-                               "job (its IOPS on a RAM disk): the host is the limit")  # fmt: skip
     disturbed = []
     if facts.steal_pct is not None and facts.steal_pct >= STEAL_PCT:
         disturbed.append(f"CPU steal {facts.steal_pct:.0f} % (the hypervisor ran other guests)")

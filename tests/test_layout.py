@@ -19,7 +19,7 @@ STAGES = [
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "fiologs"]),
     ("plan", ["plan"]),
     ("store", ["store"]),
-    ("running", ["sampler", "runner", "precondition"]),
+    ("running", ["sampler", "runner", "precondition", "ceiling"]),
     ("sweep", ["sweep"]),
     ("frame", ["persecond", "perburst", "stats", "verdict", "frame", "headline"]),
     ("presenting", ["charts", "report"]),

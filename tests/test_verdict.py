@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from blockdevs import loop_device
+from blockdevs import loop_device, zram_device
 from suitefiles import suite_file
 
 import ssdcompare
+from ssdcompare.ceiling import why_not
 from ssdcompare.headline import headline
 from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
 
@@ -98,3 +99,30 @@ def test_a_busy_neighbour_never_lets_a_result_pass_as_the_drives(tmp_path: Path)
     assert (frame["others_pct"] >= 10).all() or set(frame["verdict"]) == {"cpu"}
     summary = ssdcompare.job_summary(frame)
     assert summary["verdict"].iloc[0] in ("cpu", "disturbed")
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_ram_disk_measured_against_the_ceiling_comes_out_host(tmp_path: Path) -> None:
+    # a job capped at 400 IOPS gets exactly that from any RAM disk: the device under test
+    # reaches 100 % of the ceiling, whatever the host's noise
+    suite = suite_file(tmp_path, "capped", "{rw: randread, bs: 4k, iodepth: 1, runtime: 2, "
+                       "extra: {rate_iops: 400}}")  # fmt: skip
+    before = set(Path("/sys/block").iterdir())
+    with zram_device(64 << 20) as device:
+        run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "r", ceiling=True,
+                                   report=False)  # fmt: skip
+    assert set(Path("/sys/block").iterdir()) == before  # the ceiling's RAM disk is gone too
+    assert run.complete
+    job = "randread-4k-qd1+rate_iops400"
+    ceiling = run.path / "ceiling" / job
+    assert (ceiling / "fio.json").is_file() and (ceiling / "jobfile.fio").is_file()
+    row = run.frame().iloc[0]
+    assert 350 < row["ceiling_iops"] < 450 and row["ceiling_pct"] >= 80
+    assert row["verdict"] == "host" and "ceiling" in row["verdict_reason"]
+    manifest = (run.path / "manifest.json").read_text()
+    assert '"ceiling": true' in manifest
+
+
+def test_the_ceiling_needs_root() -> None:
+    assert "needs root" in (why_not(root=False) or "")

@@ -1,0 +1,116 @@
+"""The host's ceiling: each job once on a RAM disk, the fastest target this host can drive.
+
+A device whose result comes close to what the same job gets from a RAM disk measures the
+host (fio, the kernel's block layer, the CPU), not itself: the verdict `host`
+(ssdcompare.verdict). `sweep --ceiling` asks for this, and is the consent to make the RAM
+disk: a zram device added for the sweep and removed after it (root only), never a device
+that was there before.
+
+Each job runs once on it, from the job's own workload rendered for the RAM disk (its span
+cut to the RAM disk's size), before the sweep's first job. Everything is kept in the
+results folder under `ceiling/<job>/` (jobfile, fio's output, `status.json`), like a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ssdcompare.devices import resolve_target
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.fio import FioInfo
+from ssdcompare.fioresult import FioOutputError, parse_fio_file
+from ssdcompare.jobfile import RenderedJob, render
+from ssdcompare.runner import run_fio, timeout_for
+from ssdcompare.store import FIO_JSON, JOBFILE, ResultsDir, RunStatus, now_iso, write_atomic
+
+ZRAM_CONTROL = Path("/sys/class/zram-control")
+RAM_DISK_BYTES = (
+    1 << 30
+)  # a span the size of the RAM disk at most: its speed does not grow with it
+
+
+def why_not(root: bool | None = None) -> str | None:
+    """Why this process cannot make a RAM disk for the ceiling, or None when it can."""
+    if not (os.geteuid() == 0 if root is None else root):
+        return "--ceiling makes a RAM disk (zram), which needs root"
+    if not ZRAM_CONTROL.is_dir():
+        return f"--ceiling needs zram ({ZRAM_CONTROL} is missing: modprobe zram)"
+    return None
+
+
+@contextlib.contextmanager
+def ram_disk(size_bytes: int = RAM_DISK_BYTES) -> Iterator[str]:
+    """A new zram RAM disk of `size_bytes` for as long as the block runs; yields its path."""
+    try:
+        index = (ZRAM_CONTROL / "hot_add").read_text().strip()
+    except OSError as err:
+        raise SsdcompareError(f"cannot make a RAM disk for --ceiling: {err.strerror}") from None
+    name = f"zram{index}"
+    try:
+        Path(f"/sys/block/{name}/disksize").write_text(str(size_bytes))
+        yield f"/dev/{name}"
+    except OSError as err:
+        raise SsdcompareError(f"cannot size the RAM disk {name}: {err.strerror}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            Path(f"/sys/block/{name}/reset").write_text("1")
+        with contextlib.suppress(OSError):
+            (ZRAM_CONTROL / "hot_remove").write_text(index)
+
+
+def measure(
+    fio: FioInfo,
+    results: ResultsDir,
+    jobs: list[RenderedJob],
+    suite: str,
+    progress: Callable[[str], None] | None = None,
+) -> None:
+    """Run each job (one per workload) once on a new RAM disk, unless an earlier attempt
+    measured it; keep everything under ceiling/<job>/."""
+    pending = [j for j in jobs if not _done(results, j.job_id)]
+    if not pending:
+        return
+    with ram_disk() as path:
+        target = resolve_target(path)
+        for job in pending:
+            if progress is not None:
+                progress(job.job_id)
+            workload = job.workload
+            if workload.size_bytes is None or workload.size_bytes > RAM_DISK_BYTES:
+                workload = workload.model_copy(update={"size_bytes": None, "size_pct": None})
+            rendered = render(workload, target, suite, job.ioengine)
+            folder = results.path / "ceiling" / job.job_id
+            folder.mkdir(parents=True, exist_ok=True)
+            write_atomic(folder / JOBFILE, rendered.text)
+            started = now_iso()
+            outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(workload.duration_s))
+            status = RunStatus(
+                status=outcome.state, target=target.name, job=job.job_id, repeat=1,
+                workload_hash=rendered.workload_hash, started_at=started,
+                finished_at=now_iso(), error=outcome.error,
+            )  # fmt: skip
+            write_atomic(folder / "status.json", status.model_dump_json(indent=2) + "\n")
+            if outcome.state == "interrupted":
+                raise KeyboardInterrupt
+
+
+def _done(results: ResultsDir, job: str) -> bool:
+    return ceiling_iops(results.path, job) is not None
+
+
+def ceiling_iops(folder: Path, job: str) -> float | None:
+    """The IOPS (all directions) the job got on the RAM disk, or None when not measured."""
+    output = folder / "ceiling" / job / FIO_JSON
+    if not output.is_file():
+        return None
+    try:
+        parsed = parse_fio_file(output)
+    except FioOutputError:
+        return None
+    total = sum(d.iops for j in parsed.jobs if j.ok for d in j.directions.values()
+                if d.iops and not math.isnan(d.iops))  # fmt: skip
+    return total or None
