@@ -12,6 +12,7 @@ from ssdcompare.devices import Target, discards, resolve_targets
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN, canonical, option_names
 from ssdcompare.jobfile import RenderedJob, fill_span, render, span, span_is_cut, span_words
+from ssdcompare.stats import MIN_REPEATS
 from ssdcompare.steady import MAX_ROUNDS
 from ssdcompare.suites import load_suite
 from ssdcompare.units import parse_size
@@ -155,6 +156,12 @@ def make_plan(
         for workload in loaded.workloads
     ]
     warnings += _suite_warnings(loaded, targets, jobs, size_bytes, allowed)
+    if len(targets) >= 2 and repeat < MIN_REPEATS:
+        warnings.append(
+            f"comparing {len(targets)} devices with {repeat} repeat(s): a difference is tested "
+            f"for significance only with {MIN_REPEATS} or more repeats a device; add --repeat "
+            f"{MIN_REPEATS} to know which differences are real"
+        )
     return Plan(
         suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings,
         default_ioengine=engine, allowed_options=allowed, read_only=read_only,

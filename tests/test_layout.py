@@ -14,14 +14,17 @@ PACKAGE = Path(__file__).parent.parent / "ssdcompare"
 # command line sits on top of everything.
 STAGES = [
     ("foundations", ["version", "errors", "units", "resources"]),
-    ("models", ["fiooptions", "workload", "matrix", "suites", "cpu", "steady"]),
+    (
+        "models",
+        ["fiooptions", "workload", "matrix", "suites", "cpu", "steady", "stats", "verdict"],
+    ),
     ("targets", ["devices", "guard", "identity", "locks", "metadata"]),
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "fiologs"]),
     ("plan", ["plan"]),
     ("store", ["store"]),
     ("running", ["sampler", "runner", "precondition", "ceiling"]),
     ("sweep", ["sweep"]),
-    ("frame", ["persecond", "perburst", "stats", "verdict", "frame", "headline"]),
+    ("frame", ["persecond", "perburst", "frame", "headline"]),
     ("presenting", ["charts", "report"]),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,9 +13,11 @@ import pandas as pd
 import pytest
 from blockdevs import loop_device
 from suitefiles import suite_file
+from test_report import chromium
 
 import ssdcompare
 from ssdcompare.frame import job_summary, side_by_side
+from ssdcompare.report import write_report
 from ssdcompare.stats import MIN_REPEATS, aggregate_values, compare, find_knee
 
 
@@ -152,6 +155,20 @@ def test_identical_devices_differ_insignificantly_a_throttled_one_significantly(
     # capped at 200 reads a second, far below a loop device: significant, and far slower
     assert throttled_rows["significant"].astype(bool).all()
     assert (throttled_rows["ratio_ci_high"] < 0.5).all()
+    # the answer at the top of the report, as a browser shows it
+    report = write_report([run.path], tmp_path / "report.html", baseline=Path(same).name)
+    dom = subprocess.run(
+        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", report.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    ).stdout  # fmt: skip
+    # (loop devices reading never-written blocks are often CPU-bound here: which jobs count
+    # varies, that each device gets its line and the verdicts are counted does not)
+    answer = dom[dom.index('id="headline"') : dom.index('id="what"')]
+    lines = [line for line in answer.split("<li>")[1:]]
+    assert [line.split()[0] for line in lines] == [Path(twin).name, Path(slow).name]
+    assert all(f" {Path(same).name} " in line for line in lines)
+    assert "Verdicts here:" in answer and "95 % CI" in dom
 
 
 def test_the_knee_is_where_queueing_only_adds_waiting() -> None:
