@@ -22,6 +22,8 @@ from pathlib import Path
 from ssdcompare.devices import resolve_target
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo
+from ssdcompare.fiologs import compress_large
+from ssdcompare.fiooptions import TIMESERIES_PREFIX
 from ssdcompare.fioresult import FioOutputError, parse_fio_file
 from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.runner import run_fio, timeout_for
@@ -88,6 +90,7 @@ def measure(
             write_atomic(folder / JOBFILE, rendered.text)
             started = now_iso()
             outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(workload.duration_s))
+            compress_large(folder, TIMESERIES_PREFIX)
             status = RunStatus(
                 status=outcome.state, target=target.name, job=job.job_id, repeat=1,
                 workload_hash=rendered.workload_hash, started_at=started,

@@ -33,6 +33,8 @@ Workload (sweeps: the workload in manifest.json; raw files: fio's job options wh
                                  ramp before measuring
     io_size_bytes       Int64    a size-capped job's bytes: it ends after these or runtime_s,
                                  whichever comes first; NA for time-based jobs
+    thinktime_us        Int64    µs fio idles after every thinktime_blocks I/Os (bursts); NA
+                                 for jobs without idle time
     span                str      the share of the target that ran, from the stored jobfile's
                                  size=: "20 %", "1 GiB", "20 % (1.2 GiB)" (a share of a file),
                                  "whole target"; a byte span cut to fit a smaller target says
@@ -158,7 +160,7 @@ from ssdcompare.workload import Workload
 COLUMNS = [
     "host", "port", "device", "job", "repeat", "direction", "status", "error",
     "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "fdatasync", "runtime_s",
-    "ramp_s", "io_size_bytes", "span", "span_bytes", "ioengine", "extra_options",
+    "ramp_s", "io_size_bytes", "thinktime_us", "span", "span_bytes", "ioengine", "extra_options",
     "iops", "bw_bytes", "io_bytes", "total_ios",
     "lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_p50_us", "lat_p99_us", "lat_p999_us",
     "lat_max_us", "lat_source", "clat_mean_us", "clat_p99_us", "slat_mean_us",
@@ -193,7 +195,7 @@ _CPU_STATS_COLUMNS = (
 )  # fmt: skip
 _INT_COLUMNS = ["port", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
                 "fdatasync", "runtime_s", "ramp_s", "cpu_count", "span_bytes",
-                "ss_rounds", "io_size_bytes", "bursts"]  # fmt: skip
+                "ss_rounds", "io_size_bytes", "bursts", "thinktime_us"]  # fmt: skip
 
 
 def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
@@ -242,6 +244,7 @@ def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[st
         "runtime_s": workload.runtime_s,
         "ramp_s": workload.ramp_s,
         "io_size_bytes": workload.io_size_bytes,
+        "thinktime_us": workload.thinktime_us,
         "span": workload.span_label,
         "ioengine": workload.ioengine or sweep_ioengine,
         "extra_options": workload.extra_label,
@@ -586,7 +589,7 @@ _WORKLOAD_KEYS = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", 
 # What else describes how a result was made; kept in the summary so that a differing workload
 # hash can be explained ("runtime 10 s vs 3 s") without the manifests at hand.
 _RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "fio_version",
-              "lat_source", "drive_state", "state"]  # fmt: skip
+              "lat_source", "drive_state", "state", "thinktime_us", "io_size_bytes"]  # fmt: skip
 # Columns that tell how two results of one job were made, named as a reader knows them
 _DESCRIBED = [
     ("rw", "rw"), ("bs_bytes", "bs"), ("iodepth", "iodepth"), ("numjobs", "numjobs"),
@@ -628,6 +631,7 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
                    else pd.NA),
         cpu_bound_reason=("cpu_bound_reason", "first"),
         **{k: (k, "first") for k in _CLIFF_COLUMNS if k in data.columns},
+        **({"burst_iops": ("burst_iops", "first")} if "burst_iops" in data.columns else {}),
         **({"verdict_pair": ("verdict_pair", _worst_verdict)} if "verdict" in data.columns
            else {}),
     ).reset_index()  # fmt: skip
@@ -794,6 +798,8 @@ def job_summary(
         reasons = ok.loc[known_true(ok["cpu_bound"]), "cpu_bound_reason"]
         row["cpu_bound_reason"] = reasons.iloc[0] if len(reasons) else None
         row.update(_cliffs(ok))
+        bursty = ok["burst_iops"].astype("float64") if "burst_iops" in ok.columns else None
+        row["burst_iops_mean"] = bursty.mean() if bursty is not None and len(ok) else math.nan
         judged = [v for v in ok.get("verdict_pair", pd.Series(dtype=object)) if v is not None]
         verdict = judge_repeats(judged, row["iops_cv_pct"], len(ok)) if len(ok) else None
         row["verdict"] = verdict.verdict if verdict else None
@@ -813,7 +819,8 @@ def job_summary(
 
 # a queue-depth series: the same workload on the same device at rising iodepth
 _SERIES_KEYS = ["sweep", "host", "device", "label", "rw", "bs_bytes", "numjobs", "rwmixread",
-                "fsync", "fdatasync", "extra_options", "state"]  # fmt: skip
+                "fsync", "fdatasync", "extra_options", "state", "thinktime_us",
+                "io_size_bytes"]  # fmt: skip
 
 
 def _knees(summary: pd.DataFrame) -> pd.Series:

@@ -153,6 +153,15 @@ def render(
     """
     engine = workload.ioengine or ioengine
     size = span(workload, target)
+    hashed = hashed_span(workload, size)
+    if (
+        size is None
+        and target.kind == "block"
+        and ("trim" in workload.directions or engine == "null")
+    ):
+        # fio cannot size a block device for a job that only trims, or on its null engine
+        # ("you need to specify size="): give it the whole device in bytes, the same span
+        size = size_token(target.size_bytes) if target.size_bytes else None
     text = (
         templates()
         .get_template(TEMPLATE)
@@ -184,9 +193,7 @@ def render(
         text=text,
         # a pass on an empty drive is never the same measurement as one on a full drive
         workload_hash=workload_hash(
-            facts,
-            hashed_span(workload, size)
-            + (f" in state {workload.state}" if workload.state else ""),
+            facts, hashed + (f" in state {workload.state}" if workload.state else "")
         ),
         writes=facts.writes,
     )
@@ -203,15 +210,34 @@ def fill_span(jobs: list[RenderedJob]) -> str | None:
     whole = size_token(target.size_bytes) if target.kind == "file" and target.size_bytes else None
     largest = 0
     for job in jobs:
-        size = span(job.workload, job.target)
-        capacity = job.target.size_bytes
-        if size is None or capacity is None:
+        end = _extent(job)
+        if end is None or target.size_bytes is None:
             return whole
-        used = int(capacity * float(size[:-1]) / 100) if size.endswith("%") else parse_size(size)
-        largest = max(largest, used)
-        if largest >= capacity:
+        largest = max(largest, end)
+        if largest >= target.size_bytes:
             return whole
     return size_token(largest) if largest else whole
+
+
+def _extent(job: RenderedJob) -> int | None:
+    """Where the region a job touches ends, in bytes from the target's start: its span, moved
+    by fio's `offset` and `offset_increment` (per process) where a suite sets them. None when
+    it cannot be told (a share of the target as offset): then the whole target counts."""
+    size = span(job.workload, job.target)
+    capacity = job.target.size_bytes
+    if size is None or capacity is None:
+        return None
+    used = int(capacity * float(size[:-1]) / 100) if size.endswith("%") else parse_size(size)
+    moved = 0
+    for option, times in (("offset", 1), ("offset_increment", job.workload.numjobs - 1)):
+        value = job.workload.extra.get(option)
+        if value is None or value is False or times == 0:
+            continue
+        try:
+            moved += parse_size(value) * times  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return None
+    return used + moved
 
 
 def render_fill(target: Target, size: str | None, suite: str, ioengine: str) -> str:

@@ -23,8 +23,9 @@ burst:
     lat_mean_us, lat_p99_us            its I/Os' mean and 99th-percentile total latency
 
 `run_summary` gives a run's figures over all its bursts, the frame's burst columns: the
-number of bursts, IOPS and bandwidth while bursting (all I/Os over all bursts' time), and the
-duty cycle (bursting time over the time from the first issue to the last completion).
+number of bursts, IOPS and bandwidth while bursting (each process's I/Os over its bursting
+time, added over processes), and the duty cycle (bursting time over the time from the first
+issue to the last completion; the mean over processes).
 """
 
 from __future__ import annotations
@@ -102,16 +103,21 @@ def run_bursts(results: ResultsDir, status: RunStatus, idle_s: float) -> pd.Data
 
 
 def summarize(frame: pd.DataFrame) -> BurstSummary | None:
-    """A run's bursts taken together (None without bursts)."""
+    """A run's bursts taken together (None without bursts). Each fio process bursts on its
+    own schedule: rates are each process's I/Os over its own bursting time, added up over the
+    processes (they run side by side); the duty cycle is the processes' mean."""
     if frame.empty:
         return None
-    busy = float(frame["duration_s"].sum())
-    span = float((frame["start_s"] + frame["duration_s"]).max() - frame["start_s"].min())
-    return BurstSummary(
-        bursts=len(frame), iops=float(frame["ios"].sum()) / busy,
-        bw_bytes=float(frame["bytes"].sum()) / busy,
-        duty_pct=min(busy / span * 100, 100.0) if span > 0 else 100.0,
-    )  # fmt: skip
+    iops = bw = 0.0
+    duties = []
+    for _, bursts in frame.groupby("process", sort=True):
+        busy = float(bursts["duration_s"].sum())
+        span = float((bursts["start_s"] + bursts["duration_s"]).max() - bursts["start_s"].min())
+        iops += float(bursts["ios"].sum()) / busy
+        bw += float(bursts["bytes"].sum()) / busy
+        duties.append(min(busy / span * 100, 100.0) if span > 0 else 100.0)
+    return BurstSummary(bursts=len(frame), iops=iops, bw_bytes=bw,
+                        duty_pct=sum(duties) / len(duties))  # fmt: skip
 
 
 def run_summary(results: ResultsDir, status: RunStatus, idle_s: float) -> BurstSummary | None:
@@ -122,8 +128,11 @@ def run_summary(results: ResultsDir, status: RunStatus, idle_s: float) -> BurstS
         return None
 
 
-def bursts(results: str | Path | Iterable[str | Path]) -> pd.DataFrame:
-    """Every burst of every bursty run in one or more results folders, as a tidy frame."""
+def bursts(
+    results: str | Path | Iterable[str | Path], damaged: list[str] | None = None
+) -> pd.DataFrame:
+    """Every burst of every bursty run in one or more results folders, as a tidy frame. A
+    damaged log is an error, unless `damaged` is a list to collect such errors in."""
 
     def of_run(folder: ResultsDir, status: RunStatus) -> pd.DataFrame | None:
         workload = next((w for w in folder.manifest.suite.workloads if w.job_id == status.job),
@@ -132,4 +141,4 @@ def bursts(results: str | Path | Iterable[str | Path]) -> pd.DataFrame:
             return None
         return run_bursts(folder, status, (workload.thinktime_us or 0) / 1e6)
 
-    return gather(results, COLUMNS, of_run)
+    return gather(results, COLUMNS, of_run, damaged)

@@ -151,15 +151,24 @@ def gather(
     results: str | Path | Iterable[str | Path],
     columns: list[str],
     of_run: Callable[[ResultsDir, RunStatus], pd.DataFrame | None],
+    damaged: list[str] | None = None,
 ) -> pd.DataFrame:
     """One tidy frame from every run of one or more results folders: `of_run` gives a run's
-    rows (None or empty: none), each labelled with its sweep, host, device, job and repeat."""
+    rows (None or empty: none), each labelled with its sweep, host, device, job and repeat.
+    A damaged log raises LogError, unless `damaged` is a list: then the run is left out and
+    the error added to it."""
     paths = [results] if isinstance(results, (str, Path)) else list(results)
     parts = []
     for path in unique_folders(paths):
         folder = ResultsDir.open(path)
         for status in folder.statuses():
-            rows = of_run(folder, status)
+            try:
+                rows = of_run(folder, status)
+            except LogError as err:
+                if damaged is None:
+                    raise
+                damaged.append(str(err))
+                continue
             if rows is None or rows.empty:
                 continue
             parts.append(rows.assign(
@@ -173,15 +182,18 @@ def gather(
     return frame
 
 
-def timeseries(results: str | Path | Iterable[str | Path]) -> pd.DataFrame:
-    """Every second of every run in one or more results folders, as a tidy frame."""
+def timeseries(
+    results: str | Path | Iterable[str | Path], damaged: list[str] | None = None
+) -> pd.DataFrame:
+    """Every second of every run in one or more results folders, as a tidy frame. A damaged
+    log is an error, unless `damaged` is a list to collect such errors in (see gather)."""
 
     def of_run(folder: ResultsDir, status: RunStatus) -> pd.DataFrame | None:
         if status.status not in ("ok", "interrupted"):
             return None
         return run_series(folder, status)
 
-    frame = gather(results, COLUMNS, of_run)
+    frame = gather(results, COLUMNS, of_run, damaged)
     if not frame.empty:
         frame["t_s"] = frame["t_s"].astype("float64")
     return frame

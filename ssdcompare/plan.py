@@ -130,6 +130,16 @@ def make_plan(
     if states is None:
         states = [] if read_only or steps else loaded.states
     chosen = check_states(list(states), read_only, steps)
+    replaced = []
+    if steps and loaded.states and not chosen:
+        replaced.append(
+            f"--precondition replaces the suite's own drive states "
+            f"({', '.join(loaded.states)}): one pass, no empty/full comparison"
+        )
+    if chosen and loaded.precondition and not steps:
+        replaced.append(
+            f"--states replaces the suite's own preconditioning ({', '.join(loaded.precondition)})"
+        )
     if read_only:
         loaded = loaded.read_only()
     overrides: dict[str, object] = {}
@@ -155,7 +165,7 @@ def make_plan(
         for target in targets
         for workload in loaded.workloads
     ]
-    warnings += _suite_warnings(loaded, targets, jobs, size_bytes, allowed)
+    warnings += replaced + _suite_warnings(loaded, targets, jobs, size_bytes, allowed)
     if len(targets) >= 2 and repeat < MIN_REPEATS:
         warnings.append(
             f"comparing {len(targets)} devices with {repeat} repeat(s): a difference is tested "

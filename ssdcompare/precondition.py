@@ -41,6 +41,8 @@ from pathlib import Path
 
 from ssdcompare.errors import SsdcompareError, Stopped
 from ssdcompare.fio import FioInfo
+from ssdcompare.fiologs import compress_large
+from ssdcompare.fiooptions import TIMESERIES_PREFIX
 from ssdcompare.fioresult import FioOutputError, parse_fio_file
 from ssdcompare.jobfile import RenderedJob, fill_span, render_fill
 from ssdcompare.runner import RunOutcome, run_fio, timeout_for
@@ -143,11 +145,13 @@ def put_in_state(
     job: RenderedJob,
     repeat: int,
     check: Callable[[], None],
+    ioengine: str,
 ) -> StateRecord:
     """Put the target of `job` (whose jobs are `jobs`) in the job's drive state, and record
     the step. `check` runs first (and before fio) and raises SsdcompareError when the target
     must not be written now: the record keeps the reason and the error goes on to the caller.
-    A step that fails otherwise (a device without discard) is recorded as not ok."""
+    A step that fails otherwise (a device without discard) is recorded as not ok. `ioengine`
+    is the engine the fill uses (the sweep's, never a job's own: it may be fio's null engine)."""
     target, state = job.target, job.workload.state
     assert state is not None
     steps = results.state_records(target.name)
@@ -167,8 +171,14 @@ def put_in_state(
             what = f"the first {format_bytes(span_bytes)}"
             record.how = f"{what} written twice, sequential 128 KiB writes (fio, fill.fio)"
             record.ok, record.error, _ = _run_fill(
-                fio, folder, jobs, results.manifest.suite.name, job.ioengine, check
+                fio, folder, jobs, results.manifest.suite.name, ioengine, check
             )
+    except (KeyboardInterrupt, Stopped):
+        # a step cut short is recorded as one: the next attempt gets a folder of its own
+        record.error = "interrupted"
+        record.finished_at = now_iso()
+        results.save_state_record(record)
+        raise
     except SsdcompareError as err:
         record.error = str(err)
         record.finished_at = now_iso()
@@ -179,6 +189,18 @@ def put_in_state(
     record.finished_at = now_iso()
     results.save_state_record(record)
     return record
+
+
+def note_trimmed(results: ResultsDir, job: RenderedJob, repeat: int) -> None:
+    """A job of a full pass that trims empties (part of) the span: record it as a step to the
+    empty state, so that the next job of the pass fills the drive again."""
+    steps = results.state_records(job.target.name)
+    now = now_iso()
+    results.save_state_record(StateRecord(
+        target=job.target.name, state="empty", number=steps[-1].number + 1 if steps else 1,
+        how=f"trimmed by the job {job.job_id} itself", job=job.job_id, repeat=repeat,
+        ok=True, started_at=now, finished_at=now,
+    ))  # fmt: skip
 
 
 def discard(path: str, block: bool, length: int) -> str:
@@ -228,6 +250,7 @@ def until_steady(
             results.save_steady_record(record)
             raise
         outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(job.workload.duration_s))
+        compress_large(folder, TIMESERIES_PREFIX)
         _raise_if_stopped(outcome)
         iops = _round_iops(folder / FIO_JSON) if outcome.state == "ok" else None
         if iops is None:

@@ -421,11 +421,12 @@ def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[dict[str, 
     # a chart draws one line per device: results from differing jobfiles are flagged on it
     differing = "; includes results whose jobfiles differ from the baseline's (see the notes)"
     keys = ["rw", "bs_bytes", "numjobs", "rwmixread", "fsync", "fdatasync", "extra_options",
-            "state"]  # fmt: skip
-    for key, points in ok.groupby(keys, sort=False, dropna=False):
+            "state", "thinktime_us", "io_size_bytes"]  # fmt: skip
+    # bursty jobs have their own table: their IOPS count idle gaps, not a queue depth's worth
+    for key, points in ok[ok["thinktime_us"].isna()].groupby(keys, sort=False, dropna=False):
         if points["iodepth"].nunique() < 2:
             continue
-        rw, bs, numjobs, mix, fsync, fdatasync, extra, state = key
+        rw, bs, numjobs, mix, fsync, fdatasync, extra, state, _, _ = key
         what = f"{_FAMILY.get(rw, (9, rw))[1].lower()}, {format_bytes(bs)}"
         what += f", {state} drive" if pd.notna(state) else ""
         if pd.notna(mix) and rw in ("rw", "randrw"):
@@ -442,11 +443,12 @@ def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[dict[str, 
         _add_chart(found, notes, f"Mean latency against queue depth: {what}", charts.qd_chart,
                    points, "lat_mean_us", "mean latency (µs)",
                    f"Mean latency vs queue depth — {what}", caption=caption)  # fmt: skip
-    mix_keys = ["rw", "bs_bytes", "iodepth", "numjobs", "extra_options", "state"]
+    mix_keys = ["rw", "bs_bytes", "iodepth", "numjobs", "extra_options", "state",
+                "thinktime_us", "io_size_bytes"]  # fmt: skip
     for key, points in ok.groupby(mix_keys, sort=False, dropna=False):
         if points["rwmixread"].nunique() < 3:
             continue
-        rw, bs, qd, numjobs, extra, state = key
+        rw, bs, qd, numjobs, extra, state, _, _ = key
         what = f"{format_bytes(bs)} QD{qd}" + (f" x{numjobs} jobs" if numjobs > 1 else "")
         what += f", {state} drive" if pd.notna(state) else ""
         if pd.notna(extra):
@@ -470,7 +472,9 @@ def _timeseries_charts(
     folders = [p for p in dict.fromkeys(frame["sweep"].dropna()) if p]
     if not folders:
         return
-    seconds = timeseries(folders)
+    damaged: list[str] = []
+    seconds = timeseries(folders, damaged)
+    notes += [f"Time series of a run left out: {error}" for error in damaged]
     if seconds.empty:
         return
     labels = frame[["sweep", "host", "device", "label"]].drop_duplicates()
@@ -570,7 +574,9 @@ def _state_pairs(summary: pd.DataFrame, labels: list[str]) -> list[dict[str, obj
             if not {"empty", "full"} <= set(mine.index):
                 cells.append({"empty": "-", "full": "-", "ratio": "", "cpu": False, "sort": -1})
                 continue
-            empty, full = mine.at["empty", "iops_value"], mine.at["full", "iops_value"]
+            # a bursty job's own IOPS count its idle gaps: compare it while bursting
+            column = "burst_iops_mean" if mine["burst_iops_mean"].notna().all() else "iops_value"
+            empty, full = mine.at["empty", column], mine.at["full", column]
             ratio = full / empty if empty else float("nan")
             cells.append({
                 "empty": format_count(empty), "full": format_count(full),

@@ -35,7 +35,13 @@ from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.locks import Lock, holding, target_lock_paths
 from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan, validate
-from ssdcompare.precondition import fill, put_in_state, state_needed, until_steady
+from ssdcompare.precondition import (
+    fill,
+    note_trimmed,
+    put_in_state,
+    state_needed,
+    until_steady,
+)
 from ssdcompare.runner import Sampler, run_fio, timeout_for
 from ssdcompare.sampler import CpuSampler
 from ssdcompare.store import JOBFILE, Manifest, ResultsDir, RunStatus, now_iso, write_atomic
@@ -201,6 +207,13 @@ def reopen(
     _check_identity(manifest, [t for t in targets if t.name in pending])
     _check_free(targets)
     written = [t for t in plan.written_targets if t.name in pending]
+    if manifest.guard_overrides and written and not destroy_data:
+        # what it overwrote may be gone by now (wiped by the sweep itself): the consent is not
+        raise SsdcompareError(
+            "this sweep was started with --destroy-data, overwriting: "
+            + "; ".join(manifest.guard_overrides)
+            + ". Give --destroy-data again to resume it"
+        )
     findings = check_write_safety(written, True, destroy_data)
     manifest.resumed_at.append(now_iso())
     results.save_manifest()
@@ -388,6 +401,8 @@ def _run_locked(
             outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
             break
         outcome.statuses.append(status)
+        if job.workload.state == "full" and "trim" in job.workload.directions:
+            note_trimmed(results, job, repeat)
         timing.done(planned, clock() - run_started)
         report(status.status, number, repeat, job, status.error)
         if status.status == "interrupted":
@@ -444,7 +459,7 @@ def _in_state(
             if not held:
                 raise SsdcompareError(f"{target.name} is claimed by another user")
             record = put_in_state(plan.fio, results, plan.jobs_for(target), job, repeat,
-                                  _checker(results, target))  # fmt: skip
+                                  _checker(results, target), plan.default_ioengine)  # fmt: skip
     except SsdcompareError as err:
         unusable[target.name] = (f"not put in the {state} state: {err}", True)
         record = None
@@ -468,6 +483,7 @@ def _checker(results: ResultsDir, target: Target) -> Callable[[], None]:
             raise SsdcompareError(f"{target.name} is no longer the device the sweep started "
                                   f"on: {'; '.join(changed)}")  # fmt: skip
         check_in_use(target, exclusive=False)  # the claim is ours: held by the caller
+        _check_new_signatures(results, target)
 
     return check
 
@@ -488,7 +504,8 @@ def _precondition(
                 raise SsdcompareError(f"{target.name} is claimed by another user")
             if "fill" in plan.precondition:
                 jobs = plan.jobs_for(target)
-                fill(plan.fio, results, jobs, plan.suite.name, job.ioengine, check)
+                # the sweep's engine, never a job's own: a job may name fio's null engine
+                fill(plan.fio, results, jobs, plan.suite.name, plan.default_ioengine, check)
             if "workload" in plan.precondition:
                 until_steady(plan.fio, results, job, check)
     except SsdcompareError as err:
@@ -510,7 +527,7 @@ def _blocked(
     if blocked is None and (
         job.writes or results.manifest.precondition or job.workload.state is not None
     ):
-        blocked = _in_use(job)
+        blocked = _in_use(job, results)
         if blocked is not None:
             unusable[job.target.name] = blocked
     if blocked is not None and (not blocked[1] or job.writes):
@@ -518,14 +535,31 @@ def _blocked(
     return None
 
 
-def _in_use(job: RenderedJob) -> tuple[str, bool] | None:
+def _in_use(job: RenderedJob, results: ResultsDir) -> tuple[str, bool] | None:
     """The guard again, just before a writing job: a device can come into use mid-sweep (a
-    mount, a loop device stacked on it). Its writing jobs are then skipped; reads may run."""
+    mount, a loop device stacked on it) or get a filesystem someone just made. Its writing
+    jobs are then skipped; reads may run."""
     try:
         check_in_use(job.target)
+        _check_new_signatures(results, job.target)
     except SsdcompareError as err:
         return str(err), True
     return None
+
+
+def _check_new_signatures(results: ResultsDir, target: Target) -> None:
+    """Refuse a target that carries a signature (a filesystem, a partition table) it did not
+    carry when the sweep started: someone made it meanwhile. Signatures the sweep's own writes
+    erased are no reason."""
+    recorded = results.manifest.identities.get(target.name)
+    if recorded is None:
+        return
+    new = [s for s in identify(target).signatures if s not in recorded.signatures]
+    if new:
+        raise SsdcompareError(
+            f"{target.name} now carries {', '.join(new)}, which was not there when the sweep "
+            "started: someone made it since; it is not written any more"
+        )
 
 
 def _unusable(job: RenderedJob, status: RunStatus) -> tuple[str, bool]:

@@ -114,9 +114,10 @@ def announce(plan: Plan, results: Path, findings: list[Finding]) -> None:
         say(f"preconditioning: {' then '.join(plan.precondition)} (at most "
             f"{format_duration(plan.precondition_s)}, included below)")  # fmt: skip
     if plan.states:
+        how = {"empty": "the span discarded before every run", "full": "the span filled first"}
         say(
-            f"drive states: {', then '.join(plan.states)}: a pass over the jobs in each "
-            "(the span discarded before every empty run, filled before the full pass)"
+            "drive states: a pass over the jobs in each of "
+            + ", then ".join(f"{state} ({how[state]})" for state in plan.states)
         )
     runs = len(plan.jobs) * plan.repeat
     say(

@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare.fiologs import COMPRESS_ABOVE, compress_large, read_log
-from ssdcompare.perburst import split
+from ssdcompare.fiologs import COMPRESS_ABOVE, LogError, compress_large, read_log
+from ssdcompare.perburst import split, summarize
 from ssdcompare.plan import make_plan
+from ssdcompare.report import write_report
 from ssdcompare.workload import Workload
 
 MIB = 1 << 20
@@ -98,3 +100,30 @@ def test_a_bursty_job_is_split_into_its_bursts(tmp_path: Path) -> None:
     assert run.report is not None
     html = run.report.read_text()
     assert "IOPS in bursts" in html and "fio's IOPS" in html
+
+
+def test_processes_that_burst_side_by_side_add_up() -> None:
+    # two fio processes, each 2 bursts of 100 I/Os in 10 ms with 90 ms idle, overlapping
+    frame = pd.DataFrame({
+        "process": [1, 1, 2, 2], "burst": [1, 2, 1, 2], "start_s": [0.0, 0.1, 0.005, 0.105],
+        "duration_s": [0.01] * 4, "ios": [100] * 4, "bytes": [409600] * 4,
+    })  # fmt: skip
+    found = summarize(frame)
+    assert found is not None and found.bursts == 4
+    assert found.iops == pytest.approx(2 * 200 / 0.02)  # each at 10k IOPS while bursting
+    assert found.duty_pct == pytest.approx(100 * 0.02 / 0.11)  # each process's own
+
+
+@pytest.mark.fio
+def test_a_damaged_log_costs_its_chart_not_the_report(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "b", "{rw: randread, bs: 4k, runtime: 2}")
+    run = ssdcompare.run_sweep(str(tmp_path / "t.img"), suite=str(suite), out=tmp_path / "r",
+                               size="8m", report=False)  # fmt: skip
+    (log,) = run.path.glob("runs/*/*/r1/timeseries_iops.1.log")
+    log.write_text("garbage,line\n" + log.read_text())
+    with pytest.raises(LogError):
+        ssdcompare.timeseries(run.path)
+    damaged: list[str] = []
+    assert ssdcompare.timeseries(run.path, damaged).empty and "not a fio log line" in damaged[0]
+    html = write_report([run.path], tmp_path / "report.html").read_text()
+    assert "Time series of a run left out" in html and "not a fio log line" in html

@@ -179,3 +179,64 @@ def test_a_state_that_cannot_be_reached_skips_its_pass_with_the_reason(
     assert by_job["randwrite-4k-qd1.full"].status == "ok"
     steps = ResultsDir.open(run.path).state_records("t.img")
     assert [(s.state, s.ok) for s in steps] == [("empty", False), ("full", True)]
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_filesystem_made_mid_sweep_is_neither_discarded_nor_written(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "two", "{rw: randread, bs: 4k, runtime: 1}",
+                       "{rw: randwrite, bs: 4k, runtime: 1}")  # fmt: skip
+
+    with loop_device(tmp_path / "disk.img", 32 * MIB) as device:
+
+        def progress(event: sweep.Progress) -> None:
+            if event.state == "ok" and event.job == "randread-4k-qd1.empty":
+                subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True)  # someone else
+
+        run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "r",
+                                   states="empty", progress=progress, report=False)  # fmt: skip
+        found = subprocess.run(["blkid", "-p", "-o", "value", "-s", "TYPE", device],
+                               capture_output=True, text=True, check=False).stdout  # fmt: skip
+    assert found.strip() == "ext4"  # still there: neither discarded nor written over
+    status = {s.job: s for s in ResultsDir.open(run.path).statuses()}
+    skipped = status["randwrite-4k-qd1.empty"]
+    assert skipped.status == "skipped" and "ext4" in (skipped.error or "")
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_fill_never_uses_a_jobs_null_engine_and_a_trimming_job_ends_full(
+    tmp_path: Path,
+) -> None:
+    suite = suite_file(tmp_path, "odd",
+                       "{id: nothing, rw: randread, bs: 4k, runtime: 1, ioengine: 'null'}",
+                       "{rw: trim, bs: 1m, runtime: 1, ioengine: psync}",
+                       "{rw: randread, bs: 4k, runtime: 1}")  # fmt: skip
+    image = tmp_path / "disk.img"
+    with loop_device(image, 16 * MIB) as device:
+        run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "r", states="full",
+                                   report=False)  # fmt: skip
+        allocated = _allocated(image)
+    assert run.complete
+    name = Path(device).name
+    steps = ResultsDir.open(run.path).state_records(name)
+    # filled, trimmed by the job itself, filled again before the next job of the pass
+    assert [s.state for s in steps] == ["full", "empty", "full"]
+    assert steps[1].job == "trim-1m-qd1.full" and steps[2].job == "randread-4k-qd1.full"
+    fill = (run.path / "precondition" / name / "states" / "0001-full" / "jobfile.fio").read_text()
+    assert "ioengine=null" not in fill
+    assert allocated >= 16 * MIB  # the last fill wrote the whole span
+    frame = run.frame().set_index("job")
+    assert frame.loc["randread-4k-qd1.full", "drive_state"] == "full"
+
+
+def test_the_span_a_state_covers_reaches_every_offset_a_job_uses(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "offsets",
+                       "{rw: randread, bs: 4k, size: 32m, extra: {offset: 128m}}",
+                       "{rw: randread, bs: 4k, size: 32m, numjobs: 2, "
+                       "extra: {offset_increment: 64m}}")  # fmt: skip
+    target = tmp_path / "t.img"
+    os.truncate(target.touch() or target, 1 << 30)
+    plan = make_plan(str(suite), str(target), states=["empty"])
+    assert precondition.state_span(plan.jobs) == 160 * MIB  # 128 MiB + 32 MiB
+    assert precondition.state_span(plan.jobs[1:]) == 96 * MIB  # 64 MiB x 1 + 32 MiB
