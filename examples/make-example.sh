@@ -20,6 +20,6 @@ echo $((1280 * 1024 * 1024)) > "/sys/block/$zram/disksize"
 dd if=/dev/zero of="$img" bs=4M count=320 conv=fsync status=none
 loop=$(losetup --find --show --direct-io=on "$img")
 .venv/bin/ssdcompare sweep --suite examples/ramdisk-vs-loop.yaml --devices "/dev/$zram,$loop" \
-    --repeat 2 --out "$out"
+    --repeat 3 --out "$out"
 rm -f "$out/report.html"  # the example report below is the one to read
 .venv/bin/ssdcompare report "$out" -o examples/report.html --baseline "$(basename "$loop")"

@@ -21,6 +21,9 @@ import pytest
 from ssdcompare.cpu import CATEGORIES, CpuTrace, judge
 from ssdcompare.sampler import CpuSampler
 
+# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
+pytestmark = pytest.mark.serial
+
 Times = namedtuple("Times", CATEGORIES)
 ProcTimes = namedtuple("ProcTimes", "user system")
 PThread = namedtuple("PThread", "id user_time system_time")  # as psutil.Process.threads()

@@ -14,6 +14,9 @@ from ssdcompare.cpu import CpuStats, Thresholds, judge, read_trace
 from ssdcompare.frame import load
 from ssdcompare.plan import make_plan
 
+# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
+pytestmark = pytest.mark.serial
+
 SUITES = Path(__file__).parent / "suites"
 # the wording of rule 1 when it fires on a worker's share of a core
 FULL_CORE_CLAIM = "% of one core"

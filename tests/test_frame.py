@@ -67,7 +67,7 @@ def test_load_a_sweep_one_row_per_device_job_repeat_direction() -> None:
     manifest = json.loads((EXAMPLE / "manifest.json").read_text())
     jobs = len(manifest["suite"]["workloads"])
     fsync_jobs = sum(1 for w in manifest["suite"]["workloads"] if w["fsync"])
-    assert len(frame) == 2 * 2 * (jobs + fsync_jobs)  # devices x repeats x rows per run
+    assert len(frame) == 2 * 3 * (jobs + fsync_jobs)  # devices x repeats x rows per run
     assert set(frame["status"]) == {"ok"}
     assert frame["model"].notna().all() and frame["fio_version"].str.startswith("fio-3").all()
     # every number traces back to its raw file
@@ -81,12 +81,12 @@ def test_job_summary_aggregates_repeats() -> None:
     summary = ssdcompare.job_summary(frame)
     one = summary[(summary["device"] == "loop0") & (summary["job"] == "randread-4k-qd1")].iloc[0]
     values = frame[(frame["device"] == "loop0") & (frame["job"] == "randread-4k-qd1")]["iops"]
-    assert one["repeats"] == 2
+    assert one["repeats"] == 3
     assert one["iops_mean"] == pytest.approx(values.mean())
     assert one["iops_std"] == pytest.approx(values.std(ddof=1))
     assert one["iops_cv_pct"] == pytest.approx(values.std(ddof=1) / values.mean() * 100)
     mixed = summary[summary["job"] == "randwrite-4k-qd1-fsync"]
-    assert (mixed["repeats"] == 2).all()  # the sync row does not count as a direction of I/O
+    assert (mixed["repeats"] == 3).all()  # the sync row does not count as a direction of I/O
 
 
 def test_side_by_side_ratios_and_significance() -> None:

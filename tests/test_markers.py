@@ -22,6 +22,9 @@ from pathlib import Path
 
 import pytest
 
+# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
+pytestmark = pytest.mark.serial
+
 REPO = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
 NOBODY = 65534  # uid and gid of `nobody`/`nogroup` (`nobody` on some systems)

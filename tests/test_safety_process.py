@@ -26,6 +26,9 @@ from ssdcompare import sweep
 from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.plan import make_plan
 
+# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
+pytestmark = pytest.mark.serial
+
 SUITES = Path(__file__).parent / "suites"
 
 

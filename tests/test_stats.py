@@ -20,6 +20,9 @@ from ssdcompare.frame import job_summary, side_by_side
 from ssdcompare.report import write_report
 from ssdcompare.stats import MIN_REPEATS, aggregate_values, compare, find_knee
 
+# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
+pytestmark = pytest.mark.serial
+
 
 def test_a_clear_difference_is_significant_with_its_interval() -> None:
     found = compare([200, 204, 198], [100, 101, 99])

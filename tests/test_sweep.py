@@ -17,6 +17,9 @@ from test_safety_process import start_sweep
 
 from ssdcompare.fioresult import parse_fio_file
 
+# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
+pytestmark = pytest.mark.serial
+
 SUITES = Path(__file__).parent / "suites"
 
 

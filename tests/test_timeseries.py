@@ -21,6 +21,9 @@ from ssdcompare.fiologs import LogError, read_log
 from ssdcompare.persecond import find_cliff
 from ssdcompare.report import write_report
 
+# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
+pytestmark = pytest.mark.serial
+
 BLKIO = Path("/sys/fs/cgroup/blkio")
 
 

@@ -16,6 +16,9 @@ from ssdcompare.ceiling import why_not
 from ssdcompare.headline import headline
 from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
 
+# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
+pytestmark = pytest.mark.serial
+
 QUIET = dict(cpu_bound=False, cpu_reason=None, steal_pct=0.5, others_pct=2.0)
 
 
