@@ -813,6 +813,7 @@ def job_summary(
         chosen = _baseline(list(dict.fromkeys(summary["label"])), baseline)
         summary["comparable"], summary["comparable_note"] = _comparability(summary, chosen)
         _compare_repeats(summary, repeats, chosen)
+        summary["compared_to"] = chosen
         summary["knee_qd"] = _knees(summary)
     return summary
 
@@ -883,7 +884,8 @@ def side_by_side(
     Columns: `<label>` (the summary's aggregate of the repeats, the mean unless job_summary
     was asked for another), `<label>/<baseline>` (ratio of those), `<label> significant`
     (Welch's t-test with 3 or more repeats on both sides, see ssdcompare.stats: for IOPS and
-    p99 latency; NA otherwise, and for other metrics) and `<label> comparable` (False when
+    p99 latency; NA otherwise, for other metrics, and when the summary was made against
+    another baseline: pass the same one to job_summary) and `<label> comparable` (False when
     that label ran the job with a different jobfile than the baseline: different workload
     hash). A job that is not comparable gets no ratio and no significance, and a `note`
     column (present only then) says which jobfiles differ and how. `baseline` defaults to the
@@ -898,7 +900,11 @@ def side_by_side(
     ).reindex(index=jobs, columns=labels)
     tested = f"{_COMPARED[metric]}significant" if metric in _COMPARED else None
     significance: dict[tuple[object, object], object] = {}
-    if tested is not None and tested in summary.columns:
+    # the tests were made against the summary's own baseline: against another, none is known
+    same_baseline = (
+        "compared_to" not in summary.columns or (summary["compared_to"] == baseline).all()
+    )
+    if tested is not None and tested in summary.columns and same_baseline:
         for job, label, flag in zip(summary["job"], summary["label"], summary[tested],
                                     strict=True):  # fmt: skip
             significance.setdefault((job, label), flag)

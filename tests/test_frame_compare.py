@@ -56,7 +56,7 @@ def test_one_folder_named_several_ways_is_read_once(tmp_path: Path) -> None:
     once = ssdcompare.load(EXAMPLE)
     many = ssdcompare.load(spellings(tmp_path))
     assert len(many) == len(once)
-    assert list(dict.fromkeys(many["label"])) == ["zram1", "loop0"]  # not "zram1 @..." twice
+    assert list(dict.fromkeys(many["label"])) == ["zram1", "loop1"]  # not "zram1 @..." twice
     summary = ssdcompare.job_summary(many)
     expected = ssdcompare.job_summary(once)
     assert (summary["repeats"] == 3).all()
@@ -72,10 +72,10 @@ def test_export_of_one_folder_named_twice_writes_each_row_once(tmp_path: Path) -
 def test_a_job_run_from_another_jobfile_gets_no_ratio_but_a_reason(tmp_path: Path) -> None:
     copy = changed_copy(tmp_path)
     frame = ssdcompare.load([EXAMPLE, copy])
-    baseline = "loop0 @ramdisk-vs-loop"
+    baseline = "loop1 @ramdisk-vs-loop"
     summary = ssdcompare.job_summary(frame, baseline=baseline)
     table = ssdcompare.side_by_side(summary, "iops", baseline=baseline)
-    for label in ("loop0 @longer-runs", "zram1 @longer-runs"):
+    for label in ("loop1 @longer-runs", "zram1 @longer-runs"):
         assert pd.isna(table.loc[CHANGED_JOB, f"{label}/{baseline}"])
         assert bool(table.loc[CHANGED_JOB, f"{label} comparable"]) is False
         assert pd.isna(table.loc[CHANGED_JOB, f"{label} significant"])

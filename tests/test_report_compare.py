@@ -46,7 +46,7 @@ def test_the_same_folder_named_three_ways_is_reported_once(
     done = run_cli("report", str(EXAMPLE), f"{EXAMPLE}/", str(link), "-o", str(twice))
     assert done.exit_code == 0, done.stderr  # type: ignore[attr-defined]
     html = twice.read_text()
-    assert "<title>ssdcompare: zram1 vs loop0</title>" in html
+    assert "<title>ssdcompare: zram1 vs loop1</title>" in html
     assert _results(html) == _results(example_html)
     assert html.count("<h3>ramdisk-vs-loop on") == 1  # one sweep described, not three
 
@@ -54,13 +54,13 @@ def test_the_same_folder_named_three_ways_is_reported_once(
 def test_a_job_from_another_jobfile_is_marked_and_explained(tmp_path: Path) -> None:
     copy = changed_copy(tmp_path)
     out = tmp_path / "report.html"
-    write_report([EXAMPLE, copy], out, baseline="loop0 @ramdisk-vs-loop")
+    write_report([EXAMPLE, copy], out, baseline="loop1 @ramdisk-vs-loop")
     html = out.read_text()
     row = _row(html, CHANGED_JOB)
     cells = parse(row).cells
     marked = [c for c in cells if "nc" in c["class"].split()]
     assert len(marked) == 5 * 2  # five cells for each device of the other sweep
-    # labels: zram1 and loop0 (the baseline) of the example, then the same two of the copy
+    # labels: zram1 and loop1 (the baseline) of the example, then the same two of the copy
     ratios = [cells[2 + 5 * k + 4]["text"].strip() for k in range(4)]
     assert ratios[0].startswith("×") and ratios[1] == "baseline"
     assert all(r.startswith("≠ jobfile") for r in ratios[2:])  # then the footnote number
