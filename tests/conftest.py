@@ -12,6 +12,7 @@ leaves them out altogether.
 from __future__ import annotations
 
 import functools
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,6 +35,14 @@ def why_no_fio() -> str | None:
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects, so auto-marked tests are deselected too
+def pytest_configure(config: pytest.Config) -> None:
+    # started in the background by a shell without job control (`cmd &` in a script, some CI
+    # runners), every process inherits SIGINT ignored, and the sweeps the tests stop with
+    # Ctrl-C would never see it: take it back, so the processes the tests start get it too
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark tests that use the `fio` fixture; skip `root` and `fio` tests this run cannot serve."""
     for item in items:

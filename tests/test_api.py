@@ -10,9 +10,6 @@ from blockdevs import loop_device
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
 
-# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
-pytestmark = pytest.mark.serial
-
 SUITES = Path(__file__).parent / "suites"
 
 

@@ -17,9 +17,6 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.plan import make_plan
 from ssdcompare.steady import MAX_ROUNDS
 
-# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
-pytestmark = pytest.mark.serial
-
 MIB = 1 << 20
 
 
