@@ -333,6 +333,12 @@ def test_whole_suite_without_root_or_fio_skips_exactly_the_marked_tests(
     assert marked | unmarked == everything and not marked & unmarked
     assert "tests/test_cpubound.py::test_ground_truth_with_real_fio" in marked
     assert "tests/test_devices.py::test_real_loop_device" in marked
+    # the slow tests (reports of stored results, the longest sweeps) need neither root nor fio
+    # beyond their marks; leaving them out of the unprivileged run keeps it short
+    fast = ["-m", "not slow"]
+    marked = collect(sandbox, TESTS, *ignore, "-m", f"({MARKED}) and not slow", as_root=True)[0]
+    unmarked = collect(sandbox, TESTS, *ignore, "-m", f"({UNMARKED}) and not slow",
+                       as_root=True)[0]  # fmt: skip
     # unprivileged, without fio: nothing fails, and what is skipped is what is marked
     junit = sandbox.root / "suite.xml"
     # the unmarked tests run here a second time (the first, as root, is the suite itself): on
@@ -340,7 +346,7 @@ def test_whole_suite_without_root_or_fio_skips_exactly_the_marked_tests(
     workers = ["-n", "2"] if importlib.util.find_spec("xdist") else []
     done = sandbox.pytest(
         "--strict-markers", "-q", "-rs", "--basetemp", sandbox.root / "tmp" / "suite-basetemp",
-        "--junitxml", junit, *workers, *ignore, TESTS,
+        "--junitxml", junit, *workers, *fast, *ignore, TESTS,
     )  # fmt: skip
     assert junit.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     outcomes = read_junit(junit)

@@ -124,6 +124,7 @@ def test_the_page_is_self_contained(example_report: tuple[str, Path]) -> None:
     assert "<img" in html and "data:image/png;base64," in html
 
 
+@pytest.mark.slow  # renders whole reports; neither root nor fio
 def test_several_sweeps_compare_side_by_side(tmp_path: Path) -> None:
     copy = tmp_path / "after-firmware"
     shutil.copytree(EXAMPLE, copy)

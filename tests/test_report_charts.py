@@ -36,6 +36,7 @@ def idle_copy(tmp_path: Path) -> Path:
     return copy
 
 
+@pytest.mark.slow  # renders whole reports; neither root nor fio
 def test_a_job_that_did_no_io_leaves_the_report_whole(tmp_path: Path) -> None:
     copy = idle_copy(tmp_path)
     frame = load(copy)

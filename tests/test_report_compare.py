@@ -37,6 +37,7 @@ def _row(html: str, job: str) -> str:
     return found.group(0)
 
 
+@pytest.mark.slow  # renders whole reports; neither root nor fio
 def test_the_same_folder_named_three_ways_is_reported_once(
     tmp_path: Path, run_cli: Callable[..., object], example_html: str
 ) -> None:
@@ -51,6 +52,7 @@ def test_the_same_folder_named_three_ways_is_reported_once(
     assert html.count("<h3>ramdisk-vs-loop on") == 1  # one sweep described, not three
 
 
+@pytest.mark.slow  # renders whole reports; neither root nor fio
 def test_a_job_from_another_jobfile_is_marked_and_explained(tmp_path: Path) -> None:
     copy = changed_copy(tmp_path)
     out = tmp_path / "report.html"

@@ -26,9 +26,6 @@ from ssdcompare import sweep
 from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.plan import make_plan
 
-# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
-pytestmark = pytest.mark.serial
-
 SUITES = Path(__file__).parent / "suites"
 
 
@@ -146,6 +143,7 @@ def test_a_file_target_is_locked_whatever_its_spelling(tmp_path: Path) -> None:
         first.communicate(timeout=DEADLINE_S)
 
 
+@pytest.mark.serial  # judged on CPU use or timing: runs alone (scripts/test.sh)
 @pytest.mark.slow
 @pytest.mark.fio
 def test_a_hung_fio_costs_one_timeout_then_the_device_is_skipped(tmp_path: Path) -> None:

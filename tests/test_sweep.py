@@ -17,9 +17,6 @@ from test_safety_process import start_sweep
 
 from ssdcompare.fioresult import parse_fio_file
 
-# judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
-pytestmark = pytest.mark.serial
-
 SUITES = Path(__file__).parent / "suites"
 
 
@@ -49,6 +46,7 @@ def statuses(results: Path) -> dict[tuple[str, str, str], str]:
     return found
 
 
+@pytest.mark.serial  # judged on CPU use or timing: runs alone (scripts/test.sh)
 @pytest.mark.root
 @pytest.mark.fio
 def test_sweep_over_a_ram_disk_and_a_loop_device(tmp_path: Path) -> None:
@@ -178,6 +176,7 @@ def test_failing_job_in_the_middle_is_recorded_and_the_sweep_goes_on(tmp_path: P
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.serial  # judged on CPU use or timing: runs alone (scripts/test.sh)
 @pytest.mark.fio
 def test_interrupt_keeps_finished_runs_and_resume_completes(tmp_path: Path) -> None:
     out = tmp_path / "results"
