@@ -39,7 +39,8 @@ def _style(index: int) -> dict[str, object]:
 @contextmanager
 def _figure(width: float, height: float) -> Iterator[tuple[plt.Figure, plt.Axes]]:
     # closed whatever happens: a chart that fails must not leave its figure in pyplot's registry
-    fig, ax = plt.subplots(figsize=(width, height))
+    # laid out as it is drawn: a tight bounding box would draw every chart twice
+    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
     try:
         yield fig, ax
     finally:
@@ -48,7 +49,7 @@ def _figure(width: float, height: float) -> Iterator[tuple[plt.Figure, plt.Axes]
 
 def _png(fig: plt.Figure) -> str:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(buffer, format="png", dpi=110)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
@@ -202,7 +203,8 @@ def timeseries_chart(seconds: pd.DataFrame, cliffs: pd.DataFrame, title: str) ->
     labels = list(dict.fromkeys(points["label"]))
     columns = min(3, len(jobs))
     rows = -(-len(jobs) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.3 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.3 * rows), squeeze=False,
+                             layout="constrained")  # fmt: skip
     try:
         for ax, job in zip(axes.flat, jobs, strict=False):
             runs = points[points["job"] == job].groupby(["label", "repeat", "t_s"], sort=False)
@@ -223,12 +225,11 @@ def timeseries_chart(seconds: pd.DataFrame, cliffs: pd.DataFrame, title: str) ->
         for ax in list(axes.flat)[len(jobs) :]:
             ax.set_visible(False)
         handles, names = axes.flat[0].get_legend_handles_labels()
-        fig.legend(handles, names, loc="upper center", ncol=min(len(names), 4), fontsize=8,
-                   bbox_to_anchor=(0.5, 1.0))  # fmt: skip
-        fig.suptitle(title, fontsize=10, y=1.04)
+        # the legend on top, under no title of its own: the report's caption names the chart
+        fig.legend(handles, names, loc="outside upper center", ncol=min(len(names), 4),
+                   fontsize=8, title=title, title_fontsize=10)  # fmt: skip
         fig.supxlabel("seconds since the job started", fontsize=8)
         fig.supylabel("IOPS", fontsize=8)
-        fig.tight_layout()
         return _png(fig)
     finally:
         plt.close(fig)

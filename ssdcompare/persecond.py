@@ -100,7 +100,10 @@ def run_series(results: ResultsDir, status: RunStatus) -> pd.DataFrame:
         if logs[kind]:
             # the seconds are those fio logged IOPS for: at the end of a job fio flushes a
             # last, partial second into the latency log only
-            merged = merged.merge(_samples(logs[kind], kind), on=keys, how="left")
+            # ... and that partial second can round to the last full one: keep the full one,
+            # or the merge would count that second twice
+            extra = _samples(logs[kind], kind).drop_duplicates(keys, keep="first")
+            merged = merged.merge(extra, on=keys, how="left")
         else:
             merged[kind] = float("nan")
     merged["lat_weighted"] = merged["lat"] * merged["iops"]

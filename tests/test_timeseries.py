@@ -144,3 +144,16 @@ def test_every_job_of_a_sweep_has_a_row_for_every_second(tmp_path: Path) -> None
         assert (rows["lat_mean_us"] > 0).all()
     # a mix has a read and a write series; numjobs clones are added into one
     assert set(seconds.loc[seconds["job"] == "randwrite-4k-qd16", "direction"]) == {"write"}
+
+
+def test_a_second_is_counted_once_even_when_fio_logs_a_partial_one_beside_it() -> None:
+    # fio ends a job's latency log with a partial second that can fall on the last full one
+    # (3000 ms twice): each second's IOPS must be exactly what the IOPS log says
+    example = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
+    seconds = ssdcompare.timeseries(example)
+    for log in sorted(example.glob("runs/*/*/r1/timeseries_iops.1.log"))[:6]:
+        device, job = log.parts[-4], log.parts[-3]
+        mine = seconds[(seconds["device"] == device) & (seconds["job"] == job)
+                       & (seconds["repeat"] == 1)]  # fmt: skip
+        logged = [float(s.value) for s in read_log(log)]
+        assert sorted(mine["iops"]) == sorted(logged), (device, job)
