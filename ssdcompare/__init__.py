@@ -33,7 +33,7 @@ _LAZY = {
     "run_sweep": "ssdcompare.api",
     "timeseries": "ssdcompare.persecond",
     "bursts": "ssdcompare.perburst",
-    "headline": "ssdcompare.headline",
+    "headline": "ssdcompare.answer",
     "SweepRun": "ssdcompare.api",
 }
 

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from ssdcompare import charts
+from ssdcompare.answer import headline
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.frame import (
@@ -24,7 +25,6 @@ from ssdcompare.frame import (
     load,
     side_by_side,
 )
-from ssdcompare.headline import headline
 from ssdcompare.persecond import timeseries
 from ssdcompare.resources import templates
 from ssdcompare.store import ResultsDir, unique_folders, write_atomic

@@ -1,7 +1,7 @@
 """The answer in one line: each device against the baseline over the jobs that measured drives.
 
-`headline(summary, baseline)` gives one `Headline` per device but the baseline, from
-job_summary's rows:
+`headline(summary, baseline)` (`ssdcompare.headline`) gives one `Headline` per device but the
+baseline, from job_summary's rows:
 
 - the jobs that count are those both devices ran successfully from the same jobfile, with
   the verdict `drive` on both sides (ssdcompare.verdict): a CPU-bound, host-bound or
