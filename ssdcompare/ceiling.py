@@ -14,7 +14,6 @@ results folder under `ceiling/<job>/` (jobfile, fio's output, `status.json`), li
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
-from ssdcompare.fioresult import FioOutputError, parse_fio_file
+from ssdcompare.fioresult import file_iops
 from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.runner import run_fio, timeout_for
 from ssdcompare.store import FIO_JSON, JOBFILE, ResultsDir, RunStatus, now_iso, write_atomic
@@ -107,13 +106,4 @@ def _done(results: ResultsDir, job: str) -> bool:
 
 def ceiling_iops(folder: Path, job: str) -> float | None:
     """The IOPS (all directions) the job got on the RAM disk, or None when not measured."""
-    output = folder / "ceiling" / job / FIO_JSON
-    if not output.is_file():
-        return None
-    try:
-        parsed = parse_fio_file(output)
-    except FioOutputError:
-        return None
-    total = sum(d.iops for j in parsed.jobs if j.ok for d in j.directions.values()
-                if d.iops and not math.isnan(d.iops))  # fmt: skip
-    return total or None
+    return file_iops(folder / "ceiling" / job / FIO_JSON)

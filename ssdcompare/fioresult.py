@@ -195,6 +195,11 @@ class JobResult(BaseModel):
         return self.error == 0
 
     @property
+    def total_iops(self) -> float:
+        """IOPS of all directions added (sync has no rate and adds nothing)."""
+        return sum(d.iops for d in self.directions.values() if d.iops and not math.isnan(d.iops))
+
+    @property
     def options(self) -> dict[str, str]:
         """Every option fio printed for this job: its global options, then its own on top."""
         return {**self.global_options, **self.job_options}
@@ -216,6 +221,18 @@ class FioOutput(BaseModel):
     interim_reports: int = 0  # earlier --status-interval reports, superseded by the last
     warnings: list[str] = Field(default_factory=list)  # what the parser had to work around
     source: str = "<text>"
+
+
+def file_iops(path: Path) -> float | None:
+    """The IOPS of every job without an error in one fio output file, all directions added;
+    None when the file is missing or unreadable, or no I/O was done."""
+    if not path.is_file():
+        return None
+    try:
+        output = parse_fio_file(path)
+    except FioOutputError:
+        return None
+    return sum(j.total_iops for j in output.jobs if j.ok) or None
 
 
 def parse_fio_file(path: str | Path) -> FioOutput:

@@ -347,9 +347,7 @@ def _run_rows(
                         cliff_after_iops=cliff.after_iops)  # fmt: skip
         ceiling = ceiling_iops(results.path, status.job)
         if ceiling is not None:
-            total = sum(d.iops for d in job.directions.values()
-                        if d.iops and not math.isnan(d.iops))  # fmt: skip
-            base.update(ceiling_iops=ceiling, ceiling_pct=total / ceiling * 100)
+            base.update(ceiling_iops=ceiling, ceiling_pct=job.total_iops / ceiling * 100)
         if workload is not None and workload.bursty:
             burst = run_summary(results, status, (workload.thinktime_us or 0) / 1e6)
             if burst is not None:

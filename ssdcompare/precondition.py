@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
-import math
 import os
 import signal
 import struct
@@ -43,7 +42,7 @@ from ssdcompare.errors import SsdcompareError, Stopped
 from ssdcompare.fio import FioInfo
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
-from ssdcompare.fioresult import FioOutputError, parse_fio_file
+from ssdcompare.fioresult import file_iops, parse_fio_file
 from ssdcompare.jobfile import RenderedJob, fill_span, render_fill
 from ssdcompare.runner import RunOutcome, run_fio, timeout_for
 from ssdcompare.steady import MAX_ROUNDS, WINDOW, first_steady, judge_window
@@ -252,7 +251,7 @@ def until_steady(
         outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(job.workload.duration_s))
         compress_large(folder, TIMESERIES_PREFIX)
         _raise_if_stopped(outcome)
-        iops = _round_iops(folder / FIO_JSON) if outcome.state == "ok" else None
+        iops = file_iops(folder / FIO_JSON) if outcome.state == "ok" else None
         if iops is None:
             record.error = f"round {number}: {outcome.error or 'no IOPS in fio output'}"
             break
@@ -267,14 +266,3 @@ def until_steady(
         record.window_range_pct, record.window_slope_pct = window.range_pct, window.slope_pct
     results.save_steady_record(record)
     return record
-
-
-def _round_iops(path: Path) -> float | None:
-    """A round's IOPS, all directions added."""
-    try:
-        output = parse_fio_file(path)
-    except FioOutputError:
-        return None
-    total = sum(d.iops for j in output.jobs if j.ok for d in j.directions.values()
-                if d.iops and not math.isnan(d.iops))  # fmt: skip
-    return total or None

@@ -21,6 +21,7 @@ the mean (default), the median, or the best (as CrystalDiskMark reports the best
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -60,9 +61,9 @@ def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | 
         return None
     a = [math.log(v) for v in theirs]
     b = [math.log(v) for v in mine]
-    diff = sum(b) / len(b) - sum(a) / len(a)
-    var_a = _variance(a) / len(a)
-    var_b = _variance(b) / len(b)
+    diff = statistics.fmean(b) - statistics.fmean(a)
+    var_a = statistics.variance(a) / len(a)
+    var_b = statistics.variance(b) / len(b)
     se = math.sqrt(var_a + var_b)
     if se == 0:  # identical repeats on both sides: no noise to weigh the difference against
         ratio = math.exp(diff)
@@ -75,11 +76,6 @@ def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | 
         ratio=math.exp(diff), ci_low=math.exp(diff - spread), ci_high=math.exp(diff + spread),
         p_value=p_value, significant=p_value < ALPHA,
     )  # fmt: skip
-
-
-def _variance(values: list[float]) -> float:
-    mean = sum(values) / len(values)
-    return sum((v - mean) ** 2 for v in values) / (len(values) - 1)
 
 
 def aggregate_values(
