@@ -12,7 +12,8 @@ baseline, from job_summary's rows:
 - wins, losses and ties count the jobs whose difference Welch's test found significant one
   way or the other, or not (ssdcompare.stats, 3 repeats a side or more); `untested` those
   with fewer repeats;
-- `left_out` counts the other jobs by why they were left out.
+- `left_out` counts the other jobs by why they were left out (a run that finished but did no
+  I/O is counted apart from the failures).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Headline:
     total: int = 0  # jobs either device ran
     iops_ratio: float = math.nan
     p99_ratio: float = math.nan
+    p99_jobs: int = 0  # jobs whose p99 latency is known on both sides
     wins: int = 0
     losses: int = 0
     ties: int = 0
@@ -49,14 +51,25 @@ class Headline:
                     f"of their {self.total} jobs measured the drives on both sides "
                     f"({why}).")  # fmt: skip
         ratio = self.iops_ratio
-        how = (f"{ratio:.2f}× faster than" if ratio >= 1.005 else
-               f"{1 / ratio:.2f}× slower than" if ratio <= 0.995 else "as fast as")  # fmt: skip
-        line = (f"{self.label} is {how} {self.baseline} on the {self.jobs} of {self.total} jobs "
-                "that measured the drives (geometric mean of IOPS ratios")  # fmt: skip
+        tested = self.wins + self.losses + self.ties
+        jobs = f"on the {self.jobs} of {self.total} jobs that measured the drives"
+        if tested and not (self.wins or self.losses):
+            # a ratio off 1 that no test found real is not "faster" or "slower"
+            line = (f"{self.label} is not significantly different from {self.baseline} {jobs} "
+                    f"(geometric mean of IOPS ratios {ratio:.2f}")  # fmt: skip
+        else:
+            how = (
+                f"{ratio:.2f}× faster than" if ratio >= 1.005
+                else f"{1 / ratio:.2f}× slower than" if ratio <= 0.995
+                else "as fast as"
+            )  # fmt: skip
+            line = (f"{self.label} is {how} {self.baseline} {jobs} (geometric mean of IOPS "
+                    "ratios")  # fmt: skip
         if not math.isnan(self.p99_ratio):
             line += f"; p99 latency ×{self.p99_ratio:.2f}"
+            if self.p99_jobs < self.jobs:
+                line += f" over {self.p99_jobs} of them"
         line += ")."
-        tested = self.wins + self.losses + self.ties
         if tested:
             line += (f" Significant: {self.wins} faster, {self.losses} slower, {self.ties} "
                      "not significantly different")  # fmt: skip
@@ -72,6 +85,7 @@ _WHY = {
     "cpu": "measured the CPU", "host": "reached the host's ceiling",
     "disturbed": "were disturbed", "unknown": "had no CPU samples",
     "differs": "ran from different jobfiles", "failed": "failed or did not run",
+    "idle": "did no I/O",
 }  # fmt: skip
 
 
@@ -85,11 +99,22 @@ def _geomean(values: list[float]) -> float:
 
 
 def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headline]:
-    """One Headline per device against `baseline` (default: the first label)."""
+    """One Headline per device against `baseline` (default: the device job_summary compared
+    the others to, else the first label). The significance counts are job_summary's, so a
+    baseline other than the summary's is an error: make the summary with that baseline."""
     labels = list(dict.fromkeys(summary["label"]))
     if not labels:
         return []
-    baseline = baseline or labels[0]
+    compared = summary["compared_to"].dropna() if "compared_to" in summary.columns else None
+    compared_to = str(compared.iloc[0]) if compared is not None and len(compared) else None
+    baseline = baseline or compared_to or labels[0]
+    if baseline not in labels:
+        raise ValueError(f"unknown baseline {baseline!r}; the devices are {', '.join(labels)}")
+    if compared_to is not None and baseline != compared_to:
+        raise ValueError(
+            f"this summary compares the devices to {compared_to!r}, not {baseline!r}: make it "
+            f"with job_summary(frame, baseline={baseline!r})"
+        )
     reference = summary[summary["label"] == baseline].drop_duplicates("job").set_index("job")
     found = []
     for label in labels:
@@ -109,7 +134,8 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
             row, base = mine.loc[job], reference.loc[job]
             result.jobs += 1
             iops.append(float(row["iops_value"]) / float(base["iops_value"]))
-            if base["lat_p99_us_value"] > 0:
+            if base["lat_p99_us_value"] > 0 and row["lat_p99_us_value"] > 0:
+                result.p99_jobs += 1
                 p99.append(float(row["lat_p99_us_value"]) / float(base["lat_p99_us_value"]))
             significant = row.get("significant")
             if is_true(significant):
@@ -141,5 +167,7 @@ def _left_out(mine: pd.DataFrame, reference: pd.DataFrame, job: object) -> str |
     if not isinstance(row.get("verdict"), str) or not isinstance(base.get("verdict"), str):
         return "unknown"
     if not (row["iops_value"] > 0 and base["iops_value"] > 0):
-        return "failed"
+        # an ok run that moved no data: left out apart, so a device that did nothing is
+        # not hidden among failures
+        return "idle" if row["iops_value"] == 0 or base["iops_value"] == 0 else "failed"
     return None

@@ -25,7 +25,7 @@ from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
 from ssdcompare.fioresult import file_iops
 from ssdcompare.jobfile import RenderedJob, render
-from ssdcompare.runner import run_fio, timeout_for
+from ssdcompare.runner import raise_if_stopped, run_fio, timeout_for
 from ssdcompare.store import FIO_JSON, JOBFILE, ResultsDir, RunStatus, now_iso, write_atomic
 
 ZRAM_CONTROL = Path("/sys/class/zram-control")
@@ -96,8 +96,7 @@ def measure(
                 finished_at=now_iso(), error=outcome.error,
             )  # fmt: skip
             write_atomic(folder / "status.json", status.model_dump_json(indent=2) + "\n")
-            if outcome.state == "interrupted":
-                raise KeyboardInterrupt
+            raise_if_stopped(outcome)
 
 
 def _done(results: ResultsDir, job: str) -> bool:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
-import signal
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +43,7 @@ from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
 from ssdcompare.fioresult import file_iops, parse_fio_file
 from ssdcompare.jobfile import RenderedJob, fill_span, render_fill
-from ssdcompare.runner import RunOutcome, run_fio, timeout_for
+from ssdcompare.runner import raise_if_stopped, run_fio, timeout_for
 from ssdcompare.steady import MAX_ROUNDS, WINDOW, first_steady, judge_window
 from ssdcompare.store import (
     FIO_JSON,
@@ -61,12 +60,6 @@ from ssdcompare.units import format_bytes, parse_size
 BLKDISCARD = 0x1277  # _IO(0x12, 119): discard a byte range of a block device
 _PUNCH_HOLE = 0x02 | 0x01  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
 _DISCARD_ALIGN = 4096  # a range every logical block size divides
-
-
-def _raise_if_stopped(outcome: RunOutcome) -> None:
-    if outcome.state == "interrupted":
-        by = outcome.stopped_by or "Ctrl-C"
-        raise Stopped(signal.Signals[by]) if by.startswith("SIG") else KeyboardInterrupt()
 
 
 def fill(
@@ -111,7 +104,7 @@ def _run_fill(
     check()
     span_bytes = target.size_bytes or 0
     outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(2 * span_bytes / 20e6))
-    _raise_if_stopped(outcome)
+    raise_if_stopped(outcome)
     if outcome.state != "ok":
         return False, outcome.error, None
     output = parse_fio_file(folder / FIO_JSON)
@@ -250,7 +243,7 @@ def until_steady(
             raise
         outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(job.workload.duration_s))
         compress_large(folder, TIMESERIES_PREFIX)
-        _raise_if_stopped(outcome)
+        raise_if_stopped(outcome)
         iops = file_iops(folder / FIO_JSON) if outcome.state == "ok" else None
         if iops is None:
             record.error = f"round {number}: {outcome.error or 'no IOPS in fio output'}"

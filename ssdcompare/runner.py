@@ -18,7 +18,7 @@ from typing import Protocol
 
 import psutil
 
-from ssdcompare.errors import SsdcompareError, stop_reason
+from ssdcompare.errors import SsdcompareError, Stopped, stop_reason
 from ssdcompare.fio import FioInfo, command_line
 from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.store import CPU_JSON, FIO_JSON, STDERR, STDOUT, RunState, write_atomic
@@ -70,6 +70,14 @@ class RunOutcome:
     command: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stopped_by: str | None = None  # "Ctrl-C", "SIGTERM", ... for an interrupted run
+
+
+def raise_if_stopped(outcome: RunOutcome) -> None:
+    """Raise the stop that interrupted a run (Ctrl-C as KeyboardInterrupt, SIGTERM/SIGHUP
+    as errors.Stopped), so that a step around one fio run stops the sweep the same way."""
+    if outcome.state == "interrupted":
+        by = outcome.stopped_by or "Ctrl-C"
+        raise Stopped(signal.Signals[by]) if by.startswith("SIG") else KeyboardInterrupt()
 
 
 def _die_with_parent(parent_pid: int) -> Callable[[], None]:

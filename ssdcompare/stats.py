@@ -8,7 +8,8 @@ p99 latency) and gives their ratio with a 95 % confidence interval and Welch's t
   symmetric around it on a log scale. The ratio is that of the geometric means;
 - Welch's test does not assume both devices vary alike (a drive near its limits varies less);
 - with fewer than MIN_REPEATS repeats on either side there is no verdict (None): two repeats
-  give one degree of freedom and an interval too wide to say anything.
+  give one degree of freedom and an interval too wide to say anything. Nor is there when
+  each side's repeats are all equal (no spread: the test is undefined).
 
 A difference is `significant` when p < ALPHA (5 %). With 3 repeats per device, a ratio of
 1.10 is told from noise when each device's runs vary by about 4 % (standard deviation over
@@ -55,7 +56,9 @@ def _usable(values: Sequence[float]) -> list[float] | None:
 
 def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | None:
     """`values` against `baseline` (each device's per-repeat figures); None with fewer than
-    MIN_REPEATS positive values on either side."""
+    MIN_REPEATS positive values on either side, or when each side's repeats are all equal
+    (common for p99 latency, which fio gives in histogram buckets): there is then no spread
+    to test a difference against."""
     mine, theirs = _usable(values), _usable(baseline)
     if mine is None or theirs is None:
         return None
@@ -65,9 +68,8 @@ def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | 
     var_a = statistics.variance(a) / len(a)
     var_b = statistics.variance(b) / len(b)
     se = math.sqrt(var_a + var_b)
-    if se == 0:  # identical repeats on both sides: no noise to weigh the difference against
-        ratio = math.exp(diff)
-        return Comparison(ratio, ratio, ratio, 0.0 if diff else 1.0, diff != 0)
+    if se == 0:  # identical repeats on each side: no spread to weigh a difference against
+        return None
     df = (var_a + var_b) ** 2 / (var_a**2 / (len(a) - 1) + var_b**2 / (len(b) - 1))
     t = diff / se
     p_value = float(2 * _scipy_stats.t.sf(abs(t), df))

@@ -3,7 +3,9 @@ compared as drives.
 
 - `host`: the job reached HOST_PCT of the host's ceiling for the same job (the job measured
   on a RAM disk, `sweep --ceiling`): a device at the ceiling measures the host, whatever the
-  CPU percentages say. It comes first: it is the most direct evidence.
+  CPU percentages say. It comes first: it is the most direct evidence. A run above
+  SUSPECT_CEILING_PCT of its ceiling shows that the ceiling run itself was disturbed (a RAM
+  disk is not slower than a device); that ceiling is then not used, and the reason says so.
 - `cpu`: the CPU-bound rule of ssdcompare.cpu fired (a fio worker saturated, all CPUs busy,
   or one CPU in interrupt handling).
 - `disturbed`: something besides the workload perturbed the measurement: CPU steal (the
@@ -14,7 +16,8 @@ compared as drives.
 - `drive`: none of the above; the number says something about the device.
 
 Where several apply, the first in that order wins (a CPU-bound result on a noisy host is
-`cpu`; at the ceiling it is `host`, with the CPU's reason added). Every verdict but `drive`
+`cpu`, with the steal and the other processes added to its reason; at the ceiling it is
+`host`, with the CPU's reason added). Every verdict but `drive`
 comes with its reason in words, figures included. The thresholds live here and nowhere
 else; docs/methodology.md explains them.
 """
@@ -31,12 +34,15 @@ OTHERS_PCT = 10.0  # % of one core used by processes that are neither fio nor ss
 SPREAD_CV_PCT = 10.0  # coefficient of variation of IOPS over repeats
 SHORT_RUN = 0.9  # a time-based run that lasted less than this share of its planned runtime
 HOST_PCT = 80.0  # % of the host's ceiling for the same job
+# above this % of its ceiling a run shows the ceiling itself went wrong (a RAM disk is not
+# slower than a device): one run measured on a disturbed host. The ceiling is then not used
+SUSPECT_CEILING_PCT = 120.0
 
 
 @dataclass(frozen=True)
 class Verdict:
     verdict: str
-    reason: str | None  # None for "drive"
+    reason: str | None  # None for "drive", unless a ceiling was not used (and why)
 
 
 @dataclass(frozen=True)
@@ -56,19 +62,37 @@ class RunFacts:
 
 def judge_run(facts: RunFacts) -> Verdict:
     """The verdict of one run."""
-    if facts.ceiling_pct is not None and facts.ceiling_pct >= HOST_PCT:
+    ceiling = facts.ceiling_pct
+    note = None
+    if ceiling is not None and ceiling > SUSPECT_CEILING_PCT:
+        note = (f"the host's ceiling for the job is not used: this run got {ceiling:.0f} % "
+                "of it, so the ceiling run (on a RAM disk) was itself disturbed")  # fmt: skip
+    elif ceiling is not None and ceiling >= HOST_PCT:
         also = f"; {facts.cpu_reason}" if facts.cpu_bound and facts.cpu_reason else ""
-        return Verdict("host", f"at {facts.ceiling_pct:.0f} % of this host's ceiling for "
-                               f"the job (its IOPS on a RAM disk): the host is the limit"
-                               f"{also}")  # fmt: skip
-    if facts.cpu_bound:
-        return Verdict("cpu", facts.cpu_reason or "CPU-bound")
-    disturbed = []
+        return Verdict("host", f"at {ceiling:.0f} % of this host's ceiling for the job (its "
+                               f"IOPS on a RAM disk): the host is the limit{also}")  # fmt: skip
+    found = _judge_without_ceiling(facts)
+    if note is None:
+        return found
+    return Verdict(found.verdict, f"{found.reason}; {note}" if found.reason else note)
+
+
+def _disturbances(facts: RunFacts) -> list[str]:
+    """What besides the workload perturbed the run, in words (empty: nothing seen)."""
+    found = []
     if facts.steal_pct is not None and facts.steal_pct >= STEAL_PCT:
-        disturbed.append(f"CPU steal {facts.steal_pct:.0f} % (the hypervisor ran other guests)")
+        found.append(f"CPU steal {facts.steal_pct:.0f} % (the hypervisor ran other guests)")
     if facts.others_pct is not None and facts.others_pct >= OTHERS_PCT:
         top = f", most of all {facts.others_top}" if facts.others_top else ""
-        disturbed.append(f"other processes used {facts.others_pct:.0f} % of a core{top}")
+        found.append(f"other processes used {facts.others_pct:.0f} % of a core{top}")
+    return found
+
+
+def _judge_without_ceiling(facts: RunFacts) -> Verdict:
+    disturbed = _disturbances(facts)
+    if facts.cpu_bound:
+        # the CPU was the limit; what else used it is part of why
+        return Verdict("cpu", "; ".join([facts.cpu_reason or "CPU-bound", *disturbed]))
     if facts.fio_error:
         disturbed.append(f"fio reported an error: {facts.fio_error}")
     if (

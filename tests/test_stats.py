@@ -45,11 +45,15 @@ def test_fewer_than_three_repeats_give_no_verdict() -> None:
     assert compare([200, 0, 202], [100, 101, 99]) is None  # a ratio needs positive figures
 
 
-def test_identical_repeats_on_both_sides() -> None:
-    same = compare([5, 5, 5], [5, 5, 5])
-    assert same is not None and same.ratio == 1 and not same.significant and same.p_value == 1
-    apart = compare([6, 6, 6], [5, 5, 5])
-    assert apart is not None and apart.significant and apart.ratio == pytest.approx(1.2)
+def test_repeats_without_spread_on_both_sides_are_not_tested() -> None:
+    # p99 latencies fall in fio's histogram buckets: three equal values a side are common,
+    # and leave nothing to weigh a difference against
+    assert compare([5, 5, 5], [5, 5, 5]) is None
+    assert compare([6, 6, 6], [5, 5, 5]) is None
+    # spread on one side is enough for Welch's test
+    one_side = compare([6, 6, 6], [5, 5.1, 4.9])
+    assert one_side is not None and one_side.significant
+    assert one_side.ratio == pytest.approx(1.2, rel=1e-3)
 
 
 def test_how_sensitive_three_repeats_are() -> None:

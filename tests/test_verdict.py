@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -9,12 +10,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from blockdevs import loop_device, zram_device
+from fioprocs import DEADLINE_S, fio_has_read, fio_processes, wait_for
 from suitefiles import suite_file
 
 import ssdcompare
 from ssdcompare.answer import headline
 from ssdcompare.ceiling import why_not
 from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
+
+SUITES = Path(__file__).parent / "suites"
 
 # judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
 pytestmark = pytest.mark.serial
@@ -41,6 +45,23 @@ def test_each_rule_gives_its_verdict_and_reason() -> None:
     assert both.verdict == "cpu"
 
 
+def test_a_cpu_reason_names_the_neighbours_and_a_ceiling_below_the_run_is_not_trusted() -> None:
+    # both CPUs busy because of another process: the cpu reason says whose
+    busy = judge_run(RunFacts(cpu_bound=True, cpu_reason="both CPUs 97 % busy", steal_pct=1.0,
+                              others_pct=95.0, others_top="gzip (pid 9) 95 %"))  # fmt: skip
+    assert busy.verdict == "cpu"
+    assert busy.reason == ("both CPUs 97 % busy; other processes used 95 % of a core, "
+                           "most of all gzip (pid 9) 95 %")  # fmt: skip
+    # within noise of the ceiling (up to 120 %) the host is the limit ...
+    assert judge_run(RunFacts(**QUIET, ceiling_pct=115.0)).verdict == "host"
+    # ... far above it, the ceiling run was disturbed: judged as if there were no ceiling
+    above = judge_run(RunFacts(**QUIET, ceiling_pct=212.0))
+    assert above.verdict == "drive"
+    assert "212 %" in (above.reason or "") and "not used" in (above.reason or "")
+    cpu = judge_run(RunFacts(cpu_bound=True, cpu_reason="fio worker at 99 %", ceiling_pct=300.0))
+    assert cpu.verdict == "cpu" and (cpu.reason or "").startswith("fio worker at 99 %; ")
+
+
 def test_repeats_take_the_first_verdict_and_their_spread() -> None:
     drive, cpu = Verdict("drive", None), Verdict("cpu", "fio worker at 99 % of one core")
     assert judge_repeats([drive, drive, drive], 2.0, 3) == drive
@@ -53,7 +74,8 @@ def test_repeats_take_the_first_verdict_and_their_spread() -> None:
 def _summary(rows: list[tuple[str, str, float, str]]) -> pd.DataFrame:
     return pd.DataFrame([
         {"label": label, "job": job, "status": "ok", "iops_value": iops,
-         "lat_p99_us_value": 1e6 / iops, "verdict": verdict, "comparable": True,
+         "lat_p99_us_value": 1e6 / iops if iops else float("nan"), "verdict": verdict,
+         "comparable": True,
          "significant": pd.NA, "ratio": float("nan")}
         for label, job, iops, verdict in rows
     ])  # fmt: skip
@@ -76,6 +98,31 @@ def test_the_headline_counts_only_drive_limited_jobs() -> None:
     assert "Left out: 1 measured the CPU, 1 were disturbed." in line.sentence
     none = headline(_summary([("a", "j", 1, "cpu"), ("b", "j", 2, "cpu")]), "a")[0]
     assert none.jobs == 0 and "cannot be compared as drives" in none.sentence
+
+
+def test_the_headline_says_what_it_could_not_count_and_never_calls_noise_faster() -> None:
+    summary = _summary([
+        ("a", "j1", 100, "drive"), ("b", "j1", 103, "drive"),
+        ("a", "j2", 100, "drive"), ("b", "j2", 103, "drive"),
+        ("a", "j3", 100, "drive"), ("b", "j3", 0, "drive"),  # finished, moved no data
+    ])  # fmt: skip
+    summary.loc[summary["label"] == "b", "significant"] = False
+    summary.loc[(summary["job"] == "j2"), "lat_p99_us_value"] = float("nan")
+    (line,) = headline(summary, "a")
+    assert dict(line.left_out) == {"idle": 1}
+    assert line.ties == 2 and line.p99_jobs == 1
+    # 1.03x with no significant difference is not "faster"
+    assert line.sentence.startswith("b is not significantly different from a on the 2 of 3 "
+                                    "jobs")  # fmt: skip
+    assert "p99 latency ×0.97 over 1 of them" in line.sentence
+    assert "1 did no I/O" in line.sentence
+    # the significance counts belong to the summary's baseline; another one is an error
+    summary["compared_to"] = "a"
+    assert headline(summary)[0].baseline == "a"
+    with pytest.raises(ValueError, match="job_summary\\(frame, baseline='b'\\)"):
+        headline(summary, "b")
+    with pytest.raises(ValueError, match="unknown baseline 'c'"):
+        headline(summary, "c")
 
 
 @pytest.mark.root
@@ -125,6 +172,27 @@ def test_a_ram_disk_measured_against_the_ceiling_comes_out_host(tmp_path: Path) 
     assert row["verdict"] == "host" and "ceiling" in row["verdict_reason"]
     manifest = (run.path / "manifest.json").read_text()
     assert '"ceiling": true' in manifest
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_sweep_stopped_while_measuring_the_ceiling_says_by_what(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    before = set(Path("/sys/block").iterdir())
+    with loop_device(tmp_path / "loop.img", 64 << 20) as device:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ssdcompare", "sweep", "--devices", device, "--ceiling",
+             "--suite", str(SUITES / "long-read.yaml"), "--out", str(out)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        wait_for(lambda: fio_has_read(out, where="ceiling"), "the ceiling run to read")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=DEADLINE_S)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "interrupted by SIGTERM" in stderr and "Ctrl-C" not in stderr, stderr
+    assert f"--resume {out}" in stderr and "Traceback" not in stderr
+    assert fio_processes(out) == []
+    assert set(Path("/sys/block").iterdir()) == before  # the ceiling's RAM disk is gone
 
 
 def test_the_ceiling_needs_root() -> None:
