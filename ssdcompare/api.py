@@ -64,7 +64,10 @@ class SweepChoices(TypedDict, total=False):
     size: int | str  # span of each target and size of new file targets: "4g" or bytes
     repeat: int  # run the whole suite N times
     read_only: bool  # keep only jobs that neither write nor trim
-    destroy_data: bool  # allow writing over partitions and signatures
+    # allow writing over partitions and signatures: True for every device, or the devices
+    # named ("a:nvme0n1,loop3"; a device on a remote host needs its name)
+    destroy_data: bool | str | list[str]
+    hosts: str  # fio servers by name, "a=10.0.0.5,b=10.0.0.6:8766" (devices: "a:nvme0n1")
     allow_options: str | list[str] | tuple[str, ...]  # opt-in fio options (OPT_IN): "a,b"
     resume: str | Path  # continue this results folder instead of starting one
     precondition: str | list[str] | tuple[str, ...]  # "fill", "workload" or "fill,workload"
@@ -76,7 +79,7 @@ _CHOICES = TypeAdapter(SweepChoices)
 _DEVICES = TypeAdapter(str | list[str] | tuple[str, ...] | None)
 _SUITE = TypeAdapter(str | None)
 _PLANNED = ("out", "runtime_s", "size", "repeat", "read_only", "allow_options", "precondition",
-            "states", "ceiling")  # fmt: skip
+            "states", "ceiling", "hosts")  # fmt: skip
 
 
 def prepare_sweep(
@@ -99,7 +102,7 @@ def prepare_sweep(
         raise SsdcompareError(f"run_sweep: {validation_message(err)}") from None
     wanted = devices.split(",") if isinstance(devices, str) else devices
     wanted = [d.strip() for d in wanted or [] if d.strip()]
-    destroy_data = choices.get("destroy_data", False)
+    destroy_data = _consent(choices.get("destroy_data", False))
     resume = choices.get("resume")
     if resume is not None:
         changed = [name for name in _PLANNED if name in choices] + ["suite"] * (suite is not None)
@@ -129,6 +132,7 @@ def prepare_sweep(
         allowed_options=option_names(choices.get("allow_options", ())),
         precondition=steps_given(choices.get("precondition")),
         states=steps_given(choices.get("states")), ceiling=choices.get("ceiling", False),
+        hosts=choices.get("hosts"),
     )  # fmt: skip
     out = choices.get("out")
     results, findings = sweep.start(
@@ -136,6 +140,17 @@ def prepare_sweep(
         command_line=command_line, read_only=read_only,
     )  # fmt: skip
     return plan, results, findings
+
+
+def _consent(value: bool | str | list[str]) -> bool | list[str]:
+    """destroy_data as the sweep takes it: True/False, or the names given ("a:x,loop3")."""
+    if isinstance(value, bool):
+        return value
+    names = value.split(",") if isinstance(value, str) else value
+    names = [n.strip() for n in names if n.strip()]
+    if not names:
+        raise SsdcompareError("destroy_data names no device; give True, or device names")
+    return names
 
 
 def run_sweep(

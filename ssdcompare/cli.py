@@ -107,6 +107,8 @@ def suites_command() -> None:
               help="Preconditioning the sweep would do first (see sweep).")  # fmt: skip
 @click.option("--states", metavar="STATES",
               help="Drive states the sweep would measure in (see sweep).")  # fmt: skip
+@click.option("--hosts", metavar="NAME=ADDRESS[:PORT],...",
+              help="Hosts running `fio --server` (see sweep).")  # fmt: skip
 def plan_command(
     suite_name: str,
     devices: str,
@@ -120,6 +122,7 @@ def plan_command(
     allow_option: tuple[str, ...],
     precondition: str | None,
     states: str | None,
+    hosts: str | None,
 ) -> None:
     """Show what a sweep would run: jobs, jobfiles and the estimated duration."""
     from ssdcompare.plan import make_plan, steps_given, validate, write_jobfiles
@@ -127,7 +130,7 @@ def plan_command(
     plan = make_plan(
         suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
         read_only=read_only, allowed_options=option_names(allow_option),
-        precondition=steps_given(precondition), states=steps_given(states),
+        precondition=steps_given(precondition), states=steps_given(states), hosts=hosts,
     )  # fmt: skip
     for line in plan_lines(plan):
         click.echo(line)
@@ -167,6 +170,7 @@ _NEW_SWEEP_ONLY = {
     "suite_name": "--suite", "runtime": "--runtime", "size": "--size", "repeat": "--repeat",
     "read_only": "--read-only", "out": "--out", "allow_option": "--allow-option",
     "precondition": "--precondition", "states": "--states", "ceiling": "--ceiling",
+    "hosts": "--hosts",
 }  # fmt: skip
 
 
@@ -236,8 +240,18 @@ def _exit_code(stop: BaseException | str | None) -> int:
 @click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
 @click.option(
     "--destroy-data",
-    is_flag=True,
-    help="Allow writing to devices that hold partitions or filesystem signatures.",
+    is_flag=False,
+    flag_value="*",
+    default=None,
+    metavar="[DEVICE,...]",
+    help="Allow writing to devices that hold partitions or filesystem signatures; with "
+    "names, only to those. A device on a remote host must be named: --destroy-data a:nvme0n1.",
+)
+@click.option(
+    "--hosts",
+    metavar="NAME=ADDRESS[:PORT],...",
+    help="Hosts running `fio --server` (port 8765 unless given); devices on them are named "
+    "NAME:DEVICE in --devices, e.g. --hosts a=10.0.0.5 --devices a:nvme0n1,nvme0n1.",
 )
 @click.option(
     "--allow-option",
@@ -294,7 +308,8 @@ def sweep_command(
     size: int | None,
     repeat: int,
     read_only: bool,
-    destroy_data: bool,
+    destroy_data: str | None,
+    hosts: str | None,
     allow_option: tuple[str, ...],
     precondition: str | None,
     states: str | None,
@@ -307,7 +322,8 @@ def sweep_command(
     from ssdcompare.api import prepare_sweep
 
     with _stop_on_signals():
-        choices: SweepChoices = {"destroy_data": destroy_data}
+        consent: bool | str = True if destroy_data == "*" else destroy_data or False
+        choices: SweepChoices = {"destroy_data": consent}
         if resume_dir is not None:
             _refuse_resume_conflicts(ctx)
             choices["resume"] = resume_dir
@@ -320,6 +336,8 @@ def sweep_command(
                 choices["states"] = states
             if ceiling:
                 choices["ceiling"] = True
+            if hosts is not None:
+                choices["hosts"] = hosts
             for name, value in (("out", out), ("runtime_s", runtime), ("size", size)):
                 if value is not None:
                     choices[name] = value  # type: ignore[literal-required]

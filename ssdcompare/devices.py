@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.hosts import Host, split_device
 from ssdcompare.units import format_bytes
 
 TargetKind = Literal["block", "file"]
@@ -35,6 +36,19 @@ class Target(BaseModel):
     # block: the kernel's name for the device (from its device number), when the path's own
     # name is not it (a node made with mknod under another name)
     kernel: str | None = None
+    # the fio server that runs its jobs (`--devices a:nvme0n1`); None: fio runs here
+    host: Host | None = None
+
+    @property
+    def remote(self) -> bool:
+        """On another machine: nothing of it can be inspected from here (ssdcompare.hosts)."""
+        return self.host is not None and not self.host.local
+
+    @property
+    def device(self) -> str:
+        """The name without its host: "nvme0n1" for "a:nvme0n1"."""
+        prefix = f"{self.host.name}:" if self.host is not None else ""
+        return self.name.removeprefix(prefix)
 
     @property
     def kernel_name(self) -> str | None:
@@ -258,30 +272,67 @@ def _file_target(spec: str, path: Path, size_bytes: int, exists: bool) -> Target
                   size_bytes=size_bytes, exists=exists)  # fmt: skip
 
 
+def resolve_on_host(
+    spec: str,
+    hosts: dict[str, Host],
+    size_bytes: int | None = None,
+    dev_root: Path = Path("/dev"),
+    sys_root: Path = Path("/sys"),
+) -> Target:
+    """One --devices entry that may name a host (`a:nvme0n1`). A device on a host that is
+    this machine is resolved here like any local one; on a remote host it is taken as named
+    (a path, or a name under /dev): only the host's fio can tell whether it exists."""
+    host, device = split_device(spec.strip(), hosts)
+    if host is None:
+        return resolve_target(spec, size_bytes, dev_root, sys_root)
+    if host.local:
+        here = resolve_target(device, size_bytes, dev_root, sys_root)
+        return here.model_copy(update={"spec": spec.strip(), "host": host,
+                                       "name": f"{host.name}:{here.name}"})  # fmt: skip
+    path = device if device.startswith("/") else f"/dev/{device}"
+    if not os.path.isabs(path) or "/../" in f"{path}/":
+        raise SsdcompareError(f"{spec!r}: a device on a remote host is a name under /dev "
+                              "(nvme0n1) or an absolute path")  # fmt: skip
+    check_path_characters(path)
+    kind: TargetKind = "block" if path.startswith("/dev/") else "file"
+    return Target(spec=spec.strip(), name=f"{host.name}:{Path(path).name}", path=path,
+                  kind=kind, size_bytes=size_bytes, host=host)  # fmt: skip
+
+
 def resolve_targets(
     specs: str | list[str],
     size_bytes: int | None = None,
     dev_root: Path = Path("/dev"),
     sys_root: Path = Path("/sys"),
+    hosts: dict[str, Host] | None = None,
 ) -> list[Target]:
-    """Resolve a comma-separated --devices value (or a list); names must be distinct."""
+    """Resolve a comma-separated --devices value (or a list); names must be distinct.
+    `hosts` (from --hosts) lets an entry name a device on a host: `a:nvme0n1`."""
     items = specs.split(",") if isinstance(specs, str) else list(specs)
     if not [i for i in items if i.strip()]:
         raise SsdcompareError("no devices given: use --devices nvme0n1,nvme1n1 (or file paths)")
-    targets = [resolve_target(item, size_bytes, dev_root, sys_root) for item in items]
-    by_path: dict[str, Target] = {}
+    targets = [resolve_on_host(item, hosts or {}, size_bytes, dev_root, sys_root)
+               for item in items]  # fmt: skip
+    by_path: dict[tuple[str, str], Target] = {}
     for target in targets:
-        if target.path in by_path:
+        # a remote host's /dev/sdb is not this machine's, nor another remote host's
+        where = (target.host.client if target.remote and target.host else "", target.path)
+        if where in by_path:
             raise SsdcompareError(
-                f"{target.spec!r} and {by_path[target.path].spec!r} are the same target "
+                f"{target.spec!r} and {by_path[where].spec!r} are the same target "
                 f"({target.path}); list each device once"
             )
-        by_path[target.path] = target
+        by_path[where] = target
     names = [t.name for t in targets]
     if len(set(names)) != len(names):
         # two files with the same base name in different folders: use full paths as names
         targets = [
-            t.model_copy(update={"name": t.path.strip("/").replace("/", "_")})
+            t.model_copy(
+                update={
+                    "name": (f"{t.host.name}:" if t.host else "")
+                    + t.path.strip("/").replace("/", "_")
+                }
+            )  # fmt: skip
             if names.count(t.name) > 1
             else t
             for t in targets
@@ -294,4 +345,5 @@ def describe(target: Target) -> str:
     kind = "block device" if target.kind == "block" else "file"
     size = format_bytes(target.size_bytes) if target.size_bytes else "size unknown"
     new = ", to be created" if not target.exists else ""
-    return f"{target.name} ({kind} {target.path}, {size}{new})"
+    where = f" on host {target.host.where}" if target.host is not None else ""
+    return f"{target.name} ({kind} {target.path}{where}, {size}{new})"

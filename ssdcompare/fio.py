@@ -33,16 +33,23 @@ class FioInfo:
 
 
 def command_line(
-    fio_path: str, jobfile: str | Path, output: str | Path, readonly: bool = False
+    fio_path: str,
+    jobfile: str | Path,
+    output: str | Path,
+    readonly: bool = False,
+    client: str | None = None,
 ) -> list[str]:
     """The command line of every measuring fio run (stored with each result as it ran).
 
     `readonly` adds fio's --readonly: fio then refuses to write, trim, create or extend any
-    file itself, whatever the jobfile says. The runner passes absolute paths, so none can pass
-    for an option.
+    file itself, whatever the jobfile says (on a server too). `client` ("10.0.0.5,8765") runs
+    the job on that fio server (ssdcompare.fioclient). The runner passes absolute paths, so
+    none can pass for an option.
     """
     readonly_flag = ["--readonly"] if readonly else []
-    return [fio_path, "--output-format=json+", f"--output={output}", *readonly_flag, str(jobfile)]
+    client_flag = [f"--client={client}"] if client else []
+    return [fio_path, *client_flag, "--output-format=json+", f"--output={output}",
+            *readonly_flag, str(jobfile)]  # fmt: skip
 
 
 def find_fio(fio_bin: str | None = None) -> FioInfo:

@@ -10,9 +10,13 @@ Columns, their units and where each comes from. "fio: X" is a key of the directi
 ``*_ns`` latencies (``slat``/``clat``/``lat`` in µs before fio 3) are converted to microseconds.
 
 Identity
-    host                str      sweeps: manifest.json host.hostname; raw fio files: the
+    host                str      sweeps: the --hosts name of the device's host, else
+                                 manifest.json host.hostname; raw fio files: the
                                  client/server entry's "hostname" (None otherwise)
-    port                Int64    raw client/server output: the entry's "port"; NA otherwise
+    port                Int64    the fio server's port: a sweep's device on a host (--hosts);
+                                 raw client/server output: the entry's "port"; NA otherwise
+    remote              boolean  the device is on another machine (a --hosts host that is not
+                                 this one): its CPU is known only from fio's own figures
     device              str      sweeps: the target's name; raw files: the job's filename
                                  option, else the client/server host, else the file's stem
     label               str      the compared unit: the device, qualified by host (several
@@ -158,7 +162,7 @@ from ssdcompare.workload import Workload
 
 # The column order of every frame; numeric columns stay numeric (NaN when unknown).
 COLUMNS = [
-    "host", "port", "device", "job", "repeat", "direction", "status", "error",
+    "host", "port", "remote", "device", "job", "repeat", "direction", "status", "error",
     "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "fdatasync", "runtime_s",
     "ramp_s", "io_size_bytes", "thinktime_us", "span", "span_bytes", "ioengine", "extra_options",
     "iops", "bw_bytes", "io_bytes", "total_ios",
@@ -311,6 +315,7 @@ def _run_rows(
     base: dict[str, object] = {
         "host": manifest.host.hostname,
         "device": status.target,
+        "remote": False,
         "job": status.job,
         "repeat": status.repeat,
         "status": status.status,
@@ -428,6 +433,7 @@ def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
     frame["cpu_bound"] = frame["cpu_bound"].astype("boolean")
     frame["steady_state"] = frame["steady_state"].astype("boolean")
     frame["rotational"] = frame["rotational"].astype("boolean")
+    frame["remote"] = frame["remote"].astype("boolean")
     verdicts = [_run_verdict(row) for row in frame.itertuples(index=False)]
     frame["verdict"] = [v.verdict if v else None for v in verdicts]
     frame["verdict_reason"] = [v.reason if v else None for v in verdicts]
@@ -450,7 +456,18 @@ def _run_verdict(row: Any) -> Verdict | None:
         others_top=row.others_top if isinstance(row.others_top, str) else None,
         runtime_s=known(row.measured_s), planned_s=known(row.runtime_s) if timed else None,
         ceiling_pct=known(row.ceiling_pct),
+        unsampled=_unsampled(row),
     ))  # fmt: skip
+
+
+def _unsampled(row: Any) -> str | None:
+    """Why a run has no CPU samples, when it is on another machine."""
+    if pd.isna(row.remote) or not row.remote:
+        return None
+    worker = [v for v in (row.fio_cpu_usr_pct, row.fio_cpu_sys_pct) if pd.notna(v)]
+    figure = f" (its worker at {sum(worker):.0f} % of a core)" if len(worker) == 2 else ""
+    return (f"host {row.host} is another machine, not sampled from here: only fio's own CPU "
+            f"figures are known{figure}")  # fmt: skip
 
 
 def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> pd.DataFrame:
@@ -469,6 +486,12 @@ def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> p
             "scheduler": info.scheduler,
             "target_kind": info.kind,
         }
+    for target in manifest.targets:
+        if target.host is not None:  # a device on a fio server: named by that host
+            devices.setdefault(target.name, {}).update(
+                host=target.host.name, port=target.host.port, device=target.device,
+                remote=target.remote,
+            )  # fmt: skip
     rows: list[dict[str, object]] = []
     order = {w.job_id: i for i, w in enumerate(manifest.suite.workloads)}
     targets = {t.name: i for i, t in enumerate(manifest.targets)}

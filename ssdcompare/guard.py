@@ -42,6 +42,7 @@ FindingKind = Literal[
     "signature",
     "loop-backing",
     "open",
+    "remote",
 ]
 # Signature magic numbers for when blkid is not installed: (offset, bytes, what)
 _MAGIC = [
@@ -70,6 +71,9 @@ class Finding(BaseModel):
     kind: FindingKind
     detail: str
     overridable: bool
+    # overridden only by naming the target (--destroy-data a:nvme0n1), not by a bare
+    # --destroy-data: a remote disk nobody here can look at
+    named_only: bool = False
 
 
 Probe = Callable[[str], list[str]]
@@ -450,6 +454,13 @@ def inspect_target(
     check_exclusive: bool = True,
 ) -> list[Finding]:
     """Everything on a target that a writing job would destroy or disturb."""
+    if target.remote:
+        assert target.host is not None
+        detail = (f"{target.name} is on host {target.host.where}, whose disks cannot be "
+                  "inspected from here (mounts, partitions, filesystems, RAID): writing to it "
+                  "needs it named, e.g. --destroy-data " + target.name)  # fmt: skip
+        return [Finding(target=target.name, device=target.name, kind="remote", detail=detail,
+                        overridable=True, named_only=True)]  # fmt: skip
     if target.kind != "block":
         return _inspect_file(target, sys_root, proc_root, probe)
     return _inspect_block(target, sys_root, proc_root, probe, check_exclusive)
@@ -517,8 +528,8 @@ def claimed(target: Target, writes: bool) -> Iterator[bool]:
     """While a job writes to a block device, hold it exclusively: fio's own opens still
     work, but nothing can mount it or add it to a RAID or LVM meanwhile. Yields False when
     something else holds it already; True otherwise (also for files and reading jobs, which
-    need no claim)."""
-    if not writes or target.kind != "block":
+    need no claim). A remote device is not this machine's to claim."""
+    if not writes or target.kind != "block" or target.remote:
         yield True
         return
     try:
@@ -639,10 +650,20 @@ def check_in_use(target: Target, exclusive: bool = True) -> None:
         )
 
 
+def overrides(finding: Finding, destroy_data: bool | Collection[str]) -> bool:
+    """Whether --destroy-data (True: bare; names: `--destroy-data a:nvme0n1,loop3`) allows
+    writing over `finding`. Names cover only the targets named; a remote disk needs its name."""
+    if not finding.overridable or not destroy_data:
+        return False
+    if destroy_data is True:
+        return not finding.named_only
+    return finding.target in set(destroy_data)  # type: ignore[arg-type]
+
+
 def check_write_safety(
     targets: list[Target],
     writes: bool,
-    destroy_data: bool,
+    destroy_data: bool | Collection[str],
     sys_root: Path = Path("/sys"),
     proc_root: Path = Path("/proc"),
     probe: Probe = probe_signatures,
@@ -651,20 +672,22 @@ def check_write_safety(
 
     Returns the findings that `destroy_data` overrode, so the caller can say what it will
     overwrite. Read-only work passes without inspection. Callers pass the targets that some
-    rendered jobfile writes to, with `writes=True`.
+    rendered jobfile writes to, with `writes=True`. `destroy_data` is True (a bare
+    --destroy-data) or the names of the targets it covers.
     """
     if not writes:
         return []
     findings = [f for t in targets for f in inspect_target(t, sys_root, proc_root, probe)]
     hard = [f for f in findings if not f.overridable]
     soft = [f for f in findings if f.overridable]
-    if hard or (soft and not destroy_data):
+    kept = [f for f in soft if not overrides(f, destroy_data)]
+    if hard or kept:
         lines = [
             "refusing to write: this sweep writes to the devices (its jobs or its "
             "preconditioning), and"
         ]
         lines += [f"  - {f.detail}" for f in hard]
-        lines += [f"  - {f.detail}" for f in soft if not destroy_data]
+        lines += [f"  - {f.detail}" for f in kept]
         if hard:
             lines.append(
                 "Mounted or in-use devices and files are never written. Unmount it, stop what "
@@ -672,10 +695,18 @@ def check_write_safety(
                 "(reads only); or test a new file on a filesystem instead (--devices "
                 "/mountpoint/test.img --size 4g)."
             )
-        if soft and not destroy_data:
+        local = [f for f in kept if not f.named_only]
+        if local:
             lines.append(
-                "Writing destroys what is on it. If you mean to, add --destroy-data; to "
-                "measure without writing, use --read-only."
+                "Writing destroys what is on it. If you mean to, add --destroy-data (or name "
+                "the devices: --destroy-data "
+                + ",".join(dict.fromkeys(f.target for f in local))
+                + "); to measure without writing, use --read-only."
+            )
+        if len(local) < len(kept):
+            lines.append(
+                "A device on a remote host is written only when named in --destroy-data; "
+                "read-only suites (--read-only) run on any host."
             )
         raise SsdcompareError("\n".join(lines))
     return soft

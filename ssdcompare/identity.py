@@ -80,7 +80,10 @@ def changed_since(recorded: TargetIdentity, target: Target) -> list[str]:
 def identify(
     target: Target, sys_root: Path = Path("/sys"), probe: Probe = probe_signatures
 ) -> TargetIdentity:
-    """Read a target's identity now (what can be read; nothing is guessed)."""
+    """Read a target's identity now (what can be read; nothing is guessed). Of a device on a
+    remote host nothing can be read from here but its name."""
+    if target.remote:
+        return TargetIdentity(kind=target.kind, path=target.path)
     if target.kind != "block":
         exists = os.path.exists(target.path)
         return TargetIdentity(

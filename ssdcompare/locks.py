@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ssdcompare.devices import kernel_name_of, read_value
+from ssdcompare.devices import Target, kernel_name_of, read_value
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.guard import loop_backing_key
 
@@ -117,9 +117,20 @@ def _block_keys(number: int, depth: int = 0) -> list[str]:
 
 
 def target_lock_paths(path: str) -> list[Path]:
-    """The lock files a sweep on the target at `path` holds."""
+    """The lock files a sweep on the target at `path` (on this machine) holds."""
     folder = _lock_dir()
     return [folder / f"{key}.lock" for key in _keys(path)]
+
+
+def lock_paths(target: Target) -> list[Path]:
+    """The lock files a sweep on `target` holds. A device on a remote host is locked by its
+    server and path: this machine's sweeps do not run two at once on it (other machines'
+    sweeps cannot be seen from here)."""
+    if not target.remote:
+        return target_lock_paths(target.path)
+    assert target.host is not None
+    where = f"{target.host.address},{target.host.port}:{target.path}"
+    return [_lock_dir() / f"remote-{hashlib.sha256(where.encode()).hexdigest()[:16]}.lock"]
 
 
 class Lock:
@@ -184,7 +195,7 @@ class Lock:
 
 
 @contextlib.contextmanager
-def holding(targets: Sequence[str], results: Path, purpose: str) -> Iterator[list[Lock]]:
+def holding(targets: Sequence[Target], results: Path, purpose: str) -> Iterator[list[Lock]]:
     """Lock the results folder and every target for the duration of the block.
 
     `purpose` says what the holder does ("results/x"), for the error the next sweep sees.
@@ -195,7 +206,7 @@ def holding(targets: Sequence[str], results: Path, purpose: str) -> Iterator[lis
     try:
         held.append(Lock(results / ".lock", f"results folder {results}", holder))
         for target in targets:
-            held += [Lock(path, target, holder) for path in target_lock_paths(target)]
+            held += [Lock(path, target.name, holder) for path in lock_paths(target)]
         yield held
     finally:
         for lock in reversed(held):

@@ -11,6 +11,7 @@ from ssdcompare import fio as fio_mod
 from ssdcompare.devices import Target, discards, resolve_targets
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN, canonical, option_names
+from ssdcompare.hosts import Host, parse_hosts
 from ssdcompare.jobfile import RenderedJob, fill_span, render, span, span_is_cut, span_words
 from ssdcompare.stats import MIN_REPEATS
 from ssdcompare.steady import MAX_ROUNDS
@@ -106,8 +107,12 @@ def make_plan(
     precondition: Collection[str] | None = None,
     states: Collection[str] | None = None,
     ceiling: bool = False,
+    hosts: str | dict[str, Host] | None = None,
 ) -> Plan:
     """Load a suite, resolve the devices and render every jobfile.
+
+    `hosts` (`a=10.0.0.5,b=10.0.0.6:8766`, see ssdcompare.hosts) lets devices name a host
+    (`a:nvme0n1`): their jobs run on that host's fio server.
 
     `precondition` replaces the suite's own preconditioning steps (None keeps them, unless
     `read_only`); `states` likewise replaces the suite's drive states (each a pass over the
@@ -152,8 +157,10 @@ def make_plan(
     if devices and isinstance(devices, list) and isinstance(devices[0], Target):
         targets = list(devices)  # type: ignore[arg-type]
     else:
-        targets = resolve_targets(devices, size_bytes)  # type: ignore[arg-type]
+        known = parse_hosts(hosts) if isinstance(hosts, str) or hosts is None else hosts
+        targets = resolve_targets(devices, size_bytes, hosts=known)  # type: ignore[arg-type]
 
+    _check_hosted(targets, steps, chosen, ceiling)
     _check_files_for_reading(targets, read_only, size_bytes)
     _check_discards(targets, chosen)
     loaded = loaded.in_states(chosen)
@@ -226,6 +233,22 @@ def check_states(states: list[str], read_only: bool, steps: list[str]) -> list[s
             "full); use one of them (--states none or --precondition none drops the suite's)"
         )
     return chosen
+
+
+def _check_hosted(
+    targets: list[Target], steps: list[str], states: list[str], ceiling: bool
+) -> None:
+    """Preconditioning, drive states and the ceiling run fio and the kernel here: not yet for
+    devices reached through a fio server."""
+    hosted = [t.name for t in targets if t.host is not None]
+    asked = [what for what, on in (("--precondition", steps), ("--states", states),
+                                   ("--ceiling", ceiling)) if on]  # fmt: skip
+    if hosted and asked:
+        raise SsdcompareError(
+            f"{' and '.join(asked)} cannot be used with devices on hosts ({', '.join(hosted)}) "
+            "yet: they run on this machine only. Leave them out, or run ssdcompare on that "
+            "host itself"
+        )
 
 
 def _check_discards(targets: list[Target], states: list[str]) -> None:
@@ -326,7 +349,7 @@ def _check_files_for_reading(
     if not read_only:
         return
     for target in targets:
-        if target.kind != "file":
+        if target.kind != "file" or target.remote:  # a remote file: its fio refuses (--readonly)
             continue
         if not target.exists:
             raise SsdcompareError(

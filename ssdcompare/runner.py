@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -20,7 +20,9 @@ import psutil
 
 from ssdcompare.errors import SsdcompareError, Stopped, stop_reason
 from ssdcompare.fio import FioInfo, command_line
+from ssdcompare.fioclient import collect_logs, host_problem, local_server_pids
 from ssdcompare.fioresult import parse_fio_file
+from ssdcompare.hosts import Host
 from ssdcompare.store import CPU_JSON, FIO_JSON, STDERR, STDOUT, RunState, write_atomic
 
 # fio errors that say the target itself cannot be used: the next job would fail the same way
@@ -49,7 +51,7 @@ class Trace(Protocol):
 class Sampler(Protocol):
     """Samples CPU use while fio runs (see ssdcompare.sampler.CpuSampler)."""
 
-    def start(self, root_pid: int) -> None: ...
+    def start(self, root_pid: int, *servers: int) -> None: ...
 
     def stop(self) -> Trace: ...
 
@@ -70,6 +72,7 @@ class RunOutcome:
     command: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stopped_by: str | None = None  # "Ctrl-C", "SIGTERM", ... for an interrupted run
+    host_lost: bool = False  # the fio server went away or could not be reached
 
 
 def raise_if_stopped(outcome: RunOutcome) -> None:
@@ -155,17 +158,21 @@ def run_fio(
     sampler: Sampler | None = None,
     clock: Callable[[], float] = time.monotonic,
     readonly: bool = False,
+    host: Host | None = None,
 ) -> RunOutcome:
     """Run fio on `jobfile`, storing fio.json, fio.stdout/stderr.txt and cpu.json in `folder`.
 
     fio runs inside `folder`, so any file it makes of its own (e.g. verify state) lands there.
-    `readonly` runs fio with --readonly (see fio.command_line).
+    `readonly` runs fio with --readonly (see fio.command_line). `host` runs the job on that
+    host's fio server (ssdcompare.fioclient); a server that cannot be reached or goes away
+    fails the run with `host_lost` set.
 
     Ctrl-C (KeyboardInterrupt) is forwarded to fio as SIGINT so it writes what it measured;
     the outcome is then "interrupted" and the caller decides whether to stop the sweep.
     """
     partial = folder / f"{FIO_JSON}.partial"
-    command = command_line(fio.path, jobfile.resolve(), partial.resolve(), readonly)
+    command = command_line(fio.path, jobfile.resolve(), partial.resolve(), readonly,
+                           host.client if host is not None else None)  # fmt: skip
     started = clock()
     with open(folder / STDOUT, "wb") as out, open(folder / STDERR, "wb") as err:
         try:
@@ -178,9 +185,12 @@ def run_fio(
             return RunOutcome(
                 "failed", None, 0.0, error=f"cannot start fio: {exc}", command=command
             )
-        watch = _watch(proc, timeout_s, sampler, folder)
+        servers = local_server_pids(host) if host is not None and sampler is not None else []
+        watch = _watch(proc, timeout_s, sampler, folder, servers)
     if partial.exists():
         os.replace(partial, folder / FIO_JSON)
+    if host is not None:
+        collect_logs(folder, host)
     outcome = RunOutcome(
         state="ok",
         exit_code=watch.exit_code,
@@ -205,7 +215,26 @@ def run_fio(
         )
         outcome.device_unusable = True
         return outcome
-    return _settle(outcome, folder)
+    settled = _settle(outcome, folder)
+    if host is not None and settled.state == "failed":
+        _blame_host(settled, folder, host)
+    return settled
+
+
+def _blame_host(outcome: RunOutcome, folder: Path, host: Host) -> None:
+    """A failed client run whose server could not be reached or went away: say so, and
+    mark it, so the sweep skips the rest of that host's jobs instead of failing each."""
+    # fio's client writes what it says of the server before the JSON, into fio.json
+    try:
+        with open(folder / FIO_JSON, errors="replace") as handle:
+            head = handle.read(4096).split("{", 1)[0]
+    except OSError:
+        head = ""
+    said = "\n".join([head, *(_tail(folder / name, 20) or "" for name in (STDOUT, STDERR))])
+    problem = host_problem(said, host)
+    if problem is not None:
+        outcome.error = problem
+        outcome.host_lost = True
 
 
 @dataclass
@@ -219,7 +248,11 @@ class _Watch:
 
 
 def _watch(
-    proc: subprocess.Popen, timeout_s: float, sampler: Sampler | None, folder: Path
+    proc: subprocess.Popen,
+    timeout_s: float,
+    sampler: Sampler | None,
+    folder: Path,
+    servers: Sequence[int] = (),
 ) -> _Watch:
     """Wait for fio while the sampler runs; stop it on a timeout or Ctrl-C; store the CPU
     samples. fio never outlives this call."""
@@ -227,7 +260,7 @@ def _watch(
     try:
         try:
             if sampler is not None:  # inside: a stop while it starts still stops fio
-                sampler.start(proc.pid)
+                sampler.start(proc.pid, *servers)
             watch.exit_code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             watch.timed_out = True

@@ -21,6 +21,8 @@ from ssdcompare.cpu import CATEGORIES, CpuSample, CpuTrace
 # Refresh the list of fio's processes every sample at first (workers fork at start-up), then
 # only every Nth sample: scanning /proc is the sampler's largest cost.
 _EARLY_REFRESH_S = 2.0
+# a fio server forks a job's processes only after the client has connected and sent it
+_EARLY_REFRESH_SERVER_S = 10.0
 _LATE_REFRESH_EVERY = 10
 # Other processes' CPU use (not fio, not ssdcompare, not kernel threads) is read from every
 # /proc/<pid>/stat every this many samples: a busy neighbour disturbs a measurement.
@@ -71,6 +73,7 @@ class CpuSampler:
         self._thread: threading.Thread | None = None
         self._trace: CpuTrace | None = None
         self._root_pid: int | None = None
+        self._servers: tuple[int, ...] = ()
         self._tracked: dict[int, Any] = {}  # pid -> process
         self._thread_seconds: dict[int, float] = {}  # tid -> CPU seconds at the last sample
         self._thread_runnable: dict[int, float] = {}  # tid -> schedstat run + wait seconds
@@ -83,9 +86,12 @@ class CpuSampler:
         self._last_times: list[Any] = []
         self._count = 0
 
-    def start(self, root_pid: int | None = None) -> None:
-        """Begin sampling; `root_pid` is fio's main process (its children are the workers)."""
+    def start(self, root_pid: int | None = None, *servers: int) -> None:
+        """Begin sampling; `root_pid` is fio's main process (its children are the workers).
+        `servers` are the pids of local fio servers a client `root_pid` runs its jobs on:
+        their children are the workers then."""
         self._root_pid = root_pid
+        self._servers = servers
         self._started = self._last = self._clock()
         self._last_times = self._cpu_times()
         self._trace = CpuTrace(interval_s=self.interval_s, cpu_count=len(self._last_times))
@@ -124,7 +130,8 @@ class CpuSampler:
         if self._count % _OTHERS_EVERY == 0:
             sample.others_pct, sample.others_top = self._other_processes(now)
         self._trace.samples.append(sample)
-        early = now - self._started < _EARLY_REFRESH_S
+        window = _EARLY_REFRESH_SERVER_S if self._servers else _EARLY_REFRESH_S
+        early = now - self._started < window
         if early or self._count % _LATE_REFRESH_EVERY == 0:
             self._refresh_workers()
 
@@ -164,11 +171,13 @@ class CpuSampler:
     def _refresh_workers(self) -> None:
         if self._root_pid is None or self._trace is None:
             return
-        try:
-            root = self._process(self._root_pid)
-            found = [root, *root.children(recursive=True)]
-        except (psutil.Error, OSError):
-            return
+        found = []
+        for pid in (self._root_pid, *self._servers):
+            try:
+                root = self._process(pid)
+                found += [root, *root.children(recursive=True)]
+            except (psutil.Error, OSError):
+                continue
         for proc in found:
             if proc.pid in self._tracked:
                 continue

@@ -23,16 +23,17 @@ from datetime import datetime
 from pathlib import Path
 
 from ssdcompare.ceiling import measure as measure_ceiling
-from ssdcompare.devices import Target, resolve_target
+from ssdcompare.devices import Target, resolve_on_host
 from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import FioInfo, default_ioengine, find_fio
+from ssdcompare.fioclient import check_hosts
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
 from ssdcompare.guard import Finding, check_in_use, check_write_safety, claimed
 from ssdcompare.identity import changed_since, differences, identify
 from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile
 from ssdcompare.jobfile import RenderedJob, render
-from ssdcompare.locks import Lock, holding, target_lock_paths
+from ssdcompare.locks import Lock, holding, lock_paths
 from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan, validate
 from ssdcompare.precondition import (
@@ -94,7 +95,7 @@ def _check_free(targets: Sequence[Target]) -> None:
     sweep holds one."""
     owner: dict[Path, Target] = {}
     for target in targets:
-        for path in target_lock_paths(target.path):
+        for path in lock_paths(target):
             other = owner.setdefault(path, target)
             if other is not target:
                 raise SsdcompareError(
@@ -120,10 +121,29 @@ def _check_fio_accepts(plan: Plan) -> None:
         )
 
 
+def consent_names(
+    destroy_data: bool | Sequence[str], targets: Sequence[Target]
+) -> bool | list[str]:
+    """--destroy-data as the guard takes it: True (bare) or the names of the targets it
+    covers. A name that is no target of the sweep is an error: a typo must not pass for
+    consent, nor hide that the device meant was not named."""
+    if isinstance(destroy_data, bool):
+        return destroy_data
+    names = {key: t.name for t in targets for key in (t.name, t.spec, t.path) if not t.remote}
+    names.update({key: t.name for t in targets for key in (t.name, t.spec)})
+    unknown = [n for n in destroy_data if n not in names]
+    if unknown:
+        raise SsdcompareError(
+            f"--destroy-data {','.join(unknown)}: not a device of this sweep; its devices: "
+            f"{', '.join(t.name for t in targets)}"
+        )
+    return [names[n] for n in destroy_data]
+
+
 def start(
     plan: Plan,
     out_dir: Path | None = None,
-    destroy_data: bool = False,
+    destroy_data: bool | Sequence[str] = False,
     command_line: list[str] | None = None,
     read_only: bool = False,
 ) -> tuple[ResultsDir, list[Finding]]:
@@ -134,9 +154,11 @@ def start(
     """
     if plan.fio is None:
         plan.fio = find_fio()
+    consent = consent_names(destroy_data, plan.targets)
     _check_free(plan.targets)
+    check_hosts(plan.fio, plan.targets)
     _check_fio_accepts(plan)
-    findings = check_write_safety(plan.written_targets, True, destroy_data)
+    findings = check_write_safety(plan.written_targets, True, consent)
     manifest = Manifest(
         created_at=now_iso(),
         command_line=command_line if command_line is not None else list(sys.argv),
@@ -147,7 +169,7 @@ def start(
         repeat=plan.repeat,
         ioengine=plan.default_ioengine,
         read_only=read_only or plan.read_only,
-        destroy_data=destroy_data,
+        destroy_data=bool(consent),
         guard_overrides=[f"{f.device}: {f.detail}" for f in findings],
         allowed_options=plan.allowed_options,
         precondition=plan.precondition,
@@ -164,7 +186,7 @@ def start(
 
 def reopen(
     path: Path,
-    destroy_data: bool = False,
+    destroy_data: bool | Sequence[str] = False,
     fio_bin: str | None = None,
     devices: Sequence[str] | None = None,
 ) -> tuple[Plan, ResultsDir, list[Finding]]:
@@ -207,14 +229,16 @@ def reopen(
     _check_identity(manifest, [t for t in targets if t.name in pending])
     _check_free(targets)
     written = [t for t in plan.written_targets if t.name in pending]
-    if manifest.guard_overrides and written and not destroy_data:
+    consent = consent_names(destroy_data, targets)
+    if manifest.guard_overrides and written and not consent:
         # what it overwrote may be gone by now (wiped by the sweep itself): the consent is not
         raise SsdcompareError(
             "this sweep was started with --destroy-data, overwriting: "
             + "; ".join(manifest.guard_overrides)
             + ". Give --destroy-data again to resume it"
         )
-    findings = check_write_safety(written, True, destroy_data)
+    check_hosts(fio, [t for t in targets if t.name in pending])
+    findings = check_write_safety(written, True, consent)
     manifest.resumed_at.append(now_iso())
     results.save_manifest()
     return plan, results, findings
@@ -234,8 +258,9 @@ def _resumed_targets(manifest: Manifest, devices: Sequence[str] | None) -> list[
         names = {known[d].name for d in wanted}
         recorded = [t for t in recorded if t.name in names]
     for target in recorded:
-        current = resolve_target(target.spec, target.size_bytes if target.kind == "file"
-                                 else None)  # fmt: skip
+        hosts = {target.host.name: target.host} if target.host is not None else {}
+        current = resolve_on_host(target.spec, hosts, target.size_bytes if target.kind == "file"
+                                  else None)  # fmt: skip
         if current.path != target.path:
             raise SsdcompareError(
                 f"{target.spec} now resolves to {current.path}, not {target.path} as when "
@@ -339,7 +364,7 @@ def run(
     """
     if plan.fio is None:
         plan.fio = find_fio()
-    with holding([t.path for t in plan.targets], results.path, f"results {results.path}"):
+    with holding(plan.targets, results.path, f"results {results.path}"):
         return _run_locked(plan, results, progress, sampler_factory, clock, job_timeout_s)
 
 
@@ -408,7 +433,13 @@ def _run_locked(
         if status.status == "interrupted":
             outcome.interrupted, outcome.stop_reason = True, status.stopped_by
             break
-        if status.status == "failed" and status.device_unusable:
+        if status.status == "failed" and status.host_lost:
+            # the other hosts go on; this one's jobs are skipped, for a resume to run
+            for target in plan.targets:
+                if target.host == job.target.host:
+                    unusable[target.name] = (f"{status.error} (while {job.job_id} ran on "
+                                             f"{job.target.name})", False)  # fmt: skip
+        elif status.status == "failed" and status.device_unusable:
             unusable[job.target.name] = _unusable(job, status)
     return outcome
 
@@ -610,7 +641,8 @@ def _run_one(
     layout = (target.size_bytes or 0) if target.kind == "file" and not target.exists else 0
     timeout = job_timeout_s or timeout_for(job.workload.duration_s, layout)
     started_at = now_iso()
-    sampler = sampler_factory() if sampler_factory else None
+    # the sampler sees this machine only: a remote host's CPU is known from fio's own figures
+    sampler = sampler_factory() if sampler_factory and not target.remote else None
     # a target no planned jobfile writes (and not a new file) was never offered for writing:
     # fio itself refuses to write, create or extend anything there (--readonly)
     readonly = all(target.name != t.name for t in plan.modified_targets)
@@ -620,7 +652,8 @@ def _run_one(
             reason = (f"{target.name} was claimed by another user (mounted, in a RAID or LVM, "
                       "or opened exclusively) as the job began")  # fmt: skip
             return _skip(results, job, repeat, reason)
-        ran = run_fio(fio, jobfile, folder, timeout, sampler, readonly=readonly)
+        ran = run_fio(fio, jobfile, folder, timeout, sampler, readonly=readonly,
+                      host=target.host)  # fmt: skip
     compress_large(folder, TIMESERIES_PREFIX)
     outcome = dataclasses.asdict(ran)
     outcome["status"] = outcome.pop("state")

@@ -58,6 +58,7 @@ class RunFacts:
     runtime_s: float | None = None  # what fio measured
     planned_s: float | None = None  # what a time-based job was to measure (None: size-capped)
     ceiling_pct: float | None = None  # IOPS as % of the host's ceiling for the job
+    unsampled: str | None = None  # why there are no CPU samples, when known (a remote host)
 
 
 def judge_run(facts: RunFacts) -> Verdict:
@@ -104,7 +105,8 @@ def _judge_without_ceiling(facts: RunFacts) -> Verdict:
     if disturbed:
         return Verdict("disturbed", "; ".join(disturbed))
     if facts.cpu_bound is None:
-        return Verdict("unknown", "no CPU samples: whether the CPU was the limit is not known")
+        why = facts.unsampled or "no CPU samples"
+        return Verdict("unknown", f"{why}: whether the CPU was the limit is not known")
     return Verdict("drive", None)
 
 
