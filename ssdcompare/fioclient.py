@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -33,13 +34,15 @@ SERVER_HINT = "start one there with `fio --server` (or `ssdcompare serve`), the 
 # what fio's client prints when it cannot reach a server, or loses it
 _UNREACHABLE = re.compile(r"failed to connect|connect: |Connection refused|No route to host|"
                           r"Name or service not known|timed out", re.I)  # fmt: skip
-_MISMATCH = re.compile(r"version mismatch[^\n]*|bad server cmd version[^\n]*", re.I)
+# fio says both; the second names the two versions
+_MISMATCH = (re.compile(r"client/server version mismatch[^\n]*", re.I),
+             re.compile(r"bad server cmd version[^\n]*", re.I))  # fmt: skip
 _LOST = re.compile(r"client: host=\S+ disconnected|disconnected|connection reset", re.I)
 
 
 def host_problem(text: str, host: Host) -> str | None:
     """What fio's client output says went wrong with the server itself (None: nothing)."""
-    mismatch = _MISMATCH.search(text)
+    mismatch = _MISMATCH[0].search(text) or _MISMATCH[1].search(text)
     if mismatch:
         return (f"host {host.where} runs a fio that speaks another client/server protocol "
                 f"than this one ({mismatch.group(0).strip()}): install the same fio version "
@@ -50,6 +53,15 @@ def host_problem(text: str, host: Host) -> str | None:
     if _LOST.search(text):
         return f"host {host.where} went away: its fio server disconnected mid-run"
     return None
+
+
+def server_answers(host: Host, timeout_s: float = 3.0) -> bool:
+    """Whether something accepts connections on the host's fio port now."""
+    try:
+        with socket.create_connection((host.address, host.port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
 
 
 def _first_line(text: str, pattern: re.Pattern[str]) -> str:

@@ -20,7 +20,7 @@ import psutil
 
 from ssdcompare.errors import SsdcompareError, Stopped, stop_reason
 from ssdcompare.fio import FioInfo, command_line
-from ssdcompare.fioclient import collect_logs, host_problem, local_server_pids
+from ssdcompare.fioclient import collect_logs, host_problem, local_server_pids, server_answers
 from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.hosts import Host
 from ssdcompare.store import CPU_JSON, FIO_JSON, STDERR, STDOUT, RunState, write_atomic
@@ -232,6 +232,9 @@ def _blame_host(outcome: RunOutcome, folder: Path, host: Host) -> None:
         head = ""
     said = "\n".join([head, *(_tail(folder / name, 20) or "" for name in (STDOUT, STDERR))])
     problem = host_problem(said, host)
+    if problem is None and not server_answers(host):
+        # lost before fio could say so (killed while the client connected): ask the port
+        problem = f"host {host.where} went away: its fio server no longer answers"
     if problem is not None:
         outcome.error = problem
         outcome.host_lost = True

@@ -1,0 +1,122 @@
+"""Real fio servers for the tests (`fio --server` on a loopback address and a free port),
+started and stopped by the tests themselves; and, for the one failure real fio cannot
+produce here, a listener that answers fio's client in another protocol version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import psutil
+
+START_DEADLINE_S = 30.0
+
+
+def free_port(address: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((address, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Server:
+    address: str
+    port: int
+    process: subprocess.Popen
+
+    @property
+    def spec(self) -> str:
+        return f"{self.address}:{self.port}"
+
+    def kill(self) -> None:
+        """Stop the server and every job process it forked (as a host going away)."""
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(self.process.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
+        self.process.kill()
+        self.process.wait(timeout=30)
+
+
+def _listening(address: str, port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex((address, port)) == 0
+
+
+@contextlib.contextmanager
+def fio_server(
+    fio_path: str, address: str = "127.0.0.1", port: int | None = None
+) -> Iterator[Server]:
+    """A `fio --server` of our own on `address` and a free port (or `port`); stopped after."""
+    port = port or free_port(address)
+    process = subprocess.Popen(
+        [fio_path, f"--server=ip:{address},{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    server = Server(address, port, process)
+    try:
+        deadline = time.monotonic() + START_DEADLINE_S
+        while not _listening(address, port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"fio --server on {address}:{port} did not start")
+            time.sleep(0.05)
+        yield server
+    finally:
+        if process.poll() is None:
+            server.kill()
+
+
+def _crc16(data: bytes) -> int:
+    """fio's crc16 (lib/crc16.c: CRC-16 with polynomial 0x8005, reflected, seed 0)."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
+    return crc
+
+
+@contextlib.contextmanager
+def other_protocol_server(version: int = 999, address: str = "127.0.0.1") -> Iterator[int]:
+    """A listener that answers every fio client with a command of protocol `version`, as a
+    fio server of another release does: the real fio client then refuses it. Yields the port."""
+    listener = socket.socket()
+    listener.bind((address, 0))
+    listener.listen(4)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                # version, opcode (a probe reply), flags, tag, pdu_len; then the two CRCs
+                head = struct.pack("<HHIQI", version, 8, 0, 0, 0)
+                conn.sendall(head + struct.pack("<HH", _crc16(head), 0))
+                # read what the client says until it hangs up: closing first would end
+                # it by SIGPIPE before it says why it gave up
+                with contextlib.suppress(OSError):
+                    conn.settimeout(10)
+                    while conn.recv(4096):
+                        pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()

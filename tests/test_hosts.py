@@ -1,0 +1,278 @@
+"""Several hosts through fio's client/server mode: real fio servers of the tests' own on
+127.0.0.1 and 127.0.0.2 (different ports), real loop devices behind them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from blockdevs import loop_device
+from fioservers import fio_server, other_protocol_server
+from suitefiles import suite_file
+
+import ssdcompare
+from ssdcompare import sweep
+from ssdcompare.devices import Target, resolve_targets
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.fio import FioInfo
+from ssdcompare.guard import check_write_safety
+from ssdcompare.hosts import DEFAULT_PORT, Host, is_local, parse_hosts, split_device
+from ssdcompare.plan import make_plan
+
+DEADLINE_S = 120.0
+
+
+# ---------------------------------------------------------------- what --hosts means
+
+
+def test_hosts_are_named_addressed_and_told_local_or_remote() -> None:
+    hosts = parse_hosts("a=127.0.0.1, b=127.0.0.2:8802,192.0.2.7")
+    assert list(hosts) == ["a", "b", "192.0.2.7"]
+    assert hosts["a"] == Host(name="a", address="127.0.0.1", port=DEFAULT_PORT, local=True)
+    assert hosts["b"].port == 8802 and hosts["b"].client == "127.0.0.2,8802"
+    assert hosts["b"].where == "b (127.0.0.2:8802)"
+    # an address of no interface here (TEST-NET-1) is another machine
+    assert not hosts["192.0.2.7"].local and not is_local("192.0.2.7")
+    assert parse_hosts(None) == {} and parse_hosts("") == {}
+    assert split_device("a:nvme0n1", hosts) == (hosts["a"], "nvme0n1")
+    assert split_device("nvme0n1", hosts) == (None, "nvme0n1")
+    assert split_device("./x:y.img", hosts) == (None, "./x:y.img")  # a path, not a host
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("a=10.0.0.5,a=10.0.0.6", "names 'a' twice"),
+        ("a=10.0.0.5:99999", "no usable port"),
+        ("a=10.0.0.5:x", "no usable port"),
+        ("a=", "has no address"),
+        ("a=10.0.0.5,b=10.0.0.5", "the same server"),
+        ("a b=10.0.0.5", "not a usable host name"),
+    ],
+)
+def test_a_bad_hosts_value_says_what_is_wrong(text: str, says: str) -> None:
+    with pytest.raises(SsdcompareError, match=says):
+        parse_hosts(text)
+
+
+def test_a_device_on_an_unknown_host_is_an_error() -> None:
+    with pytest.raises(SsdcompareError, match="no host is named 'c'; --hosts names a"):
+        resolve_targets("c:nvme0n1", hosts=parse_hosts("a=192.0.2.7"))
+
+
+def _remote(name: str = "a", device: str = "nvme0n1") -> Target:
+    (target,) = resolve_targets(f"{name}:{device}", hosts={name: Host(name=name,
+                                address="192.0.2.7", port=8765)})  # fmt: skip
+    return target
+
+
+def test_a_remote_device_is_taken_as_named_and_never_inspected_here() -> None:
+    target = _remote()
+    assert (target.name, target.path, target.kind, target.remote) == (
+        "a:nvme0n1", "/dev/nvme0n1", "block", True)  # fmt: skip
+    assert target.device == "nvme0n1"
+    # the same name on two remote hosts is two devices; listed twice on one host is an error
+    two = resolve_targets("a:sdb,b:sdb", hosts=parse_hosts("a=192.0.2.7,b=192.0.2.8"))
+    assert [t.name for t in two] == ["a:sdb", "b:sdb"]
+    with pytest.raises(SsdcompareError, match="same target"):
+        resolve_targets("a:sdb,a:/dev/sdb", hosts=parse_hosts("a=192.0.2.7"))
+
+
+def test_writing_to_a_remote_device_needs_it_named() -> None:
+    target = _remote()
+    with pytest.raises(SsdcompareError) as refused:
+        check_write_safety([target], True, False)
+    message = str(refused.value)
+    assert "cannot be inspected from here" in message and "--destroy-data a:nvme0n1" in message
+    assert "read-only suites (--read-only) run on any host" in message
+    # a bare --destroy-data is consent for what the guard could see, not for a remote disk
+    with pytest.raises(SsdcompareError, match="needs it named"):
+        check_write_safety([target], True, True)
+    (allowed,) = check_write_safety([target], True, ["a:nvme0n1"])
+    assert allowed.kind == "remote"
+    # reading needs no consent
+    assert check_write_safety([target], False, False) == []
+
+
+# ---------------------------------------------------------------- real servers
+
+
+@pytest.fixture
+def two_hosts(fio: FioInfo, tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
+    """Two fio servers (127.0.0.1 and 127.0.0.2) and a loop device each: the --hosts value
+    and the two --devices entries."""
+    with (
+        fio_server(fio.path, "127.0.0.1") as first,
+        fio_server(fio.path, "127.0.0.2") as second,
+        loop_device(tmp_path / "a.img", 32 << 20) as dev_a,
+        loop_device(tmp_path / "b.img", 32 << 20) as dev_b,
+    ):
+        hosts = f"a={first.spec},b={second.spec}"
+        yield hosts, [f"a:{Path(dev_a).name}", f"b:{Path(dev_b).name}"]
+
+
+def _reads(tmp_path: Path, runtime: int = 1, jobs: int = 1) -> Path:
+    workloads = [f"{{rw: randread, bs: 4k, iodepth: {2**k}}}" for k in range(jobs)]
+    return suite_file(tmp_path, "reads", *workloads, defaults=f"{{runtime: {runtime}, size: 8m}}")
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_two_host_sweep_keeps_each_hosts_results_apart_and_labels_them(
+    tmp_path: Path, two_hosts: tuple[str, list[str]]
+) -> None:
+    hosts, devices = two_hosts
+    run = ssdcompare.run_sweep(devices, suite=str(_reads(tmp_path, runtime=2)), hosts=hosts,
+                               out=tmp_path / "r", read_only=True)  # fmt: skip
+    assert run.complete
+    frame = run.frame()
+    assert sorted(frame["label"]) == sorted(devices)
+    assert set(frame["host"]) == {"a", "b"} and not frame["remote"].any()
+    ports = dict(zip(frame["host"], frame["port"], strict=True))
+    assert [f"{h}={'127.0.0.1' if h == 'a' else '127.0.0.2'}:{p}" for h, p in
+            sorted(ports.items())] == hosts.split(",")  # fmt: skip
+    assert (frame["iops"] > 0).all() and (frame["status"] == "ok").all()
+    for label in devices:
+        folder = run.path / "runs" / label / "randread-4k-qd1" / "r1"
+        status = json.loads((folder / "status.json").read_text())
+        assert any(arg.startswith("--client=127.0.0.") for arg in status["command"])
+        # the server's logs came back, under the names a local run's logs have
+        assert (folder / "timeseries_iops.1.log").is_file()
+        assert not list(folder.glob("*.log.127.0.0.*"))
+        # the server is this machine: its job processes were sampled as fio's
+        cpu = json.loads((folder / "cpu.json").read_text())
+        assert len(set(cpu["worker_names"])) >= 3  # client, server, the server's job
+    assert not ssdcompare.timeseries(run.path).empty
+    html = run.report.read_text() if run.report else ""
+    for label in devices:
+        assert label in html
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_host_that_goes_away_costs_only_its_own_jobs_and_a_resume_finishes(
+    fio: FioInfo, tmp_path: Path
+) -> None:
+    out = tmp_path / "r"
+    suite = _reads(tmp_path, runtime=2, jobs=2)
+    with (
+        fio_server(fio.path, "127.0.0.1") as first,
+        fio_server(fio.path, "127.0.0.2") as second,
+        loop_device(tmp_path / "a.img", 32 << 20) as dev_a,
+        loop_device(tmp_path / "b.img", 32 << 20) as dev_b,
+    ):
+        a, b = f"a:{Path(dev_a).name}", f"b:{Path(dev_b).name}"
+        command = [sys.executable, "-m", "ssdcompare", "sweep", "--hosts",
+                   f"a={first.spec},b={second.spec}", "--devices", f"{b},{a}", "--suite",
+                   str(suite), "--read-only", "--out", str(out)]  # fmt: skip
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)  # fmt: skip
+        # b's jobs come first: kill its server once its first job is under way
+        first_run = out / "runs" / b / "randread-4k-qd1" / "r1" / "jobfile.fio"
+        deadline = time.monotonic() + DEADLINE_S
+        while not first_run.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second.kill()
+        stdout, stderr = proc.communicate(timeout=DEADLINE_S)
+        assert proc.returncode == 1, stderr
+        said = stdout + stderr
+        assert "Traceback" not in said
+        assert f"host b ({second.spec})" in said, said
+        statuses = {
+            (p.parent.parent.parent.name, p.parent.parent.name): json.loads(p.read_text())
+            for p in (out / "runs").glob("*/*/r1/status.json")
+        }  # fmt: skip
+        # the other host's results are complete
+        assert [statuses[(a, job)]["status"] for job in ("randread-4k-qd1", "randread-4k-qd2")
+                ] == ["ok", "ok"]  # fmt: skip
+        lost = [s for (device, _), s in statuses.items() if device == b]
+        assert {s["status"] for s in lost} <= {"failed", "skipped"} and lost
+        assert all(f"host b ({second.spec})" in s["error"] for s in lost)
+        assert any(s.get("host_lost") for s in lost)
+        # the host comes back: the resume runs only what it missed
+        host, port = second.spec.split(":")
+        with fio_server(fio.path, host, port=int(port)):
+            resumed = subprocess.run(
+                [sys.executable, "-m", "ssdcompare", "sweep", "--resume", str(out)],
+                capture_output=True, text=True, timeout=DEADLINE_S, check=False,
+            )  # fmt: skip
+        assert resumed.returncode == 0, resumed.stderr
+    frame = ssdcompare.load(out)
+    assert (frame["status"] == "ok").all() and len(frame) == 4
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_an_unreachable_or_foreign_server_is_one_clear_line(
+    fio: FioInfo, tmp_path: Path, run_cli
+) -> None:  # type: ignore[no-untyped-def]
+    from fioservers import free_port
+
+    suite = str(_reads(tmp_path))
+    with loop_device(tmp_path / "a.img", 32 << 20) as dev:
+        name = Path(dev).name
+        port = free_port("127.0.0.1")
+        nobody = run_cli("sweep", "--hosts", f"a=127.0.0.1:{port}", "--devices",
+                         f"a:{name}", "--suite", suite, "--read-only", "--out",
+                         str(tmp_path / "x"))  # fmt: skip
+        assert nobody.exit_code == 2
+        assert nobody.stderr.strip().splitlines() == [
+            f"error: no fio server answers on host a (127.0.0.1:{port}) (connect: Connection "
+            "refused): start one there with `fio --server` (or `ssdcompare serve`), the same "
+            "fio version"
+        ]
+        with other_protocol_server() as other:
+            foreign = run_cli("sweep", "--hosts", f"a=127.0.0.1:{other}", "--devices",
+                              f"a:{name}", "--suite", suite, "--read-only", "--out",
+                              str(tmp_path / "y"))  # fmt: skip
+        assert foreign.exit_code == 2
+        (line,) = foreign.stderr.strip().splitlines()
+        assert (
+            f"host a (127.0.0.1:{other}) runs a fio that speaks another client/server "
+            "protocol than this one (client/server version mismatch (999 != " in line
+        )
+        assert line.endswith("install the same fio version on both")
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_remote_host_is_asked_for_its_devices_written_only_when_named_and_judged_honestly(
+    fio: FioInfo, tmp_path: Path
+) -> None:
+    writes = suite_file(tmp_path, "writes", "{rw: randwrite, bs: 4k, iodepth: 4}",
+                        defaults="{runtime: 1, size: 8m}")  # fmt: skip
+    with fio_server(fio.path, "127.0.0.2") as server, \
+            loop_device(tmp_path / "a.img", 32 << 20) as dev:  # fmt: skip
+        # this machine's server, taken as another machine's: nothing is inspected from here
+        hosts = {"far": Host(name="far", address="127.0.0.2", port=server.port, local=False)}
+        missing = make_plan(str(writes), ["far:nosuchdevice"], hosts=hosts, require_fio=True)
+        with pytest.raises(SsdcompareError) as absent:
+            sweep.start(missing, tmp_path / "m", destroy_data=["far:nosuchdevice"])
+        assert str(absent.value) == (f"far:nosuchdevice: /dev/nosuchdevice cannot be opened on "
+                                     f"host far (127.0.0.2:{server.port}): no such device or "
+                                     "file there")  # fmt: skip
+        device = f"far:{Path(dev).name}"
+        plan = make_plan(str(writes), [device], hosts=hosts, require_fio=True)
+        for consent in (False, True):
+            with pytest.raises(SsdcompareError, match=f"--destroy-data {device}"):
+                sweep.start(plan, tmp_path / "refused", destroy_data=consent)
+        with pytest.raises(SsdcompareError, match="not a device of this sweep"):
+            sweep.start(plan, tmp_path / "typo", destroy_data=["far:loop999"])
+        assert not (tmp_path / "refused").exists()
+        results, allowed = sweep.start(plan, tmp_path / "r", destroy_data=[device])
+        assert [f.kind for f in allowed] == ["remote"]
+        outcome = sweep.run(plan, results)
+    assert outcome.count("ok") == 1
+    row = ssdcompare.load(results.path).iloc[0]
+    assert bool(row["remote"]) and row["host"] == "far" and row["iops"] > 0
+    # no samples from another machine: fio's own figures decide, or the verdict is unknown
+    assert not (results.path / "runs" / device / "randwrite-4k-qd4" / "r1" / "cpu.json").exists()
+    assert row["verdict"] in ("unknown", "cpu")
+    if row["verdict"] == "unknown":
+        assert row["verdict_reason"].startswith("host far is another machine, not sampled")
