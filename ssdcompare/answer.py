@@ -8,10 +8,13 @@ baseline, from job_summary's rows:
   disturbed result says nothing about the drives;
 - `iops_ratio` is the geometric mean of the per-job IOPS ratios over those jobs (one job
   twice as fast and one half as fast average to 1.0, as they should), `p99_ratio` the same
-  for p99 latency (below 1: lower latency);
+  for p99 latency (below 1: lower latency). A job's ratio is the tested one where there is
+  a test (the geometric means of all repeats), else the ratio of the table's figures;
 - wins, losses and ties count the jobs whose difference Welch's test found significant one
   way or the other, or not (ssdcompare.stats, 3 repeats a side or more); `untested` those
-  with fewer repeats;
+  with fewer repeats. The sentence says "faster" or "slower" only where the tested jobs
+  agree with the average, and "not significantly different" only when every job was tested
+  and none differed;
 - `left_out` counts the other jobs by why they were left out (a run that finished but did no
   I/O is counted apart from the failures).
 """
@@ -24,7 +27,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ssdcompare.errors import SsdcompareError
 from ssdcompare.frame import is_false, is_true
+from ssdcompare.verdict import VERDICTS
 
 
 @dataclass
@@ -53,14 +58,21 @@ class Headline:
         ratio = self.iops_ratio
         tested = self.wins + self.losses + self.ties
         jobs = f"on the {self.jobs} of {self.total} jobs that measured the drives"
-        if tested and not (self.wins or self.losses):
+        faster, slower = ratio >= 1.005, ratio <= 0.995
+        if tested and not (self.wins or self.losses) and not self.untested:
             # a ratio off 1 that no test found real is not "faster" or "slower"
             line = (f"{self.label} is not significantly different from {self.baseline} {jobs} "
                     f"(geometric mean of IOPS ratios {ratio:.2f}")  # fmt: skip
+        elif tested and not (
+            (faster and self.wins > self.losses) or (slower and self.losses > self.wins)
+        ):
+            # the average leans one way, the tested jobs do not: give the figure, no verdict
+            line = (f"{self.label}'s IOPS are {ratio:.2f}× {self.baseline}'s {jobs}, with no "
+                    "consistent difference (geometric mean of IOPS ratios")  # fmt: skip
         else:
             how = (
-                f"{ratio:.2f}× faster than" if ratio >= 1.005
-                else f"{1 / ratio:.2f}× slower than" if ratio <= 0.995
+                f"{ratio:.2f}× faster than" if faster
+                else f"{1 / ratio:.2f}× slower than" if slower
                 else "as fast as"
             )  # fmt: skip
             line = (f"{self.label} is {how} {self.baseline} {jobs} (geometric mean of IOPS "
@@ -83,14 +95,17 @@ class Headline:
 
 _WHY = {
     "cpu": "measured the CPU", "host": "reached the host's ceiling",
-    "disturbed": "were disturbed", "unknown": "had no CPU samples",
+    "disturbed": "{were} disturbed", "unknown": "had no CPU samples",
     "differs": "ran from different jobfiles", "failed": "failed or did not run",
     "idle": "did no I/O",
 }  # fmt: skip
 
 
 def _reasons(left_out: Counter[str]) -> str:
-    return ", ".join(f"{count} {_WHY.get(why, why)}" for why, count in left_out.most_common())
+    return ", ".join(
+        f"{count} " + _WHY.get(why, why).format(were="was" if count == 1 else "were")
+        for why, count in left_out.most_common()
+    )
 
 
 def _geomean(values: list[float]) -> float:
@@ -107,11 +122,14 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
         return []
     compared = summary["compared_to"].dropna() if "compared_to" in summary.columns else None
     compared_to = str(compared.iloc[0]) if compared is not None and len(compared) else None
-    baseline = baseline or compared_to or labels[0]
+    if baseline is None:
+        baseline = compared_to or labels[0]
     if baseline not in labels:
-        raise ValueError(f"unknown baseline {baseline!r}; the devices are {', '.join(labels)}")
+        raise SsdcompareError(
+            f"unknown baseline {baseline!r}; the devices are {', '.join(labels)}"
+        )
     if compared_to is not None and baseline != compared_to:
-        raise ValueError(
+        raise SsdcompareError(
             f"this summary compares the devices to {compared_to!r}, not {baseline!r}: make it "
             f"with job_summary(frame, baseline={baseline!r})"
         )
@@ -133,10 +151,10 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
                 continue
             row, base = mine.loc[job], reference.loc[job]
             result.jobs += 1
-            iops.append(float(row["iops_value"]) / float(base["iops_value"]))
+            iops.append(_ratio(row, base, "iops_value", "ratio"))
             if base["lat_p99_us_value"] > 0 and row["lat_p99_us_value"] > 0:
                 result.p99_jobs += 1
-                p99.append(float(row["lat_p99_us_value"]) / float(base["lat_p99_us_value"]))
+                p99.append(_ratio(row, base, "lat_p99_us_value", "p99_ratio"))
             significant = row.get("significant")
             if is_true(significant):
                 if row["ratio"] >= 1:
@@ -152,8 +170,18 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
     return found
 
 
+def _ratio(row: pd.Series, base: pd.Series, value: str, tested: str) -> float:
+    """The job's ratio: with 3+ repeats a side, the tested one (geometric means of all
+    repeats, as the significance counts use); else the ratio of the table's figures."""
+    found = row.get(tested)
+    if found is not None and not pd.isna(found) and found > 0:
+        return float(found)
+    return float(row[value]) / float(base[value])
+
+
 def _left_out(mine: pd.DataFrame, reference: pd.DataFrame, job: object) -> str | None:
-    """Why a job does not count for the headline (None: it counts)."""
+    """Why a job does not count for the headline (None: it counts). The same whichever of
+    the two devices is the baseline."""
     if job not in mine.index or job not in reference.index:
         return "failed"
     row, base = mine.loc[job], reference.loc[job]
@@ -161,13 +189,13 @@ def _left_out(mine: pd.DataFrame, reference: pd.DataFrame, job: object) -> str |
         return "failed"
     if is_false(row.get("comparable")):
         return "differs"
-    for verdict in (row.get("verdict"), base.get("verdict")):
-        if isinstance(verdict, str) and verdict != "drive":
-            return verdict
-    if not isinstance(row.get("verdict"), str) or not isinstance(base.get("verdict"), str):
-        return "unknown"
+    pair = (row.get("verdict"), base.get("verdict"))
+    verdicts = [v if isinstance(v, str) else "unknown" for v in pair]
+    first = min(verdicts, key=lambda v: VERDICTS.index(v) if v in VERDICTS else -1)
+    if first != "drive":
+        return first
     if not (row["iops_value"] > 0 and base["iops_value"] > 0):
-        # an ok run that moved no data: left out apart, so a device that did nothing is
-        # not hidden among failures
-        return "idle" if row["iops_value"] == 0 or base["iops_value"] == 0 else "failed"
+        # finished, but no I/O counted (fio leaves out a direction that moved nothing):
+        # left out apart, so a device that did nothing is not hidden among failures
+        return "idle"
     return None

@@ -278,7 +278,8 @@ def _exit_code(stop: BaseException | str | None) -> int:
     "--ceiling",
     is_flag=True,
     help="First run each job once on a RAM disk made for the purpose (zram, root, removed "
-    "after): results within 80 % of it measure the host, not the drive (verdict host).",
+    "after): results at 80 % or more of it measure the host, not the drive (verdict host). "
+    "Jobs that write get no ceiling (zram compresses: its writes can be slower than a drive).",
 )
 @click.option(
     "--job-timeout",

@@ -434,13 +434,17 @@ def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
     frame["steady_state"] = frame["steady_state"].astype("boolean")
     frame["rotational"] = frame["rotational"].astype("boolean")
     frame["remote"] = frame["remote"].astype("boolean")
-    verdicts = [_run_verdict(row) for row in frame.itertuples(index=False)]
+    # one run far above the job's ceiling discredits that ceiling for all its runs
+    worst = frame.groupby(["sweep", "job"], dropna=False)["ceiling_pct"].transform("max")
+    verdicts = [
+        _run_verdict(row, w) for row, w in zip(frame.itertuples(index=False), worst, strict=True)
+    ]
     frame["verdict"] = [v.verdict if v else None for v in verdicts]
     frame["verdict_reason"] = [v.reason if v else None for v in verdicts]
     return frame
 
 
-def _run_verdict(row: Any) -> Verdict | None:
+def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:
     """One row's verdict (ssdcompare.verdict); None for a run that did not finish."""
     if row.status != "ok":
         return None
@@ -455,7 +459,7 @@ def _run_verdict(row: Any) -> Verdict | None:
         others_pct=known(row.others_pct),
         others_top=row.others_top if isinstance(row.others_top, str) else None,
         runtime_s=known(row.measured_s), planned_s=known(row.runtime_s) if timed else None,
-        ceiling_pct=known(row.ceiling_pct),
+        ceiling_pct=known(row.ceiling_pct), ceiling_worst_pct=known(ceiling_worst_pct),
         unsampled=_unsampled(row),
     ))  # fmt: skip
 
@@ -738,7 +742,7 @@ def _comparability(summary: pd.DataFrame, baseline: str) -> tuple[pd.Series, pd.
 def _baseline(labels: list[str], baseline: str | None) -> str:
     if not labels:
         raise SsdcompareError("no results to compare")
-    baseline = baseline or labels[0]
+    baseline = labels[0] if baseline is None else baseline
     if baseline not in labels:
         raise SsdcompareError(
             f"baseline {baseline!r} is not among the devices: {', '.join(labels)}"
@@ -910,10 +914,13 @@ def side_by_side(
     that label ran the job with a different jobfile than the baseline: different workload
     hash). A job that is not comparable gets no ratio and no significance, and a `note`
     column (present only then) says which jobfiles differ and how. `baseline` defaults to the
-    first device.
+    device the summary was made against (job_summary's baseline), else the first device.
     """
     column = f"{metric}_value" if f"{metric}_value" in summary.columns else f"{metric}_mean"
     labels = list(dict.fromkeys(summary["label"]))
+    if baseline is None and "compared_to" in summary.columns:
+        made_against = summary["compared_to"].dropna()
+        baseline = str(made_against.iloc[0]) if len(made_against) else None
     baseline = _baseline(labels, baseline)
     jobs = list(dict.fromkeys(summary["job"]))
     table = summary.pivot_table(

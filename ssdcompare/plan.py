@@ -71,10 +71,11 @@ class Plan:
 
     @property
     def ceiling_s(self) -> float:
-        """Each job once on the RAM disk (--ceiling)."""
+        """Each job that only reads once on the RAM disk (--ceiling; see ceiling.has_ceiling)."""
         if not self.ceiling or not self.targets:
             return 0.0
-        return sum(j.workload.duration_s + JOB_OVERHEAD_S for j in self.jobs_for(self.targets[0]))
+        return sum(j.workload.duration_s + JOB_OVERHEAD_S for j in self.jobs_for(self.targets[0])
+                   if not j.writes)  # fmt: skip
 
     @property
     def precondition_s(self) -> float:

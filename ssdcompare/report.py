@@ -61,6 +61,7 @@ class Cell:
     spread: str = ""
     cv: str = ""
     cpu_bound: bool = False  # the CPU or the host was the limit (verdict cpu or host)
+    limit: str = ""  # "CPU-bound" or "host-bound", for the tooltip
     disturbed: bool = False  # verdict disturbed: steal, other processes, spread, short run
     reason: str | None = None
     footnote: int | None = None
@@ -236,7 +237,7 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
 
 
 def _cell(row: pd.Series | None, ratio: float | None, significant: object, baseline: bool,
-          footnotes: list[str], baseline_bound: bool = False) -> Cell:  # fmt: skip
+          footnotes: list[str], baseline_limit: str = "") -> Cell:  # fmt: skip
     if row is None:
         return Cell(status="missing")
     if row["status"] != "ok":
@@ -274,24 +275,31 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
         cell.sort_ratio = float(ratio)
         tested = pd.notna(row.get("p_value", float("nan")))
         if tested:
+            # the test weighs every repeat: its ratio (of geometric means) can differ from the
+            # one shown, which is of the table's aggregates (--aggregate best, median)
             cell.ratio_test = (
-                f"95 % CI ×{row['ratio_ci_low']:.2f}–{row['ratio_ci_high']:.2f}, "
-                f"p = {row['p_value']:.2g} (Welch's t-test, {row['repeats']} repeats)"
+                f"over all {row['repeats']} repeats ×{row['ratio']:.2f}, 95 % CI "
+                f"×{row['ratio_ci_low']:.2f}–{row['ratio_ci_high']:.2f}, p = "
+                f"{row['p_value']:.2g} (Welch's t-test)"
             )
-        if significant is False:
+        if baseline_limit:
+            cell.ratio_note = (f"vs a {baseline_limit} baseline: the ratio says little about "
+                               "the drives")  # fmt: skip
+        elif significant is False:
             cell.ratio_note = f"not significant: {cell.ratio_test}"
-        elif not tested and not baseline_bound:
+        elif not tested:
             cell.ratio_note = "not tested: fewer than 3 repeats on a side"
-        elif baseline_bound:
-            cell.ratio_note = "vs a CPU-bound baseline: the ratio says little about the drives"
     _drive_notes(cell, row, footnotes)
     verdict = row.get("verdict")
     if is_true(row["cpu_bound"]) or verdict in ("cpu", "host"):
         cell.cpu_bound = True
+        cell.limit = "host-bound" if verdict == "host" else "CPU-bound"
         cell.reason = str(row["verdict_reason"] or row["cpu_bound_reason"])
     elif verdict == "disturbed":
         cell.disturbed = True
         cell.reason = f"disturbed: {row['verdict_reason']}"
+    elif isinstance(row.get("verdict_reason"), str):  # a drive result with a note
+        cell.reason = str(row["verdict_reason"])
     if cell.reason:
         footnotes.append(f"{row['job']} on {row['label']}: {cell.reason}")
         cell.footnote = len(footnotes)
@@ -334,7 +342,7 @@ def _groups(
         group = groups.setdefault(name, Group(name))
         cells = []
         base_rows = summary[(summary["job"] == job_row["job"]) & (summary["label"] == baseline)]
-        baseline_bound = bool(known_true(base_rows["cpu_bound"]).any())
+        baseline_limit = _limit(base_rows)
         for label in labels:
             match = summary[(summary["job"] == job_row["job"]) & (summary["label"] == label)]
             row = match.iloc[0] if not match.empty else None
@@ -344,13 +352,23 @@ def _groups(
                 significant = ratios.loc[job_row["job"], f"{label} significant"]
                 significant = None if pd.isna(significant) else bool(significant)
             cells.append(
-                _cell(row, ratio, significant, label == baseline, footnotes, baseline_bound)
+                _cell(row, ratio, significant, label == baseline, footnotes, baseline_limit)
             )
         extra = job_row.get("extra_options")
         extra = str(extra) if extra is not None and pd.notna(extra) else None
         what = _what(job_row)
         group.rows.append(Row(str(job_row["job"]), what, cells, extra=extra, order=order))
     return list(groups.values())
+
+
+def _limit(rows: pd.DataFrame) -> str:
+    """What limited the baseline's result, in words ("CPU-bound"), or "" for a drive."""
+    verdicts = set(rows["verdict"].dropna()) if "verdict" in rows.columns else set()
+    if "host" in verdicts:
+        return "host-bound"
+    if "cpu" in verdicts or known_true(rows["cpu_bound"]).any():
+        return "CPU-bound"
+    return "disturbed" if "disturbed" in verdicts else ""
 
 
 def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str | None = None,
@@ -389,7 +407,9 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "burst_rows": _burst_rows(frame, labels),
         "charts": charts_found,
         "chart_notes": chart_notes,
-        "cpu_bound_count": int(known_true(summary["cpu_bound"]).sum()),
+        "cpu_bound_count": int(
+            (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()
+        ),
         "title": " vs ".join(labels),
     }
 

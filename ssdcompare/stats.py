@@ -68,7 +68,7 @@ def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | 
     var_a = statistics.variance(a) / len(a)
     var_b = statistics.variance(b) / len(b)
     se = math.sqrt(var_a + var_b)
-    if se == 0:  # identical repeats on each side: no spread to weigh a difference against
+    if se < 1e-9:  # equal repeats on each side (to float noise): nothing to weigh against
         return None
     df = (var_a + var_b) ** 2 / (var_a**2 / (len(a) - 1) + var_b**2 / (len(b) - 1))
     t = diff / se

@@ -196,19 +196,35 @@ def _summary_cell(row: pd.Series) -> str:
     if row.get("cliff_runs", 0):
         before, after = (format_count(row[f"cliff_{w}_iops"]) for w in ("before", "after"))
         text += f" [write cliff at {row['cliff_s']:.0f} s: {before} -> {after} IOPS]"
-    if is_true(row["cpu_bound"]):
+    verdict = row.get("verdict")
+    if verdict == "host":
+        text += " [host-bound]"
+    elif is_true(row["cpu_bound"]) or verdict == "cpu":
         text += " [CPU-bound]"
+    elif verdict == "disturbed":
+        text += " [disturbed]"
     return text
 
 
+# what the end of the summary lists, by verdict: its heading and the rows' reasons
+_NOT_DRIVE = (
+    ("host", "Host-bound: at the host's ceiling for the job, these numbers measure the host:"),
+    ("cpu", "CPU-bound: these numbers measure the CPU, not the drive:"),
+    ("disturbed", "Disturbed: something besides the workload perturbed these numbers:"),
+)
+
+
 def summary_lines(path: Path) -> list[str]:
-    """Per job, one line per device; CPU-bound results marked, reasons listed at the end.
+    """Per job, one line per device; results that did not measure the drive marked (CPU- or
+    host-bound, disturbed) with their reasons listed at the end; then, with several devices,
+    the answer (ssdcompare.headline) in a line per device.
 
     A job that sets fio options beyond the typed fields names them after its id, e.g.
     "randread-4k-qd1+rate_iops200  (+ rate_iops=200)".
     """
     import pandas as pd  # only now: the command starts without pandas
 
+    from ssdcompare.answer import headline
     from ssdcompare.frame import job_summary, known_true, load
 
     frame = load(path)
@@ -226,10 +242,15 @@ def summary_lines(path: Path) -> list[str]:
         lines.append(f"{job}  (+ {'; '.join(extras)})" if extras else str(job))
         for _, row in rows.iterrows():
             lines.append(f"  {row['label']:<{width}}  {_summary_cell(row)}")
-    bound = summary[known_true(summary["cpu_bound"])]
-    if not bound.empty:
-        lines.append("")
-        lines.append("CPU-bound: these numbers measure the CPU, not the drive:")
-        for _, row in bound.iterrows():
-            lines.append(f"  {row['job']} on {row['label']}: {row['cpu_bound_reason']}")
+    cpu = known_true(summary["cpu_bound"]) & (summary["verdict"] != "host")
+    for verdict, heading in _NOT_DRIVE:
+        chosen = summary[(summary["verdict"] == verdict) | (cpu if verdict == "cpu" else False)]
+        if chosen.empty:
+            continue
+        lines += ["", heading]
+        for _, row in chosen.iterrows():
+            reason = row["verdict_reason"] or row["cpu_bound_reason"]
+            lines.append(f"  {row['job']} on {row['label']}: {reason}")
+    if summary["label"].nunique() >= 2:
+        lines += ["", *(h.sentence for h in headline(summary))]
     return lines

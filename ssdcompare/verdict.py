@@ -58,20 +58,29 @@ class RunFacts:
     runtime_s: float | None = None  # what fio measured
     planned_s: float | None = None  # what a time-based job was to measure (None: size-capped)
     ceiling_pct: float | None = None  # IOPS as % of the host's ceiling for the job
+    # the highest ceiling_pct any run of the same job got: one run far above the ceiling
+    # discredits it for every run (None: this run's own)
+    ceiling_worst_pct: float | None = None
     unsampled: str | None = None  # why there are no CPU samples, when known (a remote host)
 
 
 def judge_run(facts: RunFacts) -> Verdict:
     """The verdict of one run."""
-    ceiling = facts.ceiling_pct
+    # judged on the whole percentages the reasons quote, so a reason never contradicts them
+    ceiling = None if facts.ceiling_pct is None else round(facts.ceiling_pct)
+    worst = ceiling if facts.ceiling_worst_pct is None else round(facts.ceiling_worst_pct)
     note = None
-    if ceiling is not None and ceiling > SUSPECT_CEILING_PCT:
-        note = (f"the host's ceiling for the job is not used: this run got {ceiling:.0f} % "
-                "of it, so the ceiling run (on a RAM disk) was itself disturbed")  # fmt: skip
+    if ceiling is not None and worst is not None and worst > SUSPECT_CEILING_PCT:
+        got = f"this run got {ceiling} %"
+        if worst != ceiling:
+            got = f"a run of the job got {worst} % of it (this one {ceiling} %)"
+        note = (f"the host's ceiling for the job is not used: {got}, so the ceiling run (on a "
+                "RAM disk) was itself disturbed")  # fmt: skip
     elif ceiling is not None and ceiling >= HOST_PCT:
-        also = f"; {facts.cpu_reason}" if facts.cpu_bound and facts.cpu_reason else ""
-        return Verdict("host", f"at {ceiling:.0f} % of this host's ceiling for the job (its "
-                               f"IOPS on a RAM disk): the host is the limit{also}")  # fmt: skip
+        also = [facts.cpu_reason] if facts.cpu_bound and facts.cpu_reason else []
+        return Verdict("host", "; ".join([
+            f"at {ceiling} % of this host's ceiling for the job (its IOPS on a RAM disk): the "
+            "host is the limit", *also, *_disturbances(facts)]))  # fmt: skip
     found = _judge_without_ceiling(facts)
     if note is None:
         return found

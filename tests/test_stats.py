@@ -50,6 +50,8 @@ def test_repeats_without_spread_on_both_sides_are_not_tested() -> None:
     # and leave nothing to weigh a difference against
     assert compare([5, 5, 5], [5, 5, 5]) is None
     assert compare([6, 6, 6], [5, 5, 5]) is None
+    # equal to float noise is equal: a test on a spread of 1e-9 would find anything real
+    assert compare([100, 100, 100.0000001], [200, 200, 200]) is None
     # spread on one side is enough for Welch's test
     one_side = compare([6, 6, 6], [5, 5.1, 4.9])
     assert one_side is not None and one_side.significant
@@ -102,6 +104,9 @@ def test_the_summary_tests_each_device_against_the_baseline() -> None:
     assert bool(summary.loc["b", "p99_significant"]) and summary.loc["b", "p99_ratio"] < 0.55
     table = side_by_side(job_summary(frame, baseline="a"), "iops", baseline="a")
     assert bool(table.loc["j", "b significant"]) and not bool(table.loc["j", "c significant"])
+    # without a baseline, the table is against the summary's own, significance and all
+    against_c = side_by_side(job_summary(frame, baseline="c"), "iops")
+    assert "b/c" in against_c.columns and bool(against_c.loc["j", "b significant"])
 
 
 def test_the_summary_shows_the_aggregate_asked_for() -> None:

@@ -15,7 +15,9 @@ from suitefiles import suite_file
 
 import ssdcompare
 from ssdcompare.answer import headline
-from ssdcompare.ceiling import why_not
+from ssdcompare.ceiling import ceiling_iops, why_not
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.terminal import summary_lines
 from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
 
 SUITES = Path(__file__).parent / "suites"
@@ -62,6 +64,22 @@ def test_a_cpu_reason_names_the_neighbours_and_a_ceiling_below_the_run_is_not_tr
     assert cpu.verdict == "cpu" and (cpu.reason or "").startswith("fio worker at 99 %; ")
 
 
+def test_one_run_far_above_a_ceiling_discredits_it_for_all_and_figures_are_judged_as_quoted(
+) -> None:  # fmt: skip
+    # this run is at 103 %, but a run of the same job got 130 %: the ceiling is not used
+    near = judge_run(RunFacts(**QUIET, ceiling_pct=103.0, ceiling_worst_pct=130.0))
+    assert near.verdict == "drive"
+    assert "a run of the job got 130 % of it (this one 103 %)" in (near.reason or "")
+    # 120.4 % is quoted as 120 % and judged as such: host, not a discredited ceiling
+    edge = judge_run(RunFacts(**QUIET, ceiling_pct=120.4))
+    assert edge.verdict == "host" and "at 120 %" in (edge.reason or "")
+    assert judge_run(RunFacts(**QUIET, ceiling_pct=79.6)).verdict == "host"  # quoted as 80 %
+    # a host-bound run on a busy host names the neighbour too
+    busy = judge_run(RunFacts(**{**QUIET, "others_pct": 60.0, "others_top": "yes (pid 7) 60 %"},
+                              ceiling_pct=95.0))  # fmt: skip
+    assert busy.verdict == "host" and "yes (pid 7) 60 %" in (busy.reason or "")
+
+
 def test_repeats_take_the_first_verdict_and_their_spread() -> None:
     drive, cpu = Verdict("drive", None), Verdict("cpu", "fio worker at 99 % of one core")
     assert judge_repeats([drive, drive, drive], 2.0, 3) == drive
@@ -95,7 +113,7 @@ def test_the_headline_counts_only_drive_limited_jobs() -> None:
     assert dict(line.left_out) == {"cpu": 1, "disturbed": 1}
     assert line.untested == 3
     assert line.sentence.startswith("b is 1.59× faster than a on the 3 of 5 jobs")
-    assert "Left out: 1 measured the CPU, 1 were disturbed." in line.sentence
+    assert "Left out: 1 measured the CPU, 1 was disturbed." in line.sentence
     none = headline(_summary([("a", "j", 1, "cpu"), ("b", "j", 2, "cpu")]), "a")[0]
     assert none.jobs == 0 and "cannot be compared as drives" in none.sentence
 
@@ -119,10 +137,53 @@ def test_the_headline_says_what_it_could_not_count_and_never_calls_noise_faster(
     # the significance counts belong to the summary's baseline; another one is an error
     summary["compared_to"] = "a"
     assert headline(summary)[0].baseline == "a"
-    with pytest.raises(ValueError, match="job_summary\\(frame, baseline='b'\\)"):
+    with pytest.raises(SsdcompareError, match="job_summary\\(frame, baseline='b'\\)"):
         headline(summary, "b")
-    with pytest.raises(ValueError, match="unknown baseline 'c'"):
+    with pytest.raises(SsdcompareError, match="unknown baseline 'c'"):
         headline(summary, "c")
+    with pytest.raises(SsdcompareError, match="unknown baseline ''"):
+        headline(summary, "")
+
+
+def _tested(rows: list[tuple[str, float, object, str]]) -> pd.DataFrame:
+    """Jobs of b against a: (job, b's IOPS ratio, significant, b's verdict); a does 100."""
+    found = []
+    for job, ratio, significant, verdict in rows:
+        found.append({"label": "a", "job": job, "status": "ok", "iops_value": 100.0,
+                      "lat_p99_us_value": 10.0, "verdict": "drive", "comparable": True,
+                      "significant": pd.NA, "ratio": float("nan")})  # fmt: skip
+        found.append({"label": "b", "job": job, "status": "ok", "iops_value": 100.0 * ratio,
+                      "lat_p99_us_value": 10.0, "verdict": verdict, "comparable": True,
+                      "significant": significant, "ratio": ratio})  # fmt: skip
+    return pd.DataFrame(found)
+
+
+def test_the_answer_never_claims_more_than_its_tests_and_counts_alike_either_way() -> None:
+    # the average leans to slower, the one significant job is faster: no verdict, the figure
+    mixed = headline(_tested([("j1", 1.1, True, "drive"), ("j2", 0.5, False, "drive"),
+                              ("j3", 0.5, False, "drive")]), "a")[0]  # fmt: skip
+    assert mixed.sentence.startswith("b's IOPS are 0.65× a's on the 3 of 3 jobs that measured "
+                                     "the drives, with no consistent difference")  # fmt: skip
+    # one job tested and not different, five untested: not "not significantly different"
+    partly = headline(_tested([("t", 1.0, False, "drive")] + [
+        (f"u{k}", 2.0, pd.NA, "drive") for k in range(5)]), "a")[0]  # fmt: skip
+    assert "not significantly different from" not in partly.sentence
+    assert "1 not significantly different, 5 untested" in partly.sentence
+    # agreeing tests: the direction is said
+    agree = headline(_tested([("j1", 1.5, True, "drive"), ("j2", 1.4, True, "drive")]), "a")[0]
+    assert agree.sentence.startswith("b is 1.45× faster than a")
+    # left out for the same reason whichever device is the baseline
+    pair = _tested([("j1", 1.0, pd.NA, "disturbed")])
+    pair.loc[pair["label"] == "a", "verdict"] = "cpu"
+    assert dict(headline(pair, "a")[0].left_out) == {"cpu": 1}
+    assert dict(headline(pair, "b")[0].left_out) == {"cpu": 1}
+    # a finished run whose direction fio left out (it moved nothing) has no IOPS at all
+    idle = _tested([("j1", 1.0, pd.NA, "drive"), ("j2", 1.0, pd.NA, "drive")])
+    idle.loc[(idle["label"] == "b") & (idle["job"] == "j2"), "iops_value"] = float("nan")
+    line = headline(idle, "a")[0]
+    assert dict(line.left_out) == {"idle": 1} and "1 did no I/O" in line.sentence
+    one = _tested([("j1", 1.0, pd.NA, "drive"), ("j2", 1.0, pd.NA, "disturbed")])
+    assert "Left out: 1 was disturbed." in headline(one, "a")[0].sentence
 
 
 @pytest.mark.root
@@ -149,6 +210,14 @@ def test_a_busy_neighbour_never_lets_a_result_pass_as_the_drives(tmp_path: Path)
     assert (frame["others_pct"] >= 10).all() or set(frame["verdict"]) == {"cpu"}
     summary = ssdcompare.job_summary(frame)
     assert summary["verdict"].iloc[0] in ("cpu", "disturbed")
+    # the terminal says so too, with the reason naming the neighbour where it was seen
+    lines = summary_lines(run.path)
+    assert lines[1].endswith("[CPU-bound]") or lines[1].endswith("[disturbed]"), lines
+    assert lines[3] in (
+        "CPU-bound: these numbers measure the CPU, not the drive:",
+        "Disturbed: something besides the workload perturbed these numbers:",
+    )
+    assert lines[4].startswith(f"  {frame['job'].iloc[0]} on ")
 
 
 @pytest.mark.root
@@ -157,7 +226,8 @@ def test_a_ram_disk_measured_against_the_ceiling_comes_out_host(tmp_path: Path) 
     # a job capped at 400 IOPS gets exactly that from any RAM disk: the device under test
     # reaches 100 % of the ceiling, whatever the host's noise
     suite = suite_file(tmp_path, "capped", "{rw: randread, bs: 4k, iodepth: 1, runtime: 2, "
-                       "extra: {rate_iops: 400}}")  # fmt: skip
+                       "extra: {rate_iops: 400}}", "{rw: randwrite, bs: 4k, iodepth: 1, "
+                       "runtime: 1, extra: {rate_iops: 400}}")  # fmt: skip
     before = set(Path("/sys/block").iterdir())
     with zram_device(64 << 20) as device:
         run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "r", ceiling=True,
@@ -167,9 +237,18 @@ def test_a_ram_disk_measured_against_the_ceiling_comes_out_host(tmp_path: Path) 
     job = "randread-4k-qd1+rate_iops400"
     ceiling = run.path / "ceiling" / job
     assert (ceiling / "fio.json").is_file() and (ceiling / "jobfile.fio").is_file()
-    row = run.frame().iloc[0]
+    frame = run.frame().set_index("job")
+    row = frame.loc[job]
     assert 350 < row["ceiling_iops"] < 450 and row["ceiling_pct"] >= 80
     assert row["verdict"] == "host" and "ceiling" in row["verdict_reason"]
+    # writes get no ceiling: zram compresses, its writes can be slower than a drive's
+    writes = "randwrite-4k-qd1+rate_iops400"
+    assert not (run.path / "ceiling" / writes).exists()
+    assert pd.isna(frame.loc[writes, "ceiling_iops"]) and frame.loc[writes, "verdict"] != "host"
+    # an interrupted ceiling run is no ceiling (a resume measures it again)
+    status = ceiling / "status.json"
+    status.write_text(status.read_text().replace('"status": "ok"', '"status": "interrupted"'))
+    assert ceiling_iops(run.path, job) is None
     manifest = (run.path / "manifest.json").read_text()
     assert '"ceiling": true' in manifest
 
