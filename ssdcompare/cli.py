@@ -79,6 +79,37 @@ def suites_command() -> None:
         click.echo(line)
 
 
+@cli.command("serve")
+@click.option("--address", default="0.0.0.0", show_default=True,
+              help="Address to listen on (a management network's, ideally).")  # fmt: skip
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+def serve_command(address: str, port: int) -> None:
+    """Run a fio server here for a sweep on another machine (`sweep --hosts`)."""
+    import getpass
+    import subprocess
+
+    from ssdcompare.fio import find_fio
+
+    fio = find_fio()
+    kind = "ip6" if ":" in address else "ip"
+    say(f"fio server ({fio.version}) for ssdcompare on {address}:{port}; on the other machine: "
+        f"ssdcompare sweep --hosts NAME={address}:{port} --devices NAME:DEVICE. No "
+        f"authentication: whoever reaches this port can run any fio job here as "
+        f"{getpass.getuser()}. Ctrl-C stops it.")  # fmt: skip
+    server = subprocess.Popen([fio.path, f"--server={kind}:{address},{port}"])
+    try:
+        with _stop_on_signals():  # SIGTERM and SIGHUP stop the server too
+            code = server.wait()
+    except KeyboardInterrupt as stop:
+        server.terminate()
+        server.wait(timeout=30)
+        say("fio server stopped")
+        sys.exit(_exit_code(stop))
+    if code:
+        say(f"error: fio --server ended with status {code} (is the port in use?)")
+        sys.exit(EXIT_ERROR)
+
+
 @cli.command("plan")
 @click.option("--suite", "suite_name", required=True, help="Bundled suite name or suite file.")
 @click.option("--devices", required=True, help="Comma-separated: nvme0n1,/dev/sdb,./file.img")

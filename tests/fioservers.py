@@ -45,7 +45,7 @@ class Server:
         self.process.wait(timeout=30)
 
 
-def _listening(address: str, port: int) -> bool:
+def listening(address: str, port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(1.0)
         return sock.connect_ex((address, port)) == 0
@@ -65,7 +65,7 @@ def fio_server(
     server = Server(address, port, process)
     try:
         deadline = time.monotonic() + START_DEADLINE_S
-        while not _listening(address, port):
+        while not listening(address, port):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"fio --server on {address}:{port} did not start")
             time.sleep(0.05)

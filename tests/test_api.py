@@ -50,10 +50,13 @@ def test_run_sweep_says_what_is_wrong(tmp_path: Path) -> None:
             ssdcompare.run_sweep([target], size="1m", job_timeout_s=limit)
     with pytest.raises(SsdcompareError, match="progress must be a function"):
         ssdcompare.run_sweep([target], size="1m", progress=5)
-    # strictly typed: a string is not consent, nor a number of repeats
-    for wrong in ({"destroy_data": "no"}, {"repeat": "2"}, {"out": 123}):
+    # strictly typed: a number is not consent, nor a string a number of repeats
+    for wrong in ({"destroy_data": 1}, {"repeat": "2"}, {"out": 123}):
         with pytest.raises(SsdcompareError, match="run_sweep: .*Input should be"):
             ssdcompare.run_sweep([target], size="1m", **wrong)
+    # a string names the devices it is consent for: "no" is none of them
+    with pytest.raises(SsdcompareError, match="--destroy-data no: not a device of this sweep"):
+        ssdcompare.run_sweep([target], size="1m", destroy_data="no")
     with pytest.raises(SsdcompareError, match="run_sweep: .*valid string"):
         ssdcompare.run_sweep([target, None], size="1m")
     with pytest.raises(SsdcompareError, match="--repeat must be from 1 to 1000"):

@@ -20,6 +20,7 @@ from ssdcompare import sweep
 from ssdcompare.devices import Target, resolve_targets
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo
+from ssdcompare.fioclient import check_hosts
 from ssdcompare.guard import check_write_safety
 from ssdcompare.hosts import DEFAULT_PORT, Host, is_local, parse_hosts, split_device
 from ssdcompare.plan import make_plan
@@ -276,3 +277,31 @@ def test_a_remote_host_is_asked_for_its_devices_written_only_when_named_and_judg
     assert row["verdict"] in ("unknown", "cpu")
     if row["verdict"] == "unknown":
         assert row["verdict_reason"].startswith("host far is another machine, not sampled")
+
+
+@pytest.mark.fio
+def test_serve_runs_a_server_a_sweep_can_use_and_stops_it(fio: FioInfo, tmp_path: Path) -> None:
+    import signal
+
+    data = tmp_path / "data.img"
+    data.write_bytes(b"\0" * (1 << 20))
+    from fioservers import free_port, listening
+
+    port = free_port("127.0.0.3")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdcompare", "serve", "--address", "127.0.0.3", "--port",
+         str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        while not listening("127.0.0.3", port) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        host = Host(name="c", address="127.0.0.3", port=port, local=True)
+        check_hosts(fio, [Target(spec="c:data", name="c:data.img", path=str(data),
+                                 kind="file", size_bytes=None, host=host)])  # fmt: skip
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=DEADLINE_S)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "No authentication" in stderr and "fio server stopped" in stderr
+    assert not listening("127.0.0.3", port)

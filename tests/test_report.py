@@ -76,7 +76,7 @@ def test_cpu_bound_cells_are_grey_with_the_reason(example_report: tuple[str, Pat
     for reason in bound["cpu_bound_reason"]:
         assert any(reason in c["title"] for c in grey)
         assert reason in html  # also in the footnotes
-    assert "limited by the CPU, not the" in html
+    assert "limited by the CPU or the host" in html
 
 
 def test_ratios_match_the_raw_numbers(example_report: tuple[str, Path]) -> None:
