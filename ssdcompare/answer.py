@@ -15,6 +15,7 @@ baseline, from job_summary's rows:
   with fewer repeats. The sentence says "faster" or "slower" only where the tested jobs
   agree with the average, and "not significantly different" only when every job was tested
   and none differed;
+- a group's members (`member` set) are left out: the group is the unit compared;
 - `left_out` counts the other jobs by why they were left out (a run that finished but did no
   I/O is counted apart from the failures).
 """
@@ -117,6 +118,8 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
     """One Headline per device against `baseline` (default: the device job_summary compared
     the others to, else the first label). The significance counts are job_summary's, so a
     baseline other than the summary's is an error: make the summary with that baseline."""
+    if "member" in summary.columns:  # a group's members are part of a unit, not units
+        summary = summary[summary["member"].isna()]
     labels = list(dict.fromkeys(summary["label"]))
     if not labels:
         return []

@@ -112,7 +112,12 @@ def serve_command(address: str, port: int) -> None:
 
 @cli.command("plan")
 @click.option("--suite", "suite_name", required=True, help="Bundled suite name or suite file.")
-@click.option("--devices", required=True, help="Comma-separated: nvme0n1,/dev/sdb,./file.img")
+@click.option(
+    "--devices",
+    required=True,
+    help="Comma-separated: nvme0n1,/dev/sdb,./file.img; "
+    "a+b a group; host:device on a --hosts host",
+)
 @click.option("--runtime", type=click.IntRange(min=1), help="Seconds per job (overrides suite).")
 @click.option(
     "--size",
@@ -247,7 +252,11 @@ def _exit_code(stop: BaseException | str | None) -> int:
 
 
 @cli.command("sweep")
-@click.option("--devices", help="Comma-separated: nvme0n1,/dev/sdb,./file.img")
+@click.option(
+    "--devices",
+    help="Comma-separated: nvme0n1,/dev/sdb,./file.img; "
+    "a+b measures a and b as one group; host:device a device on a --hosts host",
+)
 @click.option(
     "--suite",
     "suite_name",

@@ -19,7 +19,7 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.hosts import Host, split_device
 from ssdcompare.units import format_bytes
 
-TargetKind = Literal["block", "file"]
+TargetKind = Literal["block", "file", "group"]
 
 
 class Target(BaseModel):
@@ -38,15 +38,33 @@ class Target(BaseModel):
     kernel: str | None = None
     # the fio server that runs its jobs (`--devices a:nvme0n1`); None: fio runs here
     host: Host | None = None
+    # a group (`--devices nvme0n1+nvme1n1`): devices measured as one unit, each running the
+    # same job at the same time in one fio run; empty for a single device
+    members: tuple[Target, ...] = ()
+
+    @property
+    def parts(self) -> list[Target]:
+        """The devices this target is: its members for a group, else itself."""
+        return list(self.members) or [self]
 
     @property
     def remote(self) -> bool:
-        """On another machine: nothing of it can be inspected from here (ssdcompare.hosts)."""
+        """On another machine: nothing of it can be inspected from here (ssdcompare.hosts).
+        A group is remote when any member is."""
+        if self.members:
+            return any(m.remote for m in self.members)
         return self.host is not None and not self.host.local
 
     @property
+    def hosts(self) -> list[Host]:
+        """The fio servers its jobs run on, in order (a group's may span several)."""
+        return list(dict.fromkeys(p.host for p in self.parts if p.host is not None))
+
+    @property
     def device(self) -> str:
-        """The name without its host: "nvme0n1" for "a:nvme0n1"."""
+        """The name without its host: "nvme0n1" for "a:nvme0n1" ("x+y" for "a:x+a:y")."""
+        if self.members:
+            return "+".join(m.device for m in self.members)
         prefix = f"{self.host.name}:" if self.host is not None else ""
         return self.name.removeprefix(prefix)
 
@@ -299,6 +317,30 @@ def resolve_on_host(
                   kind=kind, size_bytes=size_bytes, host=host)  # fmt: skip
 
 
+def _resolve_unit(
+    item: str, hosts: dict[str, Host], size_bytes: int | None, dev_root: Path, sys_root: Path
+) -> Target:
+    """One --devices entry: a device, or a group of them joined by '+'."""
+    if "+" not in item:
+        return resolve_on_host(item, hosts, size_bytes, dev_root, sys_root)
+    names = [name.strip() for name in item.split("+")]
+    if len(names) < 2 or not all(names):
+        raise SsdcompareError(f"{item!r}: a group joins two or more devices with '+' "
+                              "(nvme0n1+nvme1n1)")  # fmt: skip
+    members = [resolve_on_host(name, hosts, size_bytes, dev_root, sys_root) for name in names]
+    where = list(dict.fromkeys(m.host for m in members))
+    if len(where) > 1 and None in where:
+        raise SsdcompareError(
+            f"{item!r}: a group that spans hosts runs through their fio servers, all members "
+            "alike; name this machine as a host too (run `fio --server` here and add "
+            "--hosts me=127.0.0.1, then me:DEVICE)"
+        )
+    return Target(spec=item.strip(), name="+".join(m.name for m in members),
+                  path="+".join(m.path for m in members), kind="group", size_bytes=None,
+                  host=where[0] if len(where) == 1 else None,
+                  members=tuple(members))  # fmt: skip
+
+
 def resolve_targets(
     specs: str | list[str],
     size_bytes: int | None = None,
@@ -311,10 +353,9 @@ def resolve_targets(
     items = specs.split(",") if isinstance(specs, str) else list(specs)
     if not [i for i in items if i.strip()]:
         raise SsdcompareError("no devices given: use --devices nvme0n1,nvme1n1 (or file paths)")
-    targets = [resolve_on_host(item, hosts or {}, size_bytes, dev_root, sys_root)
-               for item in items]  # fmt: skip
+    targets = [_resolve_unit(item, hosts or {}, size_bytes, dev_root, sys_root) for item in items]
     by_path: dict[tuple[str, str], Target] = {}
-    for target in targets:
+    for target in (part for unit in targets for part in unit.parts):
         # a remote host's /dev/sdb is not this machine's, nor another remote host's
         where = (target.host.client if target.remote and target.host else "", target.path)
         if where in by_path:
@@ -324,6 +365,8 @@ def resolve_targets(
             )
         by_path[where] = target
     names = [t.name for t in targets]
+    if any(t.members for t in targets) and len(set(names)) != len(names):
+        raise SsdcompareError("a group or device is listed twice in --devices")
     if len(set(names)) != len(names):
         # two files with the same base name in different folders: use full paths as names
         targets = [
@@ -345,5 +388,7 @@ def describe(target: Target) -> str:
     kind = "block device" if target.kind == "block" else "file"
     size = format_bytes(target.size_bytes) if target.size_bytes else "size unknown"
     new = ", to be created" if not target.exists else ""
+    if target.members:
+        return f"{target.name} (a group: {'; '.join(describe(m) for m in target.members)})"
     where = f" on host {target.host.where}" if target.host is not None else ""
     return f"{target.name} ({kind} {target.path}{where}, {size}{new})"

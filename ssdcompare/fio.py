@@ -52,6 +52,18 @@ def command_line(
             *readonly_flag, str(jobfile)]  # fmt: skip
 
 
+def clients_command_line(
+    fio_path: str, clients: Sequence[tuple[str, str | Path]], output: str | Path, readonly: bool
+) -> list[str]:
+    """The command line of a run on several fio servers at once (a group that spans hosts):
+    each server with its own jobfile. fio's client takes --readonly per server, after that
+    server's jobfile (given before the first --client it reaches no server)."""
+    command = [fio_path, "--output-format=json+", f"--output={output}"]
+    for client, jobfile in clients:
+        command += [f"--client={client}", str(jobfile), *(["--readonly"] if readonly else [])]
+    return command
+
+
 def find_fio(fio_bin: str | None = None) -> FioInfo:
     """Locate fio (the `fio_bin` argument, $SSDCOMPARE_FIO, then PATH) and read its version."""
     wanted = fio_bin or os.environ.get("SSDCOMPARE_FIO") or "fio"

@@ -125,12 +125,25 @@ def _probe(fio: FioInfo, host: Host, targets: list[Target]) -> list[str]:
     return problems
 
 
-def collect_logs(folder: Path, host: Host) -> None:
+def collect_logs(folder: Path, hosts: Sequence[Host]) -> None:
     """fio's client writes a server's logs with the server's address appended
-    ("timeseries_iops.1.log.10.0.0.5"): give them the names a local run's logs have."""
-    suffix = f".{host.address}"
-    for path in folder.glob(f"*.log{suffix}"):
-        os.replace(path, path.with_name(path.name.removesuffix(suffix)))
+    ("timeseries_iops.1.log.10.0.0.5"): give them the names a local run's logs have. Logs of
+    several servers (a group that spans hosts) are numbered on, one server after the other,
+    as fio numbers the processes of one run."""
+    taken: dict[str, int] = {}  # log kind ("timeseries_iops") -> numbers given so far
+    for host in hosts:
+        suffix = f".{host.address}"
+        mine: dict[str, int] = {}
+        for path in sorted(folder.glob(f"*.log{suffix}")):
+            name = path.name.removesuffix(suffix)  # timeseries_iops.1.log
+            kind, _, rest = name.partition(".")
+            number = rest.removesuffix(".log")
+            if len(hosts) > 1 and number.isdigit():
+                mine[kind] = max(mine.get(kind, 0), int(number))
+                name = f"{kind}.{int(number) + taken.get(kind, 0)}.log"
+            os.replace(path, path.with_name(name))
+        for kind, count in mine.items():
+            taken[kind] = taken.get(kind, 0) + count
 
 
 def local_server_pids(host: Host) -> list[int]:

@@ -17,6 +17,10 @@ Identity
                                  raw client/server output: the entry's "port"; NA otherwise
     remote              boolean  the device is on another machine (a --hosts host that is not
                                  this one): its CPU is known only from fio's own figures
+    group               str      a group's name ("nvme0n1+nvme1n1", --devices with '+') on its
+                                 rows; None for a device measured alone
+    member              Int64    on a group's rows: the member's number (from 1) for its own
+                                 figures (its section of fio's output), NA for the group's sum
     device              str      sweeps: the target's name; raw files: the job's filename
                                  option, else the client/server host, else the file's stem
     label               str      the compared unit: the device, qualified by host (several
@@ -140,7 +144,7 @@ Where it ran
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,10 +152,17 @@ import pandas as pd
 
 from ssdcompare.ceiling import ceiling_iops
 from ssdcompare.cpu import CpuStats, Thresholds, judge, read_trace
+from ssdcompare.devices import Target
 from ssdcompare.errors import NewerFormatError, SsdcompareError
-from ssdcompare.fioresult import DIRECTIONS, FioOutputError, JobResult, parse_fio_file
+from ssdcompare.fioresult import (
+    DIRECTIONS,
+    FioOutputError,
+    JobResult,
+    merge_jobs,
+    parse_fio_file,
+)
 from ssdcompare.jobcheck import JobfileError, read_jobfile
-from ssdcompare.jobfile import rendered_size, span_words
+from ssdcompare.jobfile import member_section, rendered_size, span_words
 from ssdcompare.perburst import run_summary
 from ssdcompare.persecond import run_cliff
 from ssdcompare.stats import AGGREGATES, aggregate_values, compare, find_knee
@@ -162,7 +173,8 @@ from ssdcompare.workload import Workload
 
 # The column order of every frame; numeric columns stay numeric (NaN when unknown).
 COLUMNS = [
-    "host", "port", "remote", "device", "job", "repeat", "direction", "status", "error",
+    "host", "port", "remote", "device", "group", "member", "job", "repeat", "direction",
+    "status", "error",
     "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "fdatasync", "runtime_s",
     "ramp_s", "io_size_bytes", "thinktime_us", "span", "span_bytes", "ioengine", "extra_options",
     "iops", "bw_bytes", "io_bytes", "total_ios",
@@ -197,7 +209,7 @@ _CPU_STATS_COLUMNS = (
     "fio_worker_max_runnable_pct", "fio_workers_total_cores", "steal_pct", "iowait_pct",
     "others_pct", "others_top",
 )  # fmt: skip
-_INT_COLUMNS = ["port", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
+_INT_COLUMNS = ["port", "member", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
                 "fdatasync", "runtime_s", "ramp_s", "cpu_count", "span_bytes",
                 "ss_rounds", "io_size_bytes", "bursts", "thinktime_us"]  # fmt: skip
 
@@ -310,12 +322,15 @@ def _run_rows(
     workload: Workload | None,
     device: dict[str, object],
     thresholds: Thresholds,
+    members: Sequence[Target] = (),
+    member_info: dict[str, dict[str, object]] | None = None,
 ) -> list[dict[str, object]]:
     manifest = results.manifest
     base: dict[str, object] = {
         "host": manifest.host.hostname,
         "device": status.target,
         "remote": False,
+        "group": status.target if members else None,
         "job": status.job,
         "repeat": status.repeat,
         "status": status.status,
@@ -333,7 +348,8 @@ def _run_rows(
         **_state_columns(results, status, workload),
     }
     directions = list(workload.directions) if workload is not None else ["read"]
-    job = _fio_job(results, status, base)
+    parts: dict[str, JobResult] = {}
+    job = _fio_job(results, status, base, parts if members else None)
     cpu_stats = _cpu_stats(results, status, workload)
     if cpu_stats is not None:
         base.update({name: getattr(cpu_stats, name) for name in _CPU_STATS_COLUMNS})
@@ -365,12 +381,46 @@ def _run_rows(
         if job is not None:
             row.update(_direction_values(job, direction))
         rows.append(row)
+    if members:
+        rows += _member_rows(base, directions, members, parts, status, member_info or {})
     return rows
 
 
-def _fio_job(results: ResultsDir, status: RunStatus, base: dict[str, object]) -> JobResult | None:
+def _member_rows(
+    base: dict[str, object],
+    directions: list[str],
+    members: Sequence[Target],
+    parts: dict[str, JobResult],
+    status: RunStatus,
+    info: dict[str, dict[str, object]],
+) -> list[dict[str, object]]:
+    """A group run's rows per member, from the member's own section of fio's output (the
+    group's rows add them up)."""
+    rows = []
+    for number, member in enumerate(members, start=1):
+        part = parts.get(member_section(status.job, number))
+        mine = dict(base, **info.get(member.name, {}), device=member.device, member=number)
+        if member.host is not None:  # a group across hosts: each member on its own
+            mine.update(host=member.host.name, port=member.host.port, remote=member.remote)
+        if part is not None:
+            mine.update(fio_cpu_usr_pct=part.usr_cpu_pct, fio_cpu_sys_pct=part.sys_cpu_pct)
+        for direction in directions:
+            row = dict(mine, direction=direction)
+            if part is not None:
+                row.update(_direction_values(part, direction))
+            rows.append(row)
+    return rows
+
+
+def _fio_job(
+    results: ResultsDir,
+    status: RunStatus,
+    base: dict[str, object],
+    parts: dict[str, JobResult] | None = None,
+) -> JobResult | None:
     """The run's job as fio reported it; a missing or unreadable output turns an ok run into a
-    failed one in `base` (an ok without the raw output is no measurement)."""
+    failed one in `base` (an ok without the raw output is no measurement). A group run's
+    sections (one per member) are kept in `parts` by name, and added up as the job."""
     fio_path = results.fio_json(status)
     if status.status != "ok":
         return None
@@ -384,6 +434,9 @@ def _fio_job(results: ResultsDir, status: RunStatus, base: dict[str, object]) ->
         base.update(status="failed", error=str(err))
         return None
     job = output.jobs[0] if output.jobs else None
+    if parts is not None and output.jobs:
+        parts.update({j.name: j for j in output.jobs})
+        job = merge_jobs(output.jobs)
     # the engine fio ran with, as it reports it: older manifests do not record it
     engine = (job.options if job else output.global_options).get("ioengine")
     if engine:
@@ -496,9 +549,14 @@ def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> p
                 host=target.host.name, port=target.host.port, device=target.device,
                 remote=target.remote,
             )  # fmt: skip
+        elif len(target.hosts) > 1:  # a group across hosts: its members name theirs
+            devices.setdefault(target.name, {}).update(
+                host=None, port=None, device=target.name, remote=target.remote
+            )
     rows: list[dict[str, object]] = []
     order = {w.job_id: i for i, w in enumerate(manifest.suite.workloads)}
     targets = {t.name: i for i, t in enumerate(manifest.targets)}
+    units = {t.name: t for t in manifest.targets}
     statuses = sorted(
         results.statuses(),
         key=lambda s: (s.repeat, targets.get(s.target, 99), order.get(s.job, 10**6)),
@@ -511,6 +569,8 @@ def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> p
                 workloads.get(status.job),
                 devices.get(status.target, {}),
                 thresholds,
+                units[status.target].members if status.target in units else (),
+                devices,
             )
         )
     return _typed(rows)
@@ -604,6 +664,12 @@ def _label_devices(frame: pd.DataFrame) -> pd.DataFrame:
         # the same device in several sweeps (e.g. before/after a firmware update)
         sweep_name = frame["sweep"].map(lambda p: Path(p).name if isinstance(p, str) else "")
         label = label + " @" + sweep_name.astype("string")
+    if "member" in frame.columns:
+        # a group's member: named with its group ("loop0 in loop0+loop1")
+        in_group = frame["member"].notna()
+        group_label = label.where(frame["member"].isna()).groupby(
+            [frame["sweep"], frame["group"]], dropna=False).transform("first")  # fmt: skip
+        label = label.where(~in_group, label + " in " + group_label.fillna(frame["group"]))
     frame["label"] = label
     return frame
 
@@ -614,7 +680,8 @@ _WORKLOAD_KEYS = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", 
 # What else describes how a result was made; kept in the summary so that a differing workload
 # hash can be explained ("runtime 10 s vs 3 s") without the manifests at hand.
 _RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "fio_version",
-              "lat_source", "drive_state", "state", "thinktime_us", "io_size_bytes"]  # fmt: skip
+              "lat_source", "drive_state", "state", "thinktime_us", "io_size_bytes",
+              "group", "member"]  # fmt: skip
 # Columns that tell how two results of one job were made, named as a reader knows them
 _DESCRIBED = [
     ("rw", "rw"), ("bs_bytes", "bs"), ("iodepth", "iodepth"), ("numjobs", "numjobs"),
@@ -833,7 +900,7 @@ def job_summary(
     summary = pd.DataFrame(rows)
     if not summary.empty:
         summary["cpu_bound"] = summary["cpu_bound"].astype("boolean")
-        for column in ("fsync", "fdatasync"):
+        for column in ("fsync", "fdatasync", "member"):
             summary[column] = pd.to_numeric(summary[column], errors="coerce").astype("Int64")
         chosen = _baseline(list(dict.fromkeys(summary["label"])), baseline)
         summary["comparable"], summary["comparable_note"] = _comparability(summary, chosen)

@@ -21,7 +21,7 @@ import stat
 import struct
 import subprocess
 import tempfile
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -544,6 +544,18 @@ def claimed(target: Target, writes: bool) -> Iterator[bool]:
         yield True
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def claimed_all(targets: Sequence[Target], writes: bool) -> Iterator[bool]:
+    """`claimed` for every target at once (a group's members): False when any is held
+    elsewhere (the ones already claimed are let go again)."""
+    with contextlib.ExitStack() as stack:
+        for target in targets:
+            if not stack.enter_context(claimed(target, writes)):
+                yield False
+                return
+        yield True
 
 
 def _claimed(path: str) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from ssdcompare.errors import SsdcompareError
@@ -157,12 +157,26 @@ def check_jobfile(
     Exactly one job, named `job_id`; it opens `target_path` and nothing else; no refused option
     anywhere; opt-in options only when accepted; and no writes when the sweep is read-only.
     """
-    where = f"jobfile for {job_id} on {target_path}"
-    if [job.name for job in facts.jobs] != [job_id]:
-        names = ", ".join(job.name for job in facts.jobs) or "none"
-        raise JobfileError(f"{where}: expected one job section [{job_id}], found: {names}")
-    for job in facts.jobs:
-        if job.files != (target_path,):
+    check_sections(facts, [(job_id, target_path)], read_only, allowed_options)
+
+
+def check_sections(
+    facts: JobfileFacts,
+    expected: Sequence[tuple[str, str]],
+    read_only: bool = False,
+    allowed_options: Collection[str] = (),
+) -> None:
+    """check_jobfile for a jobfile of several sections (a group: one per member): exactly the
+    `expected` (section, path) pairs in that order, each section opening its own path only."""
+    where = f"jobfile for {expected[0][0]} on {', '.join(path for _, path in expected)}"
+    names = [job.name for job in facts.jobs]
+    if names != [name for name, _ in expected]:
+        wanted = ", ".join(f"[{name}]" for name, _ in expected)
+        count = "one job section" if len(expected) == 1 else f"{len(expected)} job sections"
+        raise JobfileError(f"{where}: expected {count} {wanted}, found: "
+                           f"{', '.join(names) or 'none'}")  # fmt: skip
+    for job, (_, path) in zip(facts.jobs, expected, strict=True):
+        if job.files != (path,):
             raise JobfileError(
                 f"{where}: job [{job.name}] would open {', '.join(job.files)}, not only the target"
             )

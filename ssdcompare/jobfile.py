@@ -12,10 +12,17 @@ from collections.abc import Collection
 
 from pydantic import BaseModel, ConfigDict
 
-from ssdcompare.devices import Target
+from ssdcompare.devices import Target, describe
 from ssdcompare.fio import command_line
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
-from ssdcompare.jobcheck import JobfileFacts, check_jobfile, read_jobfile, workload_hash
+from ssdcompare.hosts import Host
+from ssdcompare.jobcheck import (
+    JobfileFacts,
+    check_jobfile,
+    check_sections,
+    read_jobfile,
+    workload_hash,
+)
 from ssdcompare.resources import templates
 from ssdcompare.units import format_bytes, parse_size, size_token
 from ssdcompare.version import __version__
@@ -151,6 +158,8 @@ def render(
     sweep (fiooptions.OPT_IN). Raises JobfileError when the text would open anything but the
     target, holds a refused option, or writes in a read-only sweep.
     """
+    if target.members:
+        return _render_group(workload, target, suite, ioengine, allowed_options, read_only)
     engine = workload.ioengine or ioengine
     size = span(workload, target)
     hashed = hashed_span(workload, size)
@@ -197,6 +206,71 @@ def render(
         ),
         writes=facts.writes,
     )
+
+
+def member_section(job_id: str, number: int) -> str:
+    """The jobfile section of a group's `number`-th member (from 1): `[randread-4k-qd1.m1]`."""
+    return f"{job_id}.m{number}"
+
+
+def _render_group(
+    workload: Workload,
+    group: Target,
+    suite: str,
+    ioengine: str,
+    allowed_options: Collection[str],
+    read_only: bool,
+) -> RenderedJob:
+    """A group's jobfile: each member's own jobfile (rendered and checked as for the device
+    alone) turned into one section, its [global] options folded in, so that all members run
+    the job at the same time in one fio run. group_reporting is left out: fio would add the
+    members up into one entry, and each member's own figures are wanted too (numjobs clones
+    of a member are added up by name when the output is read)."""
+    alone = [render(workload, m, suite, ioengine, allowed_options, read_only)
+             for m in group.members]  # fmt: skip
+    lines = [
+        f"; ssdcompare {__version__} | suite {suite} | job {workload.job_id} | group {group.name}",
+        f"; {len(alone)} devices measured as one unit: each section below is one member, and",
+        "; all of them run at the same time",
+    ]
+    for number, (member, job) in enumerate(zip(group.members, alone, strict=True), start=1):
+        facts = read_jobfile(job.text)
+        (section,) = facts.jobs
+        lines += ["", f"; member {number}: {describe(member)}",
+                  f"[{member_section(workload.job_id, number)}]"]  # fmt: skip
+        for name, value in section.options:  # its [global] options included
+            if name != "group_reporting":
+                lines.append(name if value is None else f"{name}={value}")
+    text = "\n".join(lines) + "\n"
+    facts = read_jobfile(text)
+    sections = [(member_section(workload.job_id, n), m.path)
+                for n, m in enumerate(group.members, start=1)]  # fmt: skip
+    check_sections(facts, sections, read_only, allowed_options)
+    sized = hashed_span(workload, span(workload, group.members[0]))
+    return RenderedJob(
+        workload=workload, target=group, ioengine=alone[0].ioengine, text=text,
+        workload_hash=workload_hash(
+            facts, sized + (f" in state {workload.state}" if workload.state else "")
+        ),
+        writes=facts.writes,
+    )  # fmt: skip
+
+
+def split_by_host(job: RenderedJob) -> list[tuple[Host, str]]:
+    """A group's jobfile cut into one per fio server, each holding the sections of that
+    server's members (for a group that spans hosts: fio's client sends each server its own)."""
+    group = job.target
+    facts = read_jobfile(job.text)
+    found = []
+    for host in group.hosts:
+        lines = [f"; ssdcompare {__version__} | job {job.job_id} | group {group.name} | the "
+                 f"members on host {host.name}"]  # fmt: skip
+        for section, member in zip(facts.jobs, group.members, strict=True):
+            if member.host == host:
+                lines += ["", f"[{section.name}]"]
+                lines += [n if v is None else f"{n}={v}" for n, v in section.options]
+        found.append((host, "\n".join(lines) + "\n"))
+    return found
 
 
 FILL_TEMPLATE = "fill.fio.j2"

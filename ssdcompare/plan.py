@@ -61,7 +61,9 @@ class Plan:
         """Targets fio may change: those written to, and new files fio creates. fio runs with
         --readonly on every other target."""
         written = self.written_targets
-        return [t for t in self.targets if t in written or (t.kind == "file" and not t.exists)]
+        new_files = [t for t in self.targets
+                     if any(p.kind == "file" and not p.exists for p in t.parts)]  # fmt: skip
+        return [t for t in self.targets if t in written or t in new_files]
 
     @property
     def estimated_s(self) -> float:
@@ -83,8 +85,14 @@ class Plan:
         steps = [*self.precondition, *(["fill"] if "full" in self.states else [])]
         return sum(worst_case_s(steps, self.jobs_for(t)) for t in self.targets)
 
+    @property
+    def devices(self) -> list[Target]:
+        """Every device the sweep measures: the targets, a group's members in its place."""
+        return [part for target in self.targets for part in target.parts]
+
     def jobs_for(self, target: Target) -> list[RenderedJob]:
-        return [j for j in self.jobs if j.target.path == target.path]
+        # by name: two hosts' /dev/sdb share a path, never a name
+        return [j for j in self.jobs if j.target.name == target.name]
 
 
 @dataclass(frozen=True)
@@ -242,6 +250,7 @@ def _check_hosted(
     """Preconditioning, drive states and the ceiling run fio and the kernel here: not yet for
     devices reached through a fio server."""
     hosted = [t.name for t in targets if t.host is not None]
+    grouped = [t.name for t in targets if t.members]
     asked = [what for what, on in (("--precondition", steps), ("--states", states),
                                    ("--ceiling", ceiling)) if on]  # fmt: skip
     if hosted and asked:
@@ -249,6 +258,11 @@ def _check_hosted(
             f"{' and '.join(asked)} cannot be used with devices on hosts ({', '.join(hosted)}) "
             "yet: they run on this machine only. Leave them out, or run ssdcompare on that "
             "host itself"
+        )
+    if grouped and asked:
+        raise SsdcompareError(
+            f"{' and '.join(asked)} cannot be used with groups ({', '.join(grouped)}) yet: "
+            "measure the members alone for that"
         )
 
 
@@ -349,7 +363,7 @@ def _check_files_for_reading(
     existing file's end (fio would lay the file out anew, overwriting it)."""
     if not read_only:
         return
-    for target in targets:
+    for target in (part for unit in targets for part in unit.parts):
         if target.kind != "file" or target.remote:  # a remote file: its fio refuses (--readonly)
             continue
         if not target.exists:

@@ -19,7 +19,7 @@ from typing import Protocol
 import psutil
 
 from ssdcompare.errors import SsdcompareError, Stopped, stop_reason
-from ssdcompare.fio import FioInfo, command_line
+from ssdcompare.fio import FioInfo, clients_command_line, command_line
 from ssdcompare.fioclient import collect_logs, host_problem, local_server_pids, server_answers
 from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.hosts import Host
@@ -73,6 +73,7 @@ class RunOutcome:
     notes: list[str] = field(default_factory=list)
     stopped_by: str | None = None  # "Ctrl-C", "SIGTERM", ... for an interrupted run
     host_lost: bool = False  # the fio server went away or could not be reached
+    lost_hosts: list[str] = field(default_factory=list)  # the names of those servers
 
 
 def raise_if_stopped(outcome: RunOutcome) -> None:
@@ -159,20 +160,32 @@ def run_fio(
     clock: Callable[[], float] = time.monotonic,
     readonly: bool = False,
     host: Host | None = None,
+    clients: Sequence[tuple[Host, Path]] = (),
+    expected_jobs: Sequence[str] = (),
 ) -> RunOutcome:
     """Run fio on `jobfile`, storing fio.json, fio.stdout/stderr.txt and cpu.json in `folder`.
 
     fio runs inside `folder`, so any file it makes of its own (e.g. verify state) lands there.
     `readonly` runs fio with --readonly (see fio.command_line). `host` runs the job on that
     host's fio server (ssdcompare.fioclient); a server that cannot be reached or goes away
-    fails the run with `host_lost` set.
+    fails the run with `host_lost` set. `clients` runs on several servers at once, each with
+    its own jobfile (a group that spans hosts; `jobfile` is then the whole group's, kept for
+    the record). `expected_jobs` are the job sections fio must report: one it dropped (a
+    server refused it) fails the run rather than leave a group's sum short.
 
     Ctrl-C (KeyboardInterrupt) is forwarded to fio as SIGINT so it writes what it measured;
     the outcome is then "interrupted" and the caller decides whether to stop the sweep.
     """
     partial = folder / f"{FIO_JSON}.partial"
-    command = command_line(fio.path, jobfile.resolve(), partial.resolve(), readonly,
-                           host.client if host is not None else None)  # fmt: skip
+    hosts = [h for h, _ in clients] or ([host] if host is not None else [])
+    if clients:
+        command = clients_command_line(
+            fio.path, [(h.client, path.resolve()) for h, path in clients], partial.resolve(),
+            readonly,
+        )  # fmt: skip
+    else:
+        command = command_line(fio.path, jobfile.resolve(), partial.resolve(), readonly,
+                               host.client if host is not None else None)  # fmt: skip
     started = clock()
     with open(folder / STDOUT, "wb") as out, open(folder / STDERR, "wb") as err:
         try:
@@ -185,12 +198,12 @@ def run_fio(
             return RunOutcome(
                 "failed", None, 0.0, error=f"cannot start fio: {exc}", command=command
             )
-        servers = local_server_pids(host) if host is not None and sampler is not None else []
+        servers = [p for h in hosts for p in local_server_pids(h)] if sampler is not None else []
         watch = _watch(proc, timeout_s, sampler, folder, servers)
     if partial.exists():
         os.replace(partial, folder / FIO_JSON)
-    if host is not None:
-        collect_logs(folder, host)
+    if hosts:
+        collect_logs(folder, hosts)
     outcome = RunOutcome(
         state="ok",
         exit_code=watch.exit_code,
@@ -216,9 +229,26 @@ def run_fio(
         outcome.device_unusable = True
         return outcome
     settled = _settle(outcome, folder)
-    if host is not None and settled.state == "failed":
-        _blame_host(settled, folder, host)
+    if expected_jobs and settled.state == "ok":
+        _check_reported(settled, folder, expected_jobs)
+    if hosts and settled.state == "failed":
+        for one in hosts:
+            _blame_host(settled, folder, one)
     return settled
+
+
+def _check_reported(outcome: RunOutcome, folder: Path, expected: Sequence[str]) -> None:
+    """Fail a run whose output lacks a job it had to run (fio drops a job a server refuses,
+    and says so only in its notes)."""
+    try:
+        reported = {job.name for job in parse_fio_file(folder / FIO_JSON).jobs}
+    except Exception:  # _settle read it already; anything else is its to say
+        return
+    missing = [name for name in expected if name not in reported]
+    if missing:
+        outcome.state = "failed"
+        outcome.error = (f"fio reported no result for {', '.join(missing)}: the job did not "
+                         "run (see its messages)")  # fmt: skip
 
 
 def _blame_host(outcome: RunOutcome, folder: Path, host: Host) -> None:
@@ -236,8 +266,9 @@ def _blame_host(outcome: RunOutcome, folder: Path, host: Host) -> None:
         # lost before fio could say so (killed while the client connected): ask the port
         problem = f"host {host.where} went away: its fio server no longer answers"
     if problem is not None:
-        outcome.error = problem
+        outcome.error = problem if not outcome.host_lost else f"{outcome.error}; {problem}"
         outcome.host_lost = True
+        outcome.lost_hosts.append(host.name)
 
 
 @dataclass

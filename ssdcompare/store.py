@@ -152,6 +152,7 @@ class RunStatus(BaseModel):
     sampler_cpu_pct: float | None = None
     device_unusable: bool = False  # the failure means the next job on this target fails too
     host_lost: bool = False  # its fio server could not be reached or went away (fioclient)
+    lost_hosts: list[str] = Field(default_factory=list)  # the --hosts names of those servers
     notes: list[str] = Field(default_factory=list)  # what reading fio's output had to work around
     stopped_by: str | None = None  # for an interrupted run: "Ctrl-C", "SIGTERM", ...
     state_step: int | None = None  # the drive-state step (StateRecord.number) before the run

@@ -29,10 +29,17 @@ from ssdcompare.fio import FioInfo, default_ioengine, find_fio
 from ssdcompare.fioclient import check_hosts
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
-from ssdcompare.guard import Finding, check_in_use, check_write_safety, claimed
+from ssdcompare.guard import (
+    Finding,
+    check_in_use,
+    check_write_safety,
+    claimed,
+    claimed_all,
+)
+from ssdcompare.hosts import Host
 from ssdcompare.identity import changed_since, differences, identify
-from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile
-from ssdcompare.jobfile import RenderedJob, render
+from ssdcompare.jobcheck import JobfileError, check_jobfile, check_sections, read_jobfile
+from ssdcompare.jobfile import RenderedJob, member_section, render, split_by_host
 from ssdcompare.locks import Lock, holding, lock_paths
 from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan, validate
@@ -154,17 +161,18 @@ def start(
     """
     if plan.fio is None:
         plan.fio = find_fio()
-    consent = consent_names(destroy_data, plan.targets)
-    _check_free(plan.targets)
-    check_hosts(plan.fio, plan.targets)
+    consent = consent_names(destroy_data, plan.devices)
+    _check_free(plan.devices)
+    check_hosts(plan.fio, plan.devices)
     _check_fio_accepts(plan)
-    findings = check_write_safety(plan.written_targets, True, consent)
+    written = [part for target in plan.written_targets for part in target.parts]
+    findings = check_write_safety(written, True, consent)
     manifest = Manifest(
         created_at=now_iso(),
         command_line=command_line if command_line is not None else list(sys.argv),
         suite=plan.suite,
         targets=plan.targets,
-        devices=[device_info(t) for t in plan.targets],
+        devices=[device_info(t) for t in plan.devices],
         host=host_info(plan.fio.version, plan.fio.path),
         repeat=plan.repeat,
         ioengine=plan.default_ioengine,
@@ -175,7 +183,7 @@ def start(
         precondition=plan.precondition,
         states=plan.states,
         ceiling=plan.ceiling,
-        identities={t.name: identify(t) for t in plan.targets},
+        identities={t.name: identify(t) for t in plan.devices},
         planned={
             t.name: {j.job_id: j.workload_hash for j in plan.jobs_for(t)} for t in plan.targets
         },
@@ -226,10 +234,11 @@ def reopen(
         ceiling=manifest.ceiling,
     )  # fmt: skip
     pending = {job.target.name for _, job in _pending(plan, results)}
-    _check_identity(manifest, [t for t in targets if t.name in pending])
-    _check_free(targets)
-    written = [t for t in plan.written_targets if t.name in pending]
-    consent = consent_names(destroy_data, targets)
+    waiting = [part for t in targets if t.name in pending for part in t.parts]
+    _check_identity(manifest, waiting)
+    _check_free(plan.devices)
+    written = [part for t in plan.written_targets if t.name in pending for part in t.parts]
+    consent = consent_names(destroy_data, plan.devices)
     if manifest.guard_overrides and written and not consent:
         # what it overwrote may be gone by now (wiped by the sweep itself): the consent is not
         raise SsdcompareError(
@@ -237,7 +246,7 @@ def reopen(
             + "; ".join(manifest.guard_overrides)
             + ". Give --destroy-data again to resume it"
         )
-    check_hosts(fio, [t for t in targets if t.name in pending])
+    check_hosts(fio, waiting)
     findings = check_write_safety(written, True, consent)
     manifest.resumed_at.append(now_iso())
     results.save_manifest()
@@ -257,7 +266,7 @@ def _resumed_targets(manifest: Manifest, devices: Sequence[str] | None) -> list[
             )
         names = {known[d].name for d in wanted}
         recorded = [t for t in recorded if t.name in names]
-    for target in recorded:
+    for target in (part for unit in recorded for part in unit.parts):
         hosts = {target.host.name: target.host} if target.host is not None else {}
         current = resolve_on_host(target.spec, hosts, target.size_bytes if target.kind == "file"
                                   else None)  # fmt: skip
@@ -364,7 +373,7 @@ def run(
     """
     if plan.fio is None:
         plan.fio = find_fio()
-    with holding(plan.targets, results.path, f"results {results.path}"):
+    with holding(plan.devices, results.path, f"results {results.path}"):
         return _run_locked(plan, results, progress, sampler_factory, clock, job_timeout_s)
 
 
@@ -435,8 +444,9 @@ def _run_locked(
             break
         if status.status == "failed" and status.host_lost:
             # the other hosts go on; this one's jobs are skipped, for a resume to run
+            lost = set(status.lost_hosts)
             for target in plan.targets:
-                if target.host == job.target.host:
+                if any(h.name in lost for h in target.hosts):
                     unusable[target.name] = (f"{status.error} (while {job.job_id} ran on "
                                              f"{job.target.name})", False)  # fmt: skip
         elif status.status == "failed" and status.device_unusable:
@@ -548,12 +558,12 @@ def _blocked(
 ) -> str | None:
     """Why this job must not run on its target (the reason it is skipped), or None."""
     blocked = unusable.get(job.target.name)
-    recorded = results.manifest.identities.get(job.target.name)
-    if blocked is None and recorded is not None:
-        changed = changed_since(recorded, job.target)
+    for part in job.target.parts:  # a group: every member
+        recorded = results.manifest.identities.get(part.name)
+        changed = changed_since(recorded, part) if blocked is None and recorded else []
         if changed:
             blocked = unusable[job.target.name] = (
-                f"{job.target.name} is no longer the device the sweep started on: "
+                f"{part.name} is no longer the device the sweep started on: "
                 f"{'; '.join(changed)}", False)  # fmt: skip
     if blocked is None and (
         job.writes or results.manifest.precondition or job.workload.state is not None
@@ -571,8 +581,9 @@ def _in_use(job: RenderedJob, results: ResultsDir) -> tuple[str, bool] | None:
     mount, a loop device stacked on it) or get a filesystem someone just made. Its writing
     jobs are then skipped; reads may run."""
     try:
-        check_in_use(job.target)
-        _check_new_signatures(results, job.target)
+        for part in job.target.parts:
+            check_in_use(part)
+            _check_new_signatures(results, part)
     except SsdcompareError as err:
         return str(err), True
     return None
@@ -614,6 +625,21 @@ def _skip(results: ResultsDir, job: RenderedJob, repeat: int, reason: str) -> Ru
     return status
 
 
+def _host_jobfiles(job: RenderedJob, folder: Path, plan: Plan) -> list[tuple[Host, Path]]:
+    """A group that spans hosts: its jobfile cut per server (jobfile.<host>.fio), each read
+    back and checked like the whole."""
+    found = []
+    for host, text in split_by_host(job):
+        path = folder / f"jobfile.{host.name}.fio"
+        write_atomic(path, text)
+        numbered = enumerate(job.target.members, start=1)
+        sections = [(member_section(job.job_id, n), m.path) for n, m in numbered if m.host == host]
+        facts = read_jobfile(path.read_text(encoding="utf-8"))
+        check_sections(facts, sections, plan.read_only, plan.allowed_options)
+        found.append((host, path))
+    return found
+
+
 def _run_one(
     plan: Plan,
     results: ResultsDir,
@@ -631,14 +657,19 @@ def _run_one(
     write_atomic(jobfile, job.text)
     # the last look before fio runs: the file on disk, read as fio will read it
     facts = read_jobfile(jobfile.read_text(encoding="utf-8"))
-    check_jobfile(facts, target.path, job.job_id, plan.read_only, plan.allowed_options)
+    if target.members:
+        sections = [(member_section(job.job_id, n), m.path)
+                    for n, m in enumerate(target.members, start=1)]  # fmt: skip
+        check_sections(facts, sections, plan.read_only, plan.allowed_options)
+    else:
+        check_jobfile(facts, target.path, job.job_id, plan.read_only, plan.allowed_options)
     if facts.writes and not job.writes:
         # the guard judged this target from the planned jobfiles, which did not write
         raise JobfileError(
             f"{jobfile} writes to {target.path}, but its plan did not: the safety guard never "
             "checked this target for writing; refusing to run it"
         )
-    layout = (target.size_bytes or 0) if target.kind == "file" and not target.exists else 0
+    layout = sum(p.size_bytes or 0 for p in target.parts if p.kind == "file" and not p.exists)
     timeout = job_timeout_s or timeout_for(job.workload.duration_s, layout)
     started_at = now_iso()
     # the sampler sees this machine only: a remote host's CPU is known from fio's own figures
@@ -646,14 +677,16 @@ def _run_one(
     # a target no planned jobfile writes (and not a new file) was never offered for writing:
     # fio itself refuses to write, create or extend anything there (--readonly)
     readonly = all(target.name != t.name for t in plan.modified_targets)
-    with claimed(target, job.writes) as held:
+    clients = _host_jobfiles(job, folder, plan) if len(target.hosts) > 1 else []
+    expected = [member_section(job.job_id, n) for n in range(1, len(target.members) + 1)]
+    with claimed_all(target.parts, job.writes) as held:
         if not held:
             # claimed between the last look and now: what claimed it must not be written
             reason = (f"{target.name} was claimed by another user (mounted, in a RAID or LVM, "
                       "or opened exclusively) as the job began")  # fmt: skip
             return _skip(results, job, repeat, reason)
         ran = run_fio(fio, jobfile, folder, timeout, sampler, readonly=readonly,
-                      host=target.host)  # fmt: skip
+                      host=target.host, clients=clients, expected_jobs=expected)  # fmt: skip
     compress_large(folder, TIMESERIES_PREFIX)
     outcome = dataclasses.asdict(ran)
     outcome["status"] = outcome.pop("state")

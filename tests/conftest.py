@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import functools
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from blockdevs import why_no_devices
+from blockdevs import loop_device, why_no_devices
+from fioservers import fio_server
 
 from ssdcompare.cli import main
 from ssdcompare.errors import SsdcompareError
@@ -90,3 +92,17 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
         return CliResult(exit_code=code, stdout=out, stderr=err)
 
     return run
+
+
+@pytest.fixture
+def two_hosts(fio: FioInfo, tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
+    """Two fio servers (127.0.0.1 and 127.0.0.2) and a loop device each: the --hosts value
+    and the two --devices entries."""
+    with (
+        fio_server(fio.path, "127.0.0.1") as first,
+        fio_server(fio.path, "127.0.0.2") as second,
+        loop_device(tmp_path / "a.img", 32 << 20) as dev_a,
+        loop_device(tmp_path / "b.img", 32 << 20) as dev_b,
+    ):
+        hosts = f"a={first.spec},b={second.spec}"
+        yield hosts, [f"a:{Path(dev_a).name}", f"b:{Path(dev_b).name}"]

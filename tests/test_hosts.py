@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -101,20 +100,6 @@ def test_writing_to_a_remote_device_needs_it_named() -> None:
 
 
 # ---------------------------------------------------------------- real servers
-
-
-@pytest.fixture
-def two_hosts(fio: FioInfo, tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
-    """Two fio servers (127.0.0.1 and 127.0.0.2) and a loop device each: the --hosts value
-    and the two --devices entries."""
-    with (
-        fio_server(fio.path, "127.0.0.1") as first,
-        fio_server(fio.path, "127.0.0.2") as second,
-        loop_device(tmp_path / "a.img", 32 << 20) as dev_a,
-        loop_device(tmp_path / "b.img", 32 << 20) as dev_b,
-    ):
-        hosts = f"a={first.spec},b={second.spec}"
-        yield hosts, [f"a:{Path(dev_a).name}", f"b:{Path(dev_b).name}"]
 
 
 def _reads(tmp_path: Path, runtime: int = 1, jobs: int = 1) -> Path:
