@@ -12,9 +12,10 @@ baseline, from job_summary's rows:
   a test (the geometric means of all repeats), else the ratio of the table's figures;
 - wins, losses and ties count the jobs whose difference Welch's test found significant one
   way or the other, or not (ssdcompare.stats, 3 repeats a side or more); `untested` those
-  with fewer repeats. The sentence says "faster" or "slower" only where the tested jobs
-  agree with the average, and "not significantly different" only when every job was tested
-  and none differed;
+  with fewer repeats. The sentence says "faster" or "slower" only where most tested jobs
+  differ significantly that way (more than the others and the ties together), "not
+  significantly different" only when every job was tested and none differed, and otherwise
+  gives the ratio with "no consistent difference";
 - a group's members (`member` set) are left out: the group is the unit compared;
 - `left_out` counts the other jobs by why they were left out (a run that finished but did no
   I/O is counted apart from the failures).
@@ -65,7 +66,8 @@ class Headline:
             line = (f"{self.label} is not significantly different from {self.baseline} {jobs} "
                     f"(geometric mean of IOPS ratios {ratio:.2f}")  # fmt: skip
         elif tested and not (
-            (faster and self.wins > self.losses) or (slower and self.losses > self.wins)
+            (faster and self.wins > self.losses + self.ties)
+            or (slower and self.losses > self.wins + self.ties)
         ):
             # the average leans one way, the tested jobs do not: give the figure, no verdict
             line = (f"{self.label}'s IOPS are {ratio:.2f}× {self.baseline}'s {jobs}, with no "

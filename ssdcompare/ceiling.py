@@ -71,11 +71,13 @@ def measure(
     results: ResultsDir,
     jobs: list[RenderedJob],
     suite: str,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, str | None], None] | None = None,
 ) -> None:
     """Run each job (one per workload) that only reads once on a new RAM disk, unless an
     earlier attempt measured it; keep everything under ceiling/<job>/. Writing jobs get no
-    ceiling: zram compresses what it stores, and writes to it can be slower than a drive's."""
+    ceiling: zram compresses what it stores, and writes to it can be slower than a drive's.
+    `progress` hears of each job as it starts, and again with the error when its run failed
+    (the job then has no ceiling)."""
     pending = [j for j in jobs if has_ceiling(j) and not _done(results, j.job_id)]
     if not pending:
         return
@@ -83,7 +85,7 @@ def measure(
         target = resolve_target(path)
         for job in pending:
             if progress is not None:
-                progress(job.job_id)
+                progress(job.job_id, None)
             workload = job.workload
             if workload.size_bytes is None or workload.size_bytes > RAM_DISK_BYTES:
                 workload = workload.model_copy(update={"size_bytes": None, "size_pct": None})
@@ -97,10 +99,12 @@ def measure(
             status = RunStatus(
                 status=outcome.state, target=target.name, job=job.job_id, repeat=1,
                 workload_hash=rendered.workload_hash, started_at=started,
-                finished_at=now_iso(), error=outcome.error,
+                finished_at=now_iso(), error=outcome.error, stopped_by=outcome.stopped_by,
             )  # fmt: skip
             write_atomic(folder / "status.json", status.model_dump_json(indent=2) + "\n")
             raise_if_stopped(outcome)
+            if outcome.state != "ok" and progress is not None:
+                progress(job.job_id, f"no ceiling: {outcome.error}")
 
 
 def has_ceiling(job: RenderedJob) -> bool:

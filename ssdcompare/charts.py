@@ -1,7 +1,8 @@
 """Charts for the report, drawn with matplotlib and embedded as inline PNG data.
 
 Readable in greyscale and by colour-blind readers: every device has its own marker and line
-style as well as a colour (Okabe-Ito palette); CPU-bound points are drawn hollow with a cross.
+style as well as a colour (Okabe-Ito palette); CPU- or host-bound points are drawn hollow with
+a cross.
 
 Every chart function returns the image, or None when there is nothing it can draw (e.g. a job
 that completed no I/O). Values that are missing, or not positive on a log axis, are left out.
@@ -94,7 +95,7 @@ def _finish(ax: plt.Axes, title: str, xlabel: str, ylabel: str, any_bound: bool)
         marker = plt.Line2D([], [], marker="o", markersize=11, markerfacecolor="none",
                             markeredgecolor="black", linestyle="none")  # fmt: skip
         handles.append(marker)
-        labels.append("CPU-bound (measures the CPU)")
+        labels.append("CPU- or host-bound (measures the host)")
     ax.legend(handles, labels, fontsize=8)
 
 

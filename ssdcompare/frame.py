@@ -348,6 +348,7 @@ def _run_rows(
         **_state_columns(results, status, workload),
     }
     directions = list(workload.directions) if workload is not None else ["read"]
+    workload_writes = workload is None or workload.writes
     parts: dict[str, JobResult] = {}
     job = _fio_job(results, status, base, parts if members else None)
     cpu_stats = _cpu_stats(results, status, workload)
@@ -366,7 +367,8 @@ def _run_rows(
         if cliff is not None:
             base.update(cliff_s=cliff.t_s, cliff_before_iops=cliff.before_iops,
                         cliff_after_iops=cliff.after_iops)  # fmt: skip
-        ceiling = ceiling_iops(results.path, status.job)
+        # only reading jobs have a ceiling (results made before that may hold others)
+        ceiling = ceiling_iops(results.path, status.job) if not workload_writes else None
         if ceiling is not None:
             base.update(ceiling_iops=ceiling, ceiling_pct=job.total_iops / ceiling * 100)
         if workload is not None and workload.bursty:
@@ -728,6 +730,9 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
            else {}),
     ).reset_index()  # fmt: skip
     runs["lat_mean_us"] = runs["lat_weighted"] / runs["total_ios"]
+    # a finished run with no I/O counted: fio leaves out a direction that moved nothing
+    idle = (runs["status"] == "ok") & runs["iops"].isna()
+    runs.loc[idle, ["iops", "bw_bytes"]] = 0.0
     for column in _WORKLOAD_KEYS + _RUN_FACTS:
         if column not in runs.columns:
             runs[column] = pd.NA

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ssdcompare import charts
 from ssdcompare.answer import headline
+from ssdcompare.ceiling import ceiling_iops
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.frame import (
@@ -139,10 +140,25 @@ def _sweep_choices(results: ResultsDir) -> list[str]:
     return found
 
 
+def _missing_ceilings(results: ResultsDir) -> list[str]:
+    """A --ceiling sweep's reading jobs whose RAM-disk run did not finish: no ceiling."""
+    manifest = results.manifest
+    if not manifest.ceiling:
+        return []
+    missing = [w.job_id for w in manifest.suite.workloads
+               if not w.writes and ceiling_iops(results.path, w.job_id) is None]  # fmt: skip
+    if not missing:
+        return []
+    return [f"No ceiling for {', '.join(missing)}: the run on the RAM disk did not finish "
+            f"(see ceiling/<job>/status.json in {results.path}); resume the sweep to measure "
+            "it again. Their results are judged without one."]  # fmt: skip
+
+
 def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDir]) -> list[str]:
     found = []
     for results in sweeps:
         found += _sweep_choices(results)
+        found += _missing_ceilings(results)
         host = results.manifest.host
         odd = [g for g in host.cpu_governors if g != "performance"]
         if odd:
@@ -278,13 +294,15 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
             # the test weighs every repeat: its ratio (of geometric means) can differ from the
             # one shown, which is of the table's aggregates (--aggregate best, median)
             cell.ratio_test = (
-                f"over all {row['repeats']} repeats ×{row['ratio']:.2f}, 95 % CI "
+                f"over all repeats ×{row['ratio']:.2f}, 95 % CI "
                 f"×{row['ratio_ci_low']:.2f}–{row['ratio_ci_high']:.2f}, p = "
                 f"{row['p_value']:.2g} (Welch's t-test)"
             )
         if baseline_limit:
             cell.ratio_note = (f"vs a {baseline_limit} baseline: the ratio says little about "
                                "the drives")  # fmt: skip
+            if cell.ratio_test:
+                cell.ratio_note += f" ({cell.ratio_test})"
         elif significant is False:
             cell.ratio_note = f"not significant: {cell.ratio_test}"
         elif not tested:
@@ -377,7 +395,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
     if frame.empty:
         raise SsdcompareError("no results to report: the sweep recorded no runs yet")
     labels = list(dict.fromkeys(frame["label"]))
-    baseline = baseline or labels[0]
+    baseline = labels[0] if baseline is None else baseline
     if baseline not in labels:
         raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
     summary = job_summary(frame, baseline, aggregate)
@@ -385,7 +403,12 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
     footnotes: list[str] = []
     groups = _groups(summary, side_by_side(summary, "iops", baseline), labels, baseline,
                      footnotes)  # fmt: skip
-    charts_found, chart_notes = _charts(frame, summary)
+    # outside the main table one mark stands for both: the CPU or the host was the limit
+    limited = summary.assign(cpu_bound=known_true(summary["cpu_bound"])
+                             | summary["verdict"].eq("host"))  # fmt: skip
+    limited_runs = frame.assign(cpu_bound=known_true(frame["cpu_bound"])
+                                | frame["verdict"].eq("host"))  # fmt: skip
+    charts_found, chart_notes = _charts(limited_runs, limited)
     return {
         "version": __version__,
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -403,8 +426,8 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "footnotes": footnotes,
         "headline": [h.sentence for h in headline(summary, baseline)],
         "verdict_counts": _verdict_counts(summary),
-        "state_pairs": _state_pairs(summary, labels),
-        "burst_rows": _burst_rows(frame, labels),
+        "state_pairs": _state_pairs(limited, labels),
+        "burst_rows": _burst_rows(limited_runs, labels),
         "charts": charts_found,
         "chart_notes": chart_notes,
         "cpu_bound_count": int(

@@ -400,10 +400,11 @@ def _run_locked(
             progress(Progress(state, number, total, job.target.name, job.job_id, repeat,
                               timing.elapsed(), timing.eta(), error))  # fmt: skip
 
-    if plan.ceiling and pending:
+    if plan.ceiling:  # measures only what is missing: also a resume of a finished sweep
         try:
             measure_ceiling(plan.fio, results, plan.jobs_for(plan.targets[0]), plan.suite.name,
-                            lambda job: _say_ceiling(progress, job, total))  # fmt: skip
+                            lambda job, error: _say_ceiling(progress, job, total,
+                                                            error))  # fmt: skip
         except KeyboardInterrupt as stop:
             outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
             return outcome
@@ -454,9 +455,11 @@ def _run_locked(
     return outcome
 
 
-def _say_ceiling(progress: Callable[[Progress], None] | None, job: str, total: int) -> None:
+def _say_ceiling(
+    progress: Callable[[Progress], None] | None, job: str, total: int, error: str | None
+) -> None:
     if progress is not None:
-        progress(Progress("ceiling", 0, total, "RAM disk", job, 1, 0.0, 0.0, None))
+        progress(Progress("ceiling", 0, total, "RAM disk", job, 1, 0.0, 0.0, error))
 
 
 def _preconditioned(

@@ -151,7 +151,8 @@ class ProgressLine:
         eta = f", ETA {format_duration(event.eta_s)}" if event.eta_s is not None else ""
         if event.state == "ceiling":
             self._show("")
-            say(f"\rceiling: {event.job} on a RAM disk", self.stream)
+            what = f"FAILED, {event.error}" if event.error else "on a RAM disk"
+            say(f"\rceiling: {event.job} {what}", self.stream)
             self.width = 0
             return
         if event.state == "start":
@@ -189,8 +190,9 @@ def _summary_cell(row: pd.Series) -> str:
         f" lat {format_latency(row['lat_mean_us_value'])}"
         f" p99 {format_latency(row['lat_p99_us_value'])}"
     )
-    if row["repeats"] > 1:
-        text += f" (CV {row['iops_cv_pct']:.0f} %)"
+    cv = float(row["iops_cv_pct"])
+    if row["repeats"] > 1 and cv == cv:  # NaN for repeats without I/O
+        text += f" (CV {cv:.0f} %)"
     from ssdcompare.frame import is_true
 
     if row.get("cliff_runs", 0):

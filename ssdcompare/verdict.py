@@ -90,11 +90,12 @@ def judge_run(facts: RunFacts) -> Verdict:
 def _disturbances(facts: RunFacts) -> list[str]:
     """What besides the workload perturbed the run, in words (empty: nothing seen)."""
     found = []
-    if facts.steal_pct is not None and facts.steal_pct >= STEAL_PCT:
+    if facts.steal_pct is not None and round(facts.steal_pct) >= STEAL_PCT:
         found.append(f"CPU steal {facts.steal_pct:.0f} % (the hypervisor ran other guests)")
-    if facts.others_pct is not None and facts.others_pct >= OTHERS_PCT:
-        top = f", most of all {facts.others_top}" if facts.others_top else ""
-        found.append(f"other processes used {facts.others_pct:.0f} % of a core{top}")
+    if facts.others_pct is not None and round(facts.others_pct) >= OTHERS_PCT:
+        # the share is a mean over the run; the busiest process is named at its peak
+        top = f"; the busiest at its peak: {facts.others_top}" if facts.others_top else ""
+        found.append(f"other processes used {facts.others_pct:.0f} % of a core on average{top}")
     return found
 
 
@@ -128,8 +129,8 @@ def judge_repeats(runs: Iterable[Verdict], cv_pct: float | None, repeats: int) -
     worst = min(found, key=lambda v: VERDICTS.index(v.verdict))
     if VERDICTS.index(worst.verdict) < VERDICTS.index("disturbed"):
         return worst
-    if repeats >= 2 and cv_pct is not None and cv_pct >= SPREAD_CV_PCT:
+    if repeats >= 2 and cv_pct is not None and round(cv_pct) >= SPREAD_CV_PCT:
         spread = f"the {repeats} repeats differ by {cv_pct:.0f} % (coefficient of variation)"
-        reason = f"{spread}; {worst.reason}" if worst.verdict == "disturbed" else spread
-        return Verdict("disturbed", reason)
+        # what the runs said stays said (a disturbance, or a ceiling not used)
+        return Verdict("disturbed", f"{spread}; {worst.reason}" if worst.reason else spread)
     return worst

@@ -248,7 +248,7 @@ def sample(sandbox: Sandbox) -> Path:
     if folder.exists():
         return folder
     folder.mkdir()
-    for name in ("conftest.py", "blockdevs.py"):
+    for name in ("conftest.py", "blockdevs.py", "fioservers.py"):
         shutil.copy(TESTS / name, folder / name)
     (folder / "test_sample.py").write_text(SAMPLE_TESTS)
     if os.geteuid() == 0:

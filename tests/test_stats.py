@@ -109,6 +109,15 @@ def test_the_summary_tests_each_device_against_the_baseline() -> None:
     assert "b/c" in against_c.columns and bool(against_c.loc["j", "b significant"])
 
 
+def test_a_finished_repeat_without_io_counts_as_zero_not_as_missing() -> None:
+    # fio leaves out a direction that moved nothing: the run is ok, its IOPS unknown
+    frame = _frame({"a": [1000.0, 1000.0, 1000.0]})
+    frame.loc[frame["repeat"] == 2, ["iops", "bw_bytes", "total_ios"]] = float("nan")
+    row = job_summary(frame).iloc[0]
+    assert row["repeats"] == 3 and row["iops_mean"] == pytest.approx(2000 / 3)
+    assert row["iops_cv_pct"] > 10
+
+
 def test_the_summary_shows_the_aggregate_asked_for() -> None:
     frame = _frame({"a": [100, 110, 300]})
     assert job_summary(frame)["iops_value"].iloc[0] == pytest.approx(170)

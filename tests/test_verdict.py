@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +18,8 @@ import ssdcompare
 from ssdcompare.answer import headline
 from ssdcompare.ceiling import ceiling_iops, why_not
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.report import build_context
+from ssdcompare.store import ResultsDir
 from ssdcompare.terminal import summary_lines
 from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
 
@@ -52,8 +55,8 @@ def test_a_cpu_reason_names_the_neighbours_and_a_ceiling_below_the_run_is_not_tr
     busy = judge_run(RunFacts(cpu_bound=True, cpu_reason="both CPUs 97 % busy", steal_pct=1.0,
                               others_pct=95.0, others_top="gzip (pid 9) 95 %"))  # fmt: skip
     assert busy.verdict == "cpu"
-    assert busy.reason == ("both CPUs 97 % busy; other processes used 95 % of a core, "
-                           "most of all gzip (pid 9) 95 %")  # fmt: skip
+    assert busy.reason == ("both CPUs 97 % busy; other processes used 95 % of a core on "
+                           "average; the busiest at its peak: gzip (pid 9) 95 %")  # fmt: skip
     # within noise of the ceiling (up to 120 %) the host is the limit ...
     assert judge_run(RunFacts(**QUIET, ceiling_pct=115.0)).verdict == "host"
     # ... far above it, the ceiling run was disturbed: judged as if there were no ceiling
@@ -87,6 +90,12 @@ def test_repeats_take_the_first_verdict_and_their_spread() -> None:
     spread = judge_repeats([drive, drive, drive], 25.0, 3)
     assert spread.verdict == "disturbed" and "25 %" in (spread.reason or "")
     assert judge_repeats([], None, 0).verdict == "unknown"
+    # judged as quoted: a CV shown as 10 % is 10 %
+    assert judge_repeats([drive, drive, drive], 9.95, 3).verdict == "disturbed"
+    # what the runs said stays said when the spread decides
+    noted = Verdict("drive", "the host's ceiling for the job is not used: ...")
+    spread_noted = judge_repeats([noted, noted, noted], 24.0, 3)
+    assert spread_noted.verdict == "disturbed" and "ceiling" in (spread_noted.reason or "")
 
 
 def _summary(rows: list[tuple[str, str, float, str]]) -> pd.DataFrame:
@@ -169,6 +178,10 @@ def test_the_answer_never_claims_more_than_its_tests_and_counts_alike_either_way
         (f"u{k}", 2.0, pd.NA, "drive") for k in range(5)]), "a")[0]  # fmt: skip
     assert "not significantly different from" not in partly.sentence
     assert "1 not significantly different, 5 untested" in partly.sentence
+    # one significant win and two ties is not "faster": most tested jobs did not differ
+    ties = headline(_tested([("j1", 1.5, True, "drive"), ("j2", 1.05, False, "drive"),
+                             ("j3", 1.0, False, "drive")]), "a")[0]  # fmt: skip
+    assert "with no consistent difference" in ties.sentence
     # agreeing tests: the direction is said
     agree = headline(_tested([("j1", 1.5, True, "drive"), ("j2", 1.4, True, "drive")]), "a")[0]
     assert agree.sentence.startswith("b is 1.45× faster than a")
@@ -229,26 +242,34 @@ def test_a_ram_disk_measured_against_the_ceiling_comes_out_host(tmp_path: Path) 
                        "extra: {rate_iops: 400}}", "{rw: randwrite, bs: 4k, iodepth: 1, "
                        "runtime: 1, extra: {rate_iops: 400}}")  # fmt: skip
     before = set(Path("/sys/block").iterdir())
+    job = "randread-4k-qd1+rate_iops400"
+    writes = "randwrite-4k-qd1+rate_iops400"
     with zram_device(64 << 20) as device:
         run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "r", ceiling=True,
                                    report=False)  # fmt: skip
-    assert set(Path("/sys/block").iterdir()) == before  # the ceiling's RAM disk is gone too
-    assert run.complete
-    job = "randread-4k-qd1+rate_iops400"
-    ceiling = run.path / "ceiling" / job
-    assert (ceiling / "fio.json").is_file() and (ceiling / "jobfile.fio").is_file()
-    frame = run.frame().set_index("job")
-    row = frame.loc[job]
-    assert 350 < row["ceiling_iops"] < 450 and row["ceiling_pct"] >= 80
-    assert row["verdict"] == "host" and "ceiling" in row["verdict_reason"]
-    # writes get no ceiling: zram compresses, its writes can be slower than a drive's
-    writes = "randwrite-4k-qd1+rate_iops400"
-    assert not (run.path / "ceiling" / writes).exists()
-    assert pd.isna(frame.loc[writes, "ceiling_iops"]) and frame.loc[writes, "verdict"] != "host"
-    # an interrupted ceiling run is no ceiling (a resume measures it again)
-    status = ceiling / "status.json"
-    status.write_text(status.read_text().replace('"status": "ok"', '"status": "interrupted"'))
-    assert ceiling_iops(run.path, job) is None
+        assert run.complete
+        ceiling = run.path / "ceiling" / job
+        assert (ceiling / "fio.json").is_file() and (ceiling / "jobfile.fio").is_file()
+        frame = run.frame().set_index("job")
+        row = frame.loc[job]
+        assert 350 < row["ceiling_iops"] < 450 and row["ceiling_pct"] >= 80
+        assert row["verdict"] == "host" and "ceiling" in row["verdict_reason"]
+        # writes get no ceiling: zram compresses, its writes can be slower than a drive's
+        assert not (run.path / "ceiling" / writes).exists()
+        assert pd.isna(frame.loc[writes, "ceiling_iops"])
+        assert frame.loc[writes, "verdict"] != "host"
+        # an interrupted ceiling run is no ceiling: the report says so, a resume measures it
+        status = ceiling / "status.json"
+        status.write_text(status.read_text().replace('"status": "ok"', '"status": "interrupted"'))
+        assert ceiling_iops(run.path, job) is None
+        warnings = build_context(run.frame(), [ResultsDir.open(run.path)])["warnings"]
+        assert any(w.startswith(f"No ceiling for {job}:") for w in warnings)
+        again = ssdcompare.run_sweep(resume=run.path, report=False)
+        assert again.complete and 350 < (ceiling_iops(run.path, job) or 0) < 450
+    assert set(Path("/sys/block").iterdir()) == before  # the ceiling's RAM disks are gone too
+    # results made before writing jobs lost their ceiling: one found for a write is not used
+    shutil.copytree(run.path / "ceiling" / job, run.path / "ceiling" / writes)
+    assert pd.isna(run.frame().set_index("job").loc[writes, "ceiling_iops"])
     manifest = (run.path / "manifest.json").read_text()
     assert '"ceiling": true' in manifest
 
