@@ -68,6 +68,7 @@ class SweepChoices(TypedDict, total=False):
     # named ("a:nvme0n1,loop3"; a device on a remote host needs its name)
     destroy_data: bool | str | list[str]
     hosts: str  # fio servers by name, "a=10.0.0.5,b=10.0.0.6:8766" (devices: "a:nvme0n1")
+    parallel_hosts: bool  # each job on one device of every host at the same time
     allow_options: str | list[str] | tuple[str, ...]  # opt-in fio options (OPT_IN): "a,b"
     resume: str | Path  # continue this results folder instead of starting one
     precondition: str | list[str] | tuple[str, ...]  # "fill", "workload" or "fill,workload"
@@ -79,7 +80,7 @@ _CHOICES = TypeAdapter(SweepChoices)
 _DEVICES = TypeAdapter(str | list[str] | tuple[str, ...] | None)
 _SUITE = TypeAdapter(str | None)
 _PLANNED = ("out", "runtime_s", "size", "repeat", "read_only", "allow_options", "precondition",
-            "states", "ceiling", "hosts")  # fmt: skip
+            "states", "ceiling", "hosts", "parallel_hosts")  # fmt: skip
 
 
 def prepare_sweep(
@@ -132,7 +133,7 @@ def prepare_sweep(
         allowed_options=option_names(choices.get("allow_options", ())),
         precondition=steps_given(choices.get("precondition")),
         states=steps_given(choices.get("states")), ceiling=choices.get("ceiling", False),
-        hosts=choices.get("hosts"),
+        hosts=choices.get("hosts"), parallel_hosts=choices.get("parallel_hosts", False),
     )  # fmt: skip
     out = choices.get("out")
     results, findings = sweep.start(

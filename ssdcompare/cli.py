@@ -206,7 +206,7 @@ _NEW_SWEEP_ONLY = {
     "suite_name": "--suite", "runtime": "--runtime", "size": "--size", "repeat": "--repeat",
     "read_only": "--read-only", "out": "--out", "allow_option": "--allow-option",
     "precondition": "--precondition", "states": "--states", "ceiling": "--ceiling",
-    "hosts": "--hosts",
+    "hosts": "--hosts", "parallel_hosts": "--parallel-hosts",
 }  # fmt: skip
 
 
@@ -294,6 +294,12 @@ def _exit_code(stop: BaseException | str | None) -> int:
     "NAME:DEVICE in --devices, e.g. --hosts a=10.0.0.5 --devices a:nvme0n1,nvme0n1.",
 )
 @click.option(
+    "--parallel-hosts",
+    is_flag=True,
+    help="Run each job on one device of every host at the same time (one fio client run), "
+    "instead of one device after another; each device's results are kept apart.",
+)
+@click.option(
     "--allow-option",
     multiple=True,
     metavar="NAME[,NAME]",
@@ -351,6 +357,7 @@ def sweep_command(
     read_only: bool,
     destroy_data: str | None,
     hosts: str | None,
+    parallel_hosts: bool,
     allow_option: tuple[str, ...],
     precondition: str | None,
     states: str | None,
@@ -379,6 +386,8 @@ def sweep_command(
                 choices["ceiling"] = True
             if hosts is not None:
                 choices["hosts"] = hosts
+            if parallel_hosts:
+                choices["parallel_hosts"] = True
             for name, value in (("out", out), ("runtime_s", runtime), ("size", size)):
                 if value is not None:
                     choices[name] = value  # type: ignore[literal-required]

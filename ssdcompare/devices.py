@@ -335,6 +335,13 @@ def _resolve_unit(
             "alike; name this machine as a host too (run `fio --server` here and add "
             "--hosts me=127.0.0.1, then me:DEVICE)"
         )
+    addresses = [h.address for h in where if h is not None]
+    if len(set(addresses)) < len(addresses):
+        raise SsdcompareError(
+            f"{item!r}: two of its hosts are servers on one address; fio's client names the "
+            "logs it gets back by address only, so theirs would mix. Put the members on "
+            "servers with different addresses (e.g. 127.0.0.1 and 127.0.0.2)"
+        )
     return Target(spec=item.strip(), name="+".join(m.name for m in members),
                   path="+".join(m.path for m in members), kind="group", size_bytes=None,
                   host=where[0] if len(where) == 1 else None,

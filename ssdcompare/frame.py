@@ -161,6 +161,7 @@ from ssdcompare.fioresult import (
     merge_jobs,
     parse_fio_file,
 )
+from ssdcompare.hosts import Host
 from ssdcompare.jobcheck import JobfileError, read_jobfile
 from ssdcompare.jobfile import member_section, rendered_size, span_words
 from ssdcompare.perburst import run_summary
@@ -324,6 +325,7 @@ def _run_rows(
     thresholds: Thresholds,
     members: Sequence[Target] = (),
     member_info: dict[str, dict[str, object]] | None = None,
+    hosts: Sequence[Host] = (),
 ) -> list[dict[str, object]]:
     manifest = results.manifest
     base: dict[str, object] = {
@@ -350,7 +352,7 @@ def _run_rows(
     directions = list(workload.directions) if workload is not None else ["read"]
     workload_writes = workload is None or workload.writes
     parts: dict[str, JobResult] = {}
-    job = _fio_job(results, status, base, parts if members else None)
+    job = _fio_job(results, status, base, parts if members else None, hosts)
     cpu_stats = _cpu_stats(results, status, workload)
     if cpu_stats is not None:
         base.update({name: getattr(cpu_stats, name) for name in _CPU_STATS_COLUMNS})
@@ -419,10 +421,13 @@ def _fio_job(
     status: RunStatus,
     base: dict[str, object],
     parts: dict[str, JobResult] | None = None,
+    hosts: Sequence[Host] = (),
 ) -> JobResult | None:
     """The run's job as fio reported it; a missing or unreadable output turns an ok run into a
     failed one in `base` (an ok without the raw output is no measurement). A group run's
-    sections (one per member) are kept in `parts` by name, and added up as the job."""
+    sections (one per member) are kept in `parts` by name, and added up as the job. With
+    `hosts`, only their servers' entries count: a run of several hosts at once
+    (--parallel-hosts) keeps the whole output in each device's folder."""
     fio_path = results.fio_json(status)
     if status.status != "ok":
         return None
@@ -435,10 +440,14 @@ def _fio_job(
     except FioOutputError as err:
         base.update(status="failed", error=str(err))
         return None
-    job = output.jobs[0] if output.jobs else None
-    if parts is not None and output.jobs:
-        parts.update({j.name: j for j in output.jobs})
-        job = merge_jobs(output.jobs)
+    entries = output.jobs
+    servers = {(h.address, h.port) for h in hosts}
+    if servers and any(j.hostname is not None for j in entries):
+        entries = [j for j in entries if (j.hostname, j.port) in servers]
+    job = entries[0] if entries else None
+    if parts is not None and entries:
+        parts.update({j.name: j for j in entries})
+        job = merge_jobs(entries)
     # the engine fio ran with, as it reports it: older manifests do not record it
     engine = (job.options if job else output.global_options).get("ioengine")
     if engine:
@@ -573,6 +582,7 @@ def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> p
                 thresholds,
                 units[status.target].members if status.target in units else (),
                 devices,
+                units[status.target].hosts if status.target in units else (),
             )
         )
     return _typed(rows)

@@ -42,6 +42,7 @@ class Plan:
     read_only: bool = False
     precondition: list[str] = field(default_factory=list)  # PRECONDITION_STEPS chosen
     ceiling: bool = False  # each job once on a RAM disk first (ssdcompare.ceiling)
+    parallel_hosts: bool = False  # each job on one device of every host at the same time
 
     @property
     def states(self) -> list[str]:
@@ -117,11 +118,13 @@ def make_plan(
     states: Collection[str] | None = None,
     ceiling: bool = False,
     hosts: str | dict[str, Host] | None = None,
+    parallel_hosts: bool = False,
 ) -> Plan:
     """Load a suite, resolve the devices and render every jobfile.
 
     `hosts` (`a=10.0.0.5,b=10.0.0.6:8766`, see ssdcompare.hosts) lets devices name a host
-    (`a:nvme0n1`): their jobs run on that host's fio server.
+    (`a:nvme0n1`): their jobs run on that host's fio server. `parallel_hosts` runs each job
+    on one device of every host at the same time (see check_parallel).
 
     `precondition` replaces the suite's own preconditioning steps (None keeps them, unless
     `read_only`); `states` likewise replaces the suite's drive states (each a pass over the
@@ -170,6 +173,8 @@ def make_plan(
         targets = resolve_targets(devices, size_bytes, hosts=known)  # type: ignore[arg-type]
 
     _check_hosted(targets, steps, chosen, ceiling)
+    if parallel_hosts:
+        check_parallel(targets)
     _check_files_for_reading(targets, read_only, size_bytes)
     _check_discards(targets, chosen)
     loaded = loaded.in_states(chosen)
@@ -191,7 +196,7 @@ def make_plan(
     return Plan(
         suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings,
         default_ioengine=engine, allowed_options=allowed, read_only=read_only,
-        precondition=steps, ceiling=ceiling,
+        precondition=steps, ceiling=ceiling, parallel_hosts=parallel_hosts,
     )  # fmt: skip
 
 
@@ -264,6 +269,32 @@ def _check_hosted(
             f"{' and '.join(asked)} cannot be used with groups ({', '.join(grouped)}) yet: "
             "measure the members alone for that"
         )
+
+
+def check_parallel(targets: list[Target]) -> None:
+    """--parallel-hosts runs one fio client for several servers at once: every device must
+    be on a host, each on one host, and the hosts' servers on different addresses (fio's
+    client names the logs it gets back by address only)."""
+    here = [t.name for t in targets if not t.hosts]
+    if here:
+        raise SsdcompareError(
+            f"--parallel-hosts runs devices through their hosts' fio servers; {', '.join(here)} "
+            "is on no host. Name this machine as one too (run `fio --server` here, add "
+            "--hosts me=127.0.0.1 and write me:DEVICE), or leave --parallel-hosts out"
+        )
+    spanning = [t.name for t in targets if len(t.hosts) > 1]
+    if spanning:
+        raise SsdcompareError(f"--parallel-hosts cannot take a group across hosts "
+                              f"({', '.join(spanning)}): it runs at once already")  # fmt: skip
+    by_address: dict[str, str] = {}
+    for host in {t.hosts[0] for t in targets}:
+        other = by_address.setdefault(host.address, host.name)
+        if other != host.name:
+            raise SsdcompareError(
+                f"--parallel-hosts: hosts {other} and {host.name} are servers on one address "
+                f"({host.address}); fio's client names the logs it gets back by address "
+                "only, so theirs would mix. Use servers on different addresses"
+            )
 
 
 def _check_discards(targets: list[Target], states: list[str]) -> None:

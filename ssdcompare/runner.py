@@ -162,6 +162,7 @@ def run_fio(
     host: Host | None = None,
     clients: Sequence[tuple[Host, Path]] = (),
     expected_jobs: Sequence[str] = (),
+    logs_into: dict[str, Path] | None = None,
 ) -> RunOutcome:
     """Run fio on `jobfile`, storing fio.json, fio.stdout/stderr.txt and cpu.json in `folder`.
 
@@ -171,7 +172,8 @@ def run_fio(
     fails the run with `host_lost` set. `clients` runs on several servers at once, each with
     its own jobfile (a group that spans hosts; `jobfile` is then the whole group's, kept for
     the record). `expected_jobs` are the job sections fio must report: one it dropped (a
-    server refused it) fails the run rather than leave a group's sum short.
+    server refused it) fails the run rather than leave a group's sum short. `logs_into`
+    (host name -> folder) moves each server's logs to its own folder (see collect_logs).
 
     Ctrl-C (KeyboardInterrupt) is forwarded to fio as SIGINT so it writes what it measured;
     the outcome is then "interrupted" and the caller decides whether to stop the sweep.
@@ -203,7 +205,7 @@ def run_fio(
     if partial.exists():
         os.replace(partial, folder / FIO_JSON)
     if hosts:
-        collect_logs(folder, hosts)
+        collect_logs(folder, hosts, logs_into)
     outcome = RunOutcome(
         state="ok",
         exit_code=watch.exit_code,

@@ -236,6 +236,7 @@ class Manifest(BaseModel):
     precondition: list[str] = Field(default_factory=list)  # "fill", "workload", in that order
     states: list[str] = Field(default_factory=list)  # the drive states, a pass each (--states)
     ceiling: bool = False  # each job measured once on a RAM disk first (--ceiling)
+    parallel_hosts: bool = False  # each job on one device of every host at once
 
     @field_validator("allowed_options")
     @classmethod

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -26,9 +28,10 @@ from ssdcompare.ceiling import measure as measure_ceiling
 from ssdcompare.devices import Target, resolve_on_host
 from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import FioInfo, default_ioengine, find_fio
-from ssdcompare.fioclient import check_hosts
+from ssdcompare.fioclient import check_hosts, server_answers
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
+from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.guard import (
     Finding,
     check_in_use,
@@ -50,9 +53,20 @@ from ssdcompare.precondition import (
     state_needed,
     until_steady,
 )
-from ssdcompare.runner import Sampler, run_fio, timeout_for
+from ssdcompare.runner import RunOutcome, Sampler, run_fio, timeout_for
 from ssdcompare.sampler import CpuSampler
-from ssdcompare.store import JOBFILE, Manifest, ResultsDir, RunStatus, now_iso, write_atomic
+from ssdcompare.store import (
+    CPU_JSON,
+    FIO_JSON,
+    JOBFILE,
+    STDERR,
+    STDOUT,
+    Manifest,
+    ResultsDir,
+    RunStatus,
+    now_iso,
+    write_atomic,
+)
 
 WRITE_REFUSED_ERRNOS = {errno.EROFS, errno.EPERM, errno.EACCES}
 
@@ -183,6 +197,7 @@ def start(
         precondition=plan.precondition,
         states=plan.states,
         ceiling=plan.ceiling,
+        parallel_hosts=plan.parallel_hosts,
         identities={t.name: identify(t) for t in plan.devices},
         planned={
             t.name: {j.job_id: j.workload_hash for j in plan.jobs_for(t)} for t in plan.targets
@@ -231,7 +246,7 @@ def reopen(
         suite=manifest.suite, targets=targets, jobs=jobs, repeat=manifest.repeat, fio=fio,
         default_ioengine=engine, allowed_options=manifest.allowed_options,
         read_only=manifest.read_only, precondition=manifest.precondition,
-        ceiling=manifest.ceiling,
+        ceiling=manifest.ceiling, parallel_hosts=manifest.parallel_hosts,
     )  # fmt: skip
     pending = {job.target.name for _, job in _pending(plan, results)}
     waiting = [part for t in targets if t.name in pending for part in t.parts]
@@ -408,51 +423,99 @@ def _run_locked(
         except KeyboardInterrupt as stop:
             outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
             return outcome
-    for number, (repeat, job) in enumerate(pending, start=outcome.skipped_existing + 1):
-        planned = job.workload.duration_s + JOB_OVERHEAD_S
+    number = outcome.skipped_existing
+    for batch in _batches(plan, pending):
+        runnable: list[tuple[int, RenderedJob]] = []
         state_step: int | None = None
         run_started = clock()
-        blocked = _blocked(job, unusable, results)
-        if blocked is None:
-            report("start", number, repeat, job, None)
-            try:
-                blocked = _preconditioned(plan, results, job, repeat, unusable)
-                if blocked is None:
-                    blocked, state_step = _in_state(plan, results, job, repeat, unusable,
-                                                    unreachable)  # fmt: skip
-            except KeyboardInterrupt as stop:
-                outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
-                break
-        if blocked is not None:
-            outcome.statuses.append(_skip(results, job, repeat, blocked))
-            timing.done(planned, planned)
-            report("skipped", number, repeat, job, blocked)
+        for repeat, job in batch:
+            number += 1
+            planned = job.workload.duration_s + JOB_OVERHEAD_S
+            blocked = _blocked(job, unusable, results)
+            if blocked is None:
+                report("start", number, repeat, job, None)
+                try:
+                    blocked = _preconditioned(plan, results, job, repeat, unusable)
+                    if blocked is None:
+                        blocked, state_step = _in_state(plan, results, job, repeat, unusable,
+                                                        unreachable)  # fmt: skip
+                except KeyboardInterrupt as stop:
+                    outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
+                    break
+            if blocked is not None:
+                outcome.statuses.append(_skip(results, job, repeat, blocked))
+                timing.done(planned, planned)
+                report("skipped", number, repeat, job, blocked)
+                continue
+            runnable.append((repeat, job))
+        if outcome.interrupted:
+            break
+        if not runnable:
             continue
         try:
-            status = _run_one(plan, results, job, repeat, sampler_factory, job_timeout_s,
-                              state_step)  # fmt: skip
+            if len(runnable) == 1:
+                repeat, job = runnable[0]
+                statuses = [_run_one(plan, results, job, repeat, sampler_factory,
+                                     job_timeout_s, state_step)]  # fmt: skip
+            else:
+                statuses = _run_together(plan, results, runnable, sampler_factory,
+                                         job_timeout_s)  # fmt: skip
         except KeyboardInterrupt as stop:
             # a stop outside fio (e.g. while preparing): nothing of this run was measured
             outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
             break
-        outcome.statuses.append(status)
-        if job.workload.state == "full" and "trim" in job.workload.directions:
-            note_trimmed(results, job, repeat)
-        timing.done(planned, clock() - run_started)
-        report(status.status, number, repeat, job, status.error)
-        if status.status == "interrupted":
-            outcome.interrupted, outcome.stop_reason = True, status.stopped_by
+        longest = max(job.workload.duration_s for _, job in runnable) + JOB_OVERHEAD_S
+        for (repeat, job), status in zip(runnable, statuses, strict=True):
+            outcome.statuses.append(status)
+            if job.workload.state == "full" and "trim" in job.workload.directions:
+                note_trimmed(results, job, repeat)
+            timing.done(job.workload.duration_s + JOB_OVERHEAD_S,
+                        (clock() - run_started) * (job.workload.duration_s + JOB_OVERHEAD_S)
+                        / longest / len(runnable))  # fmt: skip
+            report(status.status, number, repeat, job, status.error)
+            _after(plan, job, status, unusable)
+        if any(s.status == "interrupted" for s in statuses):
+            stopped = next(s for s in statuses if s.status == "interrupted")
+            outcome.interrupted, outcome.stop_reason = True, stopped.stopped_by
             break
-        if status.status == "failed" and status.host_lost:
-            # the other hosts go on; this one's jobs are skipped, for a resume to run
-            lost = set(status.lost_hosts)
-            for target in plan.targets:
-                if any(h.name in lost for h in target.hosts):
-                    unusable[target.name] = (f"{status.error} (while {job.job_id} ran on "
-                                             f"{job.target.name})", False)  # fmt: skip
-        elif status.status == "failed" and status.device_unusable:
-            unusable[job.target.name] = _unusable(job, status)
     return outcome
+
+
+def _batches(
+    plan: Plan, pending: list[tuple[int, RenderedJob]]
+) -> list[list[tuple[int, RenderedJob]]]:
+    """The runs in the order they go: one at a time; with --parallel-hosts, the same job of
+    the same repeat on the n-th device of every host at once."""
+    if not plan.parallel_hosts:
+        return [[item] for item in pending]
+    position: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for target in plan.targets:
+        host = target.hosts[0].name
+        position[target.name] = seen.get(host, 0)
+        seen[host] = position[target.name] + 1
+    batches: dict[tuple[object, ...], list[tuple[int, RenderedJob]]] = {}
+    for repeat, job in pending:
+        key = (job.workload.state, repeat, position[job.target.name], job.job_id)
+        batches.setdefault(key, []).append((repeat, job))
+    return list(batches.values())
+
+
+def _after(
+    plan: Plan, job: RenderedJob, status: RunStatus, unusable: dict[str, tuple[str, bool]]
+) -> None:
+    """What a failed run means for the jobs after it: a host that went away skips the rest
+    of its jobs (the other hosts go on, a resume runs them); an unusable device, its own."""
+    if status.status != "failed":
+        return
+    if status.host_lost:
+        lost = set(status.lost_hosts)
+        for target in plan.targets:
+            if any(h.name in lost for h in target.hosts):
+                unusable[target.name] = (f"{status.error} (while {job.job_id} ran on "
+                                         f"{job.target.name})", False)  # fmt: skip
+    elif status.device_unusable:
+        unusable[job.target.name] = _unusable(job, status)
 
 
 def _say_ceiling(
@@ -643,18 +706,10 @@ def _host_jobfiles(job: RenderedJob, folder: Path, plan: Plan) -> list[tuple[Hos
     return found
 
 
-def _run_one(
-    plan: Plan,
-    results: ResultsDir,
-    job: RenderedJob,
-    repeat: int,
-    sampler_factory: Callable[[], Sampler] | None,
-    job_timeout_s: float | None,
-    state_step: int | None = None,
-) -> RunStatus:
-    target: Target = job.target
-    fio: FioInfo | None = plan.fio
-    assert fio is not None
+def _prepare(plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int) -> Path:
+    """The run's folder with its jobfile, read back from disk as fio will read it and
+    checked once more (JobfileError when it breaks a rule)."""
+    target = job.target
     folder = results.prepare_run(target.name, job.job_id, repeat)
     jobfile = folder / JOBFILE
     write_atomic(jobfile, job.text)
@@ -672,8 +727,117 @@ def _run_one(
             f"{jobfile} writes to {target.path}, but its plan did not: the safety guard never "
             "checked this target for writing; refusing to run it"
         )
-    layout = sum(p.size_bytes or 0 for p in target.parts if p.kind == "file" and not p.exists)
-    timeout = job_timeout_s or timeout_for(job.workload.duration_s, layout)
+    return folder
+
+
+def _timeout(job: RenderedJob) -> float:
+    layout = sum(p.size_bytes or 0 for p in job.target.parts if p.kind == "file" and not p.exists)
+    return timeout_for(job.workload.duration_s, layout)
+
+
+def _run_together(
+    plan: Plan,
+    results: ResultsDir,
+    batch: list[tuple[int, RenderedJob]],
+    sampler_factory: Callable[[], Sampler] | None,
+    job_timeout_s: float | None,
+) -> list[RunStatus]:
+    """One job on several hosts at the same time (--parallel-hosts): one fio client run
+    sending each server its own device's jobfile. Each device keeps its own run folder
+    (jobfile, its server's logs, a copy of the run's fio output and CPU samples) and its own
+    status, from its own server's entries in the output: a host that went away fails only
+    its device's run."""
+    assert plan.fio is not None
+    folders = [_prepare(plan, results, job, repeat) for repeat, job in batch]
+    lead = folders[0]
+    clients = [(job.target.hosts[0], folder / JOBFILE)
+               for (_, job), folder in zip(batch, folders, strict=True)]  # fmt: skip
+    modified = {t.name for t in plan.modified_targets}
+    readonly = not any(job.target.name in modified for _, job in batch)
+    remote = any(job.target.remote for _, job in batch)
+    sampler = sampler_factory() if sampler_factory and not remote else None
+    timeout = job_timeout_s or max(_timeout(job) for _, job in batch)
+    writes = any(job.writes for _, job in batch)
+    parts = [part for _, job in batch for part in job.target.parts]
+    started_at = now_iso()
+    with claimed_all(parts, writes) as held:
+        if not held:
+            reason = ("a device of this run was claimed by another user (mounted, in a RAID "
+                      "or LVM, or opened exclusively) as the job began")  # fmt: skip
+            return [_skip(results, job, repeat, reason) for repeat, job in batch]
+        into = {host.name: folder for (host, _), folder in zip(clients, folders, strict=True)}
+        ran = run_fio(plan.fio, lead / JOBFILE, lead, timeout, sampler, readonly=readonly,
+                      clients=clients, logs_into=into)  # fmt: skip
+    shared = [name for name in (FIO_JSON, CPU_JSON, STDOUT, STDERR) if (lead / name).exists()]
+    for folder in folders[1:]:
+        for name in shared:
+            shutil.copyfile(lead / name, folder / name)
+    statuses = []
+    for (repeat, job), folder in zip(batch, folders, strict=True):
+        compress_large(folder, TIMESERIES_PREFIX)
+        outcome = dataclasses.asdict(_own_outcome(ran, lead, job))
+        outcome["status"] = outcome.pop("state")
+        del outcome["interrupted"]
+        status = RunStatus(
+            target=job.target.name, job=job.job_id, repeat=repeat,
+            workload_hash=job.workload_hash, started_at=started_at, finished_at=now_iso(),
+            **outcome,
+        )  # fmt: skip
+        results.write_status(folder, status)
+        statuses.append(status)
+    return statuses
+
+
+def _own_outcome(ran: RunOutcome, lead: Path, job: RenderedJob) -> RunOutcome:
+    """What a run of several hosts at once means for one device: its server's entries."""
+    host = job.target.hosts[0]
+    mine = dataclasses.replace(ran, notes=list(ran.notes), lost_hosts=list(ran.lost_hosts))
+    if ran.state == "interrupted":
+        return mine
+    if host.name in ran.lost_hosts:
+        mine.state, mine.host_lost = "failed", True
+        mine.error = f"host {host.where} went away: its fio server stopped answering"
+        return mine
+    mine.host_lost, mine.lost_hosts = False, []
+    try:
+        entries = [j for j in parse_fio_file(lead / FIO_JSON).jobs
+                   if (j.hostname, j.port) == (host.address, host.port)]  # fmt: skip
+    except Exception:
+        entries = []
+    failed = [j for j in entries if j.error]
+    if entries and not failed:
+        mine.state, mine.error = "ok", None
+    elif failed:
+        code = failed[0].error
+        mine.state, mine.fio_errno = "failed", code
+        mine.error = f"fio job error {code} ({os.strerror(code)})"
+    elif not server_answers(host):
+        # fio's client goes on with the servers it reaches, and says which it lost only in
+        # its messages: ask the port
+        mine.state, mine.host_lost, mine.lost_hosts = "failed", True, [host.name]
+        mine.error = f"host {host.where} went away: its fio server no longer answers"
+    else:
+        mine.state = "failed"
+        why = ran.error or "see its messages"
+        mine.error = f"fio reported no result from host {host.where}: {why}"
+    return mine
+
+
+def _run_one(
+    plan: Plan,
+    results: ResultsDir,
+    job: RenderedJob,
+    repeat: int,
+    sampler_factory: Callable[[], Sampler] | None,
+    job_timeout_s: float | None,
+    state_step: int | None = None,
+) -> RunStatus:
+    target: Target = job.target
+    fio: FioInfo | None = plan.fio
+    assert fio is not None
+    folder = _prepare(plan, results, job, repeat)
+    jobfile = folder / JOBFILE
+    timeout = job_timeout_s or _timeout(job)
     started_at = now_iso()
     # the sampler sees this machine only: a remote host's CPU is known from fio's own figures
     sampler = sampler_factory() if sampler_factory and not target.remote else None

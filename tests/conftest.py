@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from blockdevs import loop_device, why_no_devices
-from fioservers import fio_server
+from blockdevs import why_no_devices
+from fioservers import two_hosts_with_loops
 
 from ssdcompare.cli import main
 from ssdcompare.errors import SsdcompareError
@@ -98,11 +98,6 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
 def two_hosts(fio: FioInfo, tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     """Two fio servers (127.0.0.1 and 127.0.0.2) and a loop device each: the --hosts value
     and the two --devices entries."""
-    with (
-        fio_server(fio.path, "127.0.0.1") as first,
-        fio_server(fio.path, "127.0.0.2") as second,
-        loop_device(tmp_path / "a.img", 32 << 20) as dev_a,
-        loop_device(tmp_path / "b.img", 32 << 20) as dev_b,
-    ):
+    with two_hosts_with_loops(fio.path, tmp_path) as (first, second, dev_a, dev_b):
         hosts = f"a={first.spec},b={second.spec}"
         yield hosts, [f"a:{Path(dev_a).name}", f"b:{Path(dev_b).name}"]

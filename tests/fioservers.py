@@ -13,8 +13,10 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
+from blockdevs import loop_device
 
 START_DEADLINE_S = 30.0
 
@@ -73,6 +75,18 @@ def fio_server(
     finally:
         if process.poll() is None:
             server.kill()
+
+
+@contextlib.contextmanager
+def two_hosts_with_loops(fio_path: str, folder: Path) -> Iterator[tuple[Server, Server, str, str]]:
+    """Two fio servers (127.0.0.1 and 127.0.0.2) and a new loop device for each."""
+    with (
+        fio_server(fio_path, "127.0.0.1") as first,
+        fio_server(fio_path, "127.0.0.2") as second,
+        loop_device(folder / "a.img", 32 << 20) as dev_a,
+        loop_device(folder / "b.img", 32 << 20) as dev_b,
+    ):
+        yield first, second, dev_a, dev_b
 
 
 def _crc16(data: bytes) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from blockdevs import loop_device
-from fioservers import fio_server, other_protocol_server
+from fioservers import fio_server, other_protocol_server, two_hosts_with_loops
 from suitefiles import suite_file
 
 import ssdcompare
@@ -20,6 +20,7 @@ from ssdcompare.devices import Target, resolve_targets
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo
 from ssdcompare.fioclient import check_hosts
+from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.guard import check_write_safety
 from ssdcompare.hosts import DEFAULT_PORT, Host, is_local, parse_hosts, split_device
 from ssdcompare.plan import make_plan
@@ -146,12 +147,7 @@ def test_a_host_that_goes_away_costs_only_its_own_jobs_and_a_resume_finishes(
 ) -> None:
     out = tmp_path / "r"
     suite = _reads(tmp_path, runtime=2, jobs=2)
-    with (
-        fio_server(fio.path, "127.0.0.1") as first,
-        fio_server(fio.path, "127.0.0.2") as second,
-        loop_device(tmp_path / "a.img", 32 << 20) as dev_a,
-        loop_device(tmp_path / "b.img", 32 << 20) as dev_b,
-    ):
+    with two_hosts_with_loops(fio.path, tmp_path) as (first, second, dev_a, dev_b):
         a, b = f"a:{Path(dev_a).name}", f"b:{Path(dev_b).name}"
         command = [sys.executable, "-m", "ssdcompare", "sweep", "--hosts",
                    f"a={first.spec},b={second.spec}", "--devices", f"{b},{a}", "--suite",
@@ -290,3 +286,67 @@ def test_serve_runs_a_server_a_sweep_can_use_and_stops_it(fio: FioInfo, tmp_path
     assert proc.returncode == 128 + signal.SIGTERM, stderr
     assert "No authentication" in stderr and "fio server stopped" in stderr
     assert not listening("127.0.0.3", port)
+
+
+def test_parallel_hosts_needs_every_device_on_its_own_server_address(tmp_path: Path) -> None:
+    from ssdcompare.plan import check_parallel
+
+    hosts = parse_hosts("a=192.0.2.7,b=192.0.2.8,c=192.0.2.7:8766")
+    (tmp_path / "x.img").write_bytes(b"\0" * 4096)
+    with pytest.raises(SsdcompareError, match="is on no host"):
+        check_parallel(resolve_targets(f"a:sda,{tmp_path / 'x.img'}", hosts=hosts))
+    with pytest.raises(SsdcompareError, match="servers on one address"):
+        check_parallel(resolve_targets("a:sda,c:sda", hosts=hosts))
+    with pytest.raises(SsdcompareError, match="group across hosts"):
+        check_parallel(resolve_targets("a:sda+b:sda,b:sdb", hosts=hosts))
+    check_parallel(resolve_targets("a:sda,b:sda,a:sdb", hosts=hosts))
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_parallel_hosts_run_each_job_on_every_host_at_once_and_keep_results_apart(
+    tmp_path: Path, two_hosts: tuple[str, list[str]]
+) -> None:
+    hosts, devices = two_hosts
+    run = ssdcompare.run_sweep(devices, suite=str(_reads(tmp_path, runtime=2, jobs=2)),
+                               hosts=hosts, parallel_hosts=True, out=tmp_path / "r",
+                               read_only=True)  # fmt: skip
+    assert run.complete
+    frame = run.frame()
+    for job in ("randread-4k-qd1", "randread-4k-qd2"):
+        folders = [run.path / "runs" / device / job / "r1" for device in devices]
+        statuses = [json.loads((f / "status.json").read_text()) for f in folders]
+        # one fio client run for both: the same command, both servers in it
+        assert statuses[0]["command"] == statuses[1]["command"]
+        assert sum(arg.startswith("--client=") for arg in statuses[0]["command"]) == 2
+        entries = parse_fio_file(folders[0] / "fio.json").jobs
+        by_host = {e.hostname: e.directions["read"].iops for e in entries}
+        for device, folder in zip(devices, folders, strict=True):
+            # each device's own server's logs in its own folder
+            assert (folder / "timeseries_iops.1.log").is_file()
+            row = frame[(frame["label"] == device) & (frame["job"] == job)].iloc[0]
+            address = "127.0.0.1" if device.startswith("a:") else "127.0.0.2"
+            assert row["iops"] == pytest.approx(by_host[address])
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_in_parallel_a_host_that_goes_away_costs_only_its_own_runs(
+    fio: FioInfo, tmp_path: Path
+) -> None:
+    out = tmp_path / "r"
+    with two_hosts_with_loops(fio.path, tmp_path) as (first, second, dev_a, dev_b):
+        a, b = f"a:{Path(dev_a).name}", f"b:{Path(dev_b).name}"
+        plan = make_plan(str(_reads(tmp_path, runtime=1, jobs=2)), [a, b],
+                         hosts=f"a={first.spec},b={second.spec}", read_only=True,
+                         require_fio=True, parallel_hosts=True)  # fmt: skip
+        results, _ = sweep.start(plan, out)
+        second.kill()  # asked and answering at the start, gone before the first run
+        outcome = sweep.run(plan, results)
+    statuses = {(s.target, s.job): s for s in outcome.statuses}
+    assert [statuses[(a, j)].status for j in ("randread-4k-qd1", "randread-4k-qd2")] == \
+        ["ok", "ok"]  # fmt: skip
+    lost = [statuses[(b, j)] for j in ("randread-4k-qd1", "randread-4k-qd2")]
+    assert lost[0].status == "failed" and lost[0].host_lost
+    assert f"host b ({second.spec}) went away" in (lost[0].error or "")
+    assert lost[1].status == "skipped" and f"host b ({second.spec})" in (lost[1].error or "")
