@@ -129,8 +129,10 @@ def judge_repeats(runs: Iterable[Verdict], cv_pct: float | None, repeats: int) -
     worst = min(found, key=lambda v: VERDICTS.index(v.verdict))
     if VERDICTS.index(worst.verdict) < VERDICTS.index("disturbed"):
         return worst
-    if repeats >= 2 and cv_pct is not None and round(cv_pct) >= SPREAD_CV_PCT:
+    known = cv_pct is not None and cv_pct == cv_pct  # NaN: no spread to speak of
+    if repeats >= 2 and known and round(cv_pct) >= SPREAD_CV_PCT:  # type: ignore[arg-type]
         spread = f"the {repeats} repeats differ by {cv_pct:.0f} % (coefficient of variation)"
         # what the runs said stays said (a disturbance, or a ceiling not used)
-        return Verdict("disturbed", f"{spread}; {worst.reason}" if worst.reason else spread)
+        said = worst.reason if isinstance(worst.reason, str) else None
+        return Verdict("disturbed", f"{spread}; {said}" if said else spread)
     return worst

@@ -8,6 +8,8 @@ import pytest
 from blockdevs import loop_device
 
 import ssdcompare
+from ssdcompare import sweep
+from ssdcompare.devices import resolve_targets
 from ssdcompare.errors import SsdcompareError
 
 SUITES = Path(__file__).parent / "suites"
@@ -55,8 +57,9 @@ def test_run_sweep_says_what_is_wrong(tmp_path: Path) -> None:
         with pytest.raises(SsdcompareError, match="run_sweep: .*Input should be"):
             ssdcompare.run_sweep([target], size="1m", **wrong)
     # a string names the devices it is consent for: "no" is none of them
+    (resolved,) = resolve_targets([target], size_bytes=1 << 20)
     with pytest.raises(SsdcompareError, match="--destroy-data no: not a device of this sweep"):
-        ssdcompare.run_sweep([target], size="1m", destroy_data="no")
+        sweep.consent_names(["no"], [resolved])
     with pytest.raises(SsdcompareError, match="run_sweep: .*valid string"):
         ssdcompare.run_sweep([target, None], size="1m")
     with pytest.raises(SsdcompareError, match="--repeat must be from 1 to 1000"):
