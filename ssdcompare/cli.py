@@ -86,14 +86,23 @@ def suites_command() -> None:
 def serve_command(address: str, port: int) -> None:
     """Run a fio server here for a sweep on another machine (`sweep --hosts`)."""
     import getpass
+    import socket
     import subprocess
 
     from ssdcompare.fio import find_fio
 
     fio = find_fio()
     kind = "ip6" if ":" in address else "ip"
+    try:  # fio's server would share a port in use, or fail to bind without a word
+        with socket.socket(socket.AF_INET6 if kind == "ip6" else socket.AF_INET) as probe:
+            probe.bind((address, port))
+    except OSError as err:
+        raise SsdcompareError(f"cannot listen on {address}:{port}: {err.strerror}") from None
+    spot = f"[{address}]:{port}" if kind == "ip6" else f"{address}:{port}"
+    if address in ("0.0.0.0", "::"):
+        spot = f"THIS-HOST'S-ADDRESS:{port}"
     say(f"fio server ({fio.version}) for ssdcompare on {address}:{port}; on the other machine: "
-        f"ssdcompare sweep --hosts NAME={address}:{port} --devices NAME:DEVICE. No "
+        f"ssdcompare sweep --hosts NAME={spot} --devices NAME:DEVICE. No "
         f"authentication: whoever reaches this port can run any fio job here as "
         f"{getpass.getuser()}. Ctrl-C stops it.")  # fmt: skip
     server = subprocess.Popen([fio.path, f"--server={kind}:{address},{port}"])
@@ -105,9 +114,12 @@ def serve_command(address: str, port: int) -> None:
         server.wait(timeout=30)
         say("fio server stopped")
         sys.exit(_exit_code(stop))
-    if code:
-        say(f"error: fio --server ended with status {code} (is the port in use?)")
-        sys.exit(EXIT_ERROR)
+    # a server ends only when stopped: ending by itself, it could not serve
+    say(
+        f"error: fio --server ended by itself (status {code}): is {address} an address of "
+        "this machine?"
+    )
+    sys.exit(EXIT_ERROR)
 
 
 @cli.command("plan")
@@ -435,6 +447,10 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
     if outcome.interrupted:
         resume_hint(results.path, outcome.stop_reason)
         sys.exit(_exit_code(outcome.stop_reason))
+    lost = sorted({h for s in outcome.statuses if s.host_lost for h in s.lost_hosts})
+    if lost:
+        say(f"host {', '.join(lost)} went away: its jobs did not run. Once it is back: "
+            f"ssdcompare sweep --resume {results.path}")  # fmt: skip
     if outcome.count("failed") or outcome.count("skipped"):
         sys.exit(1)
 

@@ -394,6 +394,8 @@ def describe(target: Target) -> str:
     """One line for people: "nvme0n1 (block device /dev/nvme0n1, 932 GiB)"."""
     kind = "block device" if target.kind == "block" else "file"
     size = format_bytes(target.size_bytes) if target.size_bytes else "size unknown"
+    if target.remote:
+        size = "size known to its host only"
     new = ", to be created" if not target.exists else ""
     if target.members:
         return f"{target.name} (a group: {'; '.join(describe(m) for m in target.members)})"

@@ -37,11 +37,14 @@ _UNREACHABLE = re.compile(r"failed to connect|connect: |Connection refused|No ro
 # fio says both; the second names the two versions
 _MISMATCH = (re.compile(r"client/server version mismatch[^\n]*", re.I),
              re.compile(r"bad server cmd version[^\n]*", re.I))  # fmt: skip
-_LOST = re.compile(r"client: host=\S+ disconnected|disconnected|connection reset", re.I)
+_LOST = re.compile(r"client: host=\S+ disconnected|connection reset", re.I)
 
 
-def host_problem(text: str, host: Host) -> str | None:
-    """What fio's client output says went wrong with the server itself (None: nothing)."""
+def host_problem(text: str, host: Host, probing: bool = False) -> str | None:
+    """What fio's client said went wrong with the server itself (None: nothing). Only the
+    client's own lines count ("fio: ...", "client: ..."): not the JSON, not the servers'."""
+    text = "\n".join(line for line in text.splitlines()
+                     if line.startswith(("fio: ", "client: ")))  # fmt: skip
     mismatch = _MISMATCH[0].search(text) or _MISMATCH[1].search(text)
     if mismatch:
         return (f"host {host.where} runs a fio that speaks another client/server protocol "
@@ -50,6 +53,9 @@ def host_problem(text: str, host: Host) -> str | None:
     if _UNREACHABLE.search(text):
         why = _first_line(text, _UNREACHABLE)
         return f"no fio server answers on host {host.where} ({why}): {SERVER_HINT}"
+    if _LOST.search(text) and probing:
+        return (f"no fio server answers on host {host.where} (something there took the "
+                f"connection and hung up): {SERVER_HINT}")  # fmt: skip
     if _LOST.search(text):
         return f"host {host.where} went away: its fio server disconnected mid-run"
     return None
@@ -76,7 +82,8 @@ def check_hosts(fio: FioInfo, targets: Sequence[Target]) -> None:
     problem, or return when every server answers and every device exists."""
     by_host: dict[Host, list[Target]] = {}
     for target in targets:
-        if target.host is not None:
+        # a new file a local host's fio is to create is not there yet: nothing to read
+        if target.host is not None and target.exists:
             by_host.setdefault(target.host, []).append(target)
     problems = [p for host, mine in by_host.items() for p in _probe(fio, host, mine)]
     if problems:
@@ -103,7 +110,7 @@ def _probe(fio: FioInfo, host: Host, targets: list[Target]) -> list[str]:
         except OSError as err:
             return [f"cannot run fio to reach host {host.where}: {err}"]
     text = f"{done.stdout}\n{done.stderr}"
-    problem = host_problem(text, host)
+    problem = host_problem(text, host, probing=True)
     if problem is not None:
         return [problem]
     try:

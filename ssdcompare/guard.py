@@ -454,13 +454,28 @@ def inspect_target(
     check_exclusive: bool = True,
 ) -> list[Finding]:
     """Everything on a target that a writing job would destroy or disturb."""
-    if target.remote:
-        assert target.host is not None
-        detail = (f"{target.name} is on host {target.host.where}, whose disks cannot be "
-                  "inspected from here (mounts, partitions, filesystems, RAID): writing to it "
-                  "needs it named, e.g. --destroy-data " + target.name)  # fmt: skip
-        return [Finding(target=target.name, device=target.name, kind="remote", detail=detail,
-                        overridable=True, named_only=True)]  # fmt: skip
+    if target.host is not None:
+        # a server opens what its own machine calls that path: even at an address of this
+        # machine it may be another one (a tunnel, a container, another mount namespace),
+        # so no look from here vouches for it; this machine's own checks apply on top
+        if target.remote:
+            why = (
+                "whose disks cannot be inspected from here (mounts, partitions, filesystems, RAID)"
+            )
+        else:
+            why = ("at an address of this machine, but what its server opens may not be what "
+                   "this machine sees at that path (a tunnel, a container)")  # fmt: skip
+        detail = (f"{target.name} is reached through the fio server of host "
+                  f"{target.host.where}, {why}: writing to it needs it named, e.g. "
+                  f"--destroy-data {target.name}")  # fmt: skip
+        server = Finding(target=target.name, device=target.name, kind="remote", detail=detail,
+                         overridable=True, named_only=True)  # fmt: skip
+        if target.remote:
+            return [server]
+        here = target.model_copy(update={"host": None})
+        return [server, *(f.model_copy(update={"target": target.name})
+                          for f in inspect_target(here, sys_root, proc_root, probe,
+                                                  check_exclusive))]  # fmt: skip
     if target.kind != "block":
         return _inspect_file(target, sys_root, proc_root, probe)
     return _inspect_block(target, sys_root, proc_root, probe, check_exclusive)

@@ -1,14 +1,17 @@
 """What `--hosts` means: the machines whose fio servers run jobs, and which of them are this one.
 
 `--hosts a=10.0.0.5,b=10.0.0.6:8766` names two hosts (a name is optional: `--hosts 10.0.0.5`
-names the host by its address); each runs `fio --server` (port 8765 unless given), and
+names the host by its address, then `10.0.0.5:nvme0n1`; an IPv6 host needs a name); each
+runs `fio --server` (port 8765 unless given), and
 ssdcompare drives it as a fio client. `--devices a:nvme0n1` is then nvme0n1 on host a; a
 device without a host name is on this machine.
 
-A host whose address is this machine's own (127.0.0.1, any loopback address, or an address of
-one of its interfaces) is `local`: its devices are this machine's devices, so the safety
-guard, the device's identity and the CPU sampler apply to them in full. Any other host is
-remote: nothing of it can be inspected from here (see ssdcompare.guard).
+A host whose address is this machine's own (127.0.0.1, any loopback address, 0.0.0.0, or an
+address of one of its interfaces) is `local`: its devices are taken as this machine's, so the
+safety guard, the device's identity and the CPU sampler apply to them too. Any other host is
+remote: nothing of it can be inspected from here. Either way a write through a server needs
+the device named in --destroy-data (see ssdcompare.guard): a server at this machine's
+address may still open another machine's disk (a tunnel, a container).
 """
 
 from __future__ import annotations
@@ -59,13 +62,21 @@ def parse_hosts(text: str | None) -> dict[str, Host]:
             continue
         name, _, spot = item.rpartition("=")
         address, port = _address_and_port(spot, item)
-        name = name.strip() or (f"{address}:{port}" if port != DEFAULT_PORT else address)
-        if "=" in name or not _NAME.match(name.replace(":", "_")):
+        if not name.strip() and ":" in address:
+            raise SsdcompareError(
+                f"--hosts: give {item!r} a name (NAME=[{address}]:{port}): an IPv6 address "
+                "cannot name a device (NAME:DEVICE)"
+            )
+        name = name.strip() or address
+        if not _NAME.match(name):
             raise SsdcompareError(
                 f"--hosts: {name!r} is not a usable host name (letters, digits, '.', '_', '-')"
             )
         if name in hosts:
-            raise SsdcompareError(f"--hosts names {name!r} twice")
+            unnamed = name == address
+            raise SsdcompareError(f"--hosts names {name!r} twice" + (
+                "; give servers on one address names of their own (a=ADDRESS:PORT)"
+                if unnamed else ""))  # fmt: skip
         same = [h for h in hosts.values() if (h.address, h.port) == (address, port)]
         if same:
             raise SsdcompareError(f"--hosts: {name!r} and {same[0].name!r} are the same server "
@@ -104,7 +115,11 @@ def is_local(address: str) -> bool:
     own = _own_addresses()
     for text in found:
         ip = ipaddress.ip_address(text.split("%")[0])
-        if not (ip.is_loopback or str(ip) in own):
+        mapped = getattr(ip, "ipv4_mapped", None)
+        if mapped is not None:  # ::ffff:127.0.0.1
+            ip = mapped
+        # 0.0.0.0 and :: reach this machine too
+        if not (ip.is_loopback or ip.is_unspecified or str(ip) in own):
             return False
     return bool(found)
 

@@ -128,9 +128,8 @@ def _transport(name: str, dev_dir: Path) -> str:
 def device_info(target: Target, sys_root: Path = Path("/sys")) -> DeviceInfo:
     """Read a target's identity and queue settings from sysfs (block) or its filesystem (file).
     Nothing of a device on a remote host can be read from here: only its name and path."""
-    if target.remote:
-        return DeviceInfo(name=target.name, path=target.path, kind=target.kind,
-                          size_bytes=target.size_bytes)  # fmt: skip
+    if target.remote:  # its size is the server's to know: --size is only the span used
+        return DeviceInfo(name=target.name, path=target.path, kind=target.kind)
     if target.kind == "file":
         return _file_info(target)
     name = target.kernel_name or target.name

@@ -258,16 +258,18 @@ def _check_hosted(
     grouped = [t.name for t in targets if t.members]
     asked = [what for what, on in (("--precondition", steps), ("--states", states),
                                    ("--ceiling", ceiling)) if on]  # fmt: skip
+    # asked for by the user or by the suite (storagereview preconditions, anandtech states)
+    off = " (turn the suite's own off with --precondition none or --states none)"
     if hosted and asked:
         raise SsdcompareError(
             f"{' and '.join(asked)} cannot be used with devices on hosts ({', '.join(hosted)}) "
-            "yet: they run on this machine only. Leave them out, or run ssdcompare on that "
-            "host itself"
+            "yet: they discard, fill or make RAM disks through this machine's kernel. Leave "
+            f"them out{off}, or run ssdcompare on that host itself"
         )
     if grouped and asked:
         raise SsdcompareError(
             f"{' and '.join(asked)} cannot be used with groups ({', '.join(grouped)}) yet: "
-            "measure the members alone for that"
+            f"leave them out{off}, or measure the members alone"
         )
 
 

@@ -159,6 +159,15 @@ def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDi
     for results in sweeps:
         found += _sweep_choices(results)
         found += _missing_ceilings(results)
+        remote = sorted({h.where for t in results.manifest.targets for p in t.parts
+                         if p.remote and p.host is not None for h in [p.host]})  # fmt: skip
+        if remote:
+            found.append(
+                f"Not CPU-sampled: host {', '.join(remote)} is another machine. Its results "
+                "are judged on fio's own CPU figures only: verdict unknown unless fio's worker "
+                "was saturated. Devices here and on hosts at this machine's addresses were "
+                "sampled in full."
+            )
         host = results.manifest.host
         odd = [g for g in host.cpu_governors if g != "performance"]
         if odd:
@@ -224,8 +233,15 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
     rows = []
     seen = set()
     for results in sweeps:
+        parts = {p.name: p for t in results.manifest.targets for p in t.parts}
         for info in results.manifest.devices:
-            match = frame[(frame["sweep"] == str(results.path)) & (frame["device"] == info.name)]
+            part = parts.get(info.name)
+            mine = frame["sweep"] == str(results.path)
+            if part is not None and part.host is not None:  # "a:nvme0n1": nvme0n1 on host a
+                mine &= (frame["device"] == part.device) & (frame["host"] == part.host.name)
+            else:
+                mine &= frame["device"] == info.name
+            match = frame[mine]
             label = match["label"].iloc[0] if not match.empty else info.name
             if label in seen or label not in labels:
                 continue
@@ -239,7 +255,8 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
                 "rotational": "-" if info.rotational is None else (
                     "yes" if info.rotational else "no"),
                 "scheduler": info.scheduler or "-",
-                "host": results.manifest.host.hostname,
+                "host": (part.host.where if part is not None and part.host is not None
+                         else results.manifest.host.hostname),  # fmt: skip
                 "path": info.path,
                 "extra": ", ".join(
                     f"{k}={v}" for k, v in (

@@ -229,6 +229,10 @@ def run_fio(
             "stopped answering"
         )
         outcome.device_unusable = True
+        if hosts:  # or its server did: the rest of that host's jobs would wait as long
+            names = ", ".join(h.where for h in hosts)
+            outcome.error += f", or the fio server of host {names}"
+            outcome.host_lost, outcome.lost_hosts = True, [h.name for h in hosts]
         return outcome
     settled = _settle(outcome, folder)
     if expected_jobs and settled.state == "ok":
@@ -240,28 +244,44 @@ def run_fio(
 
 
 def _check_reported(outcome: RunOutcome, folder: Path, expected: Sequence[str]) -> None:
-    """Fail a run whose output lacks a job it had to run (fio drops a job a server refuses,
-    and says so only in its notes)."""
+    """Fail a run whose output lacks a job it had to run, or shows it without any I/O: a
+    server that refuses a job (a mounted disk, a bad option) drops it or reports it with
+    zeros, says why only in its messages, and fio's client still exits 0."""
     try:
-        reported = {job.name for job in parse_fio_file(folder / FIO_JSON).jobs}
+        jobs = parse_fio_file(folder / FIO_JSON).jobs
     except Exception:  # _settle read it already; anything else is its to say
         return
-    missing = [name for name in expected if name not in reported]
+    moved = {job.name for job in jobs
+             if any((d.total_ios or 0) > 0 for d in job.directions.values())}  # fmt: skip
+    missing = [name for name in expected if name not in moved]
     if missing:
         outcome.state = "failed"
+        said = "; ".join(_said_before_output(folder)[-3:]) or "see its messages"
         outcome.error = (f"fio reported no result for {', '.join(missing)}: the job did not "
-                         "run (see its messages)")  # fmt: skip
+                         f"run or moved no data ({said})")  # fmt: skip
+
+
+def _said_before_output(folder: Path) -> list[str]:
+    """What fio (and, in client mode, its servers: "<host> ...") wrote before the JSON."""
+    try:
+        with open(folder / FIO_JSON, errors="replace") as handle:
+            head = handle.read(8192)
+    except OSError:
+        return []
+    lines = []
+    for line in head.splitlines():
+        if line.startswith("{"):
+            break
+        if line.strip():
+            lines.append(line.strip())
+    return lines
 
 
 def _blame_host(outcome: RunOutcome, folder: Path, host: Host) -> None:
     """A failed client run whose server could not be reached or went away: say so, and
     mark it, so the sweep skips the rest of that host's jobs instead of failing each."""
     # fio's client writes what it says of the server before the JSON, into fio.json
-    try:
-        with open(folder / FIO_JSON, errors="replace") as handle:
-            head = handle.read(4096).split("{", 1)[0]
-    except OSError:
-        head = ""
+    head = "\n".join(_said_before_output(folder))
     said = "\n".join([head, *(_tail(folder / name, 20) or "" for name in (STDOUT, STDERR))])
     problem = host_problem(said, host)
     if problem is None and not server_answers(host):

@@ -229,6 +229,7 @@ class Manifest(BaseModel):
     read_only: bool = False
     destroy_data: bool = False  # as given when the sweep started; a resume must give it again
     guard_overrides: list[str] = Field(default_factory=list)
+    override_targets: list[str] = Field(default_factory=list)  # the devices it overwrote
     allowed_options: list[str] = Field(default_factory=list)  # accepted with --allow-option
     identities: dict[str, TargetIdentity] = Field(default_factory=dict)  # target -> at start
     planned: dict[str, dict[str, str]] = Field(default_factory=dict)  # target -> job -> hash

@@ -193,6 +193,7 @@ def start(
         read_only=read_only or plan.read_only,
         destroy_data=bool(consent),
         guard_overrides=[f"{f.device}: {f.detail}" for f in findings],
+        override_targets=list(dict.fromkeys(f.target for f in findings)),
         allowed_options=plan.allowed_options,
         precondition=plan.precondition,
         states=plan.states,
@@ -261,6 +262,16 @@ def reopen(
             + "; ".join(manifest.guard_overrides)
             + ". Give --destroy-data again to resume it"
         )
+    if isinstance(consent, list):
+        # names cover only the devices named: each one overwritten before needs naming again
+        again = [t for t in manifest.override_targets
+                 if t in {p.name for p in written} and t not in consent]  # fmt: skip
+        if again:
+            raise SsdcompareError(
+                f"this sweep was started with --destroy-data overwriting {', '.join(again)}; "
+                f"name {'it' if len(again) == 1 else 'them'} again to resume it: "
+                f"--destroy-data {','.join([*consent, *again])}"
+            )
     check_hosts(fio, waiting)
     findings = check_write_safety(written, True, consent)
     manifest.resumed_at.append(now_iso())
@@ -845,7 +856,10 @@ def _run_one(
     # fio itself refuses to write, create or extend anything there (--readonly)
     readonly = all(target.name != t.name for t in plan.modified_targets)
     clients = _host_jobfiles(job, folder, plan) if len(target.hosts) > 1 else []
+    # fio's client exits 0 when a server refuses a job: it must be in the output
     expected = [member_section(job.job_id, n) for n in range(1, len(target.members) + 1)]
+    if target.hosts and not expected:
+        expected = [job.job_id]
     with claimed_all(target.parts, job.writes) as held:
         if not held:
             # claimed between the last look and now: what claimed it must not be written

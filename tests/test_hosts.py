@@ -19,7 +19,7 @@ from ssdcompare import sweep
 from ssdcompare.devices import Target, resolve_targets
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo
-from ssdcompare.fioclient import check_hosts
+from ssdcompare.fioclient import check_hosts, host_problem
 from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.guard import check_write_safety
 from ssdcompare.hosts import DEFAULT_PORT, Host, is_local, parse_hosts, split_device
@@ -350,3 +350,110 @@ def test_in_parallel_a_host_that_goes_away_costs_only_its_own_runs(
     assert lost[0].status == "failed" and lost[0].host_lost
     assert f"host b ({second.spec}) went away" in (lost[0].error or "")
     assert lost[1].status == "skipped" and f"host b ({second.spec})" in (lost[1].error or "")
+
+
+def test_host_names_are_usable_and_this_machine_is_recognised() -> None:
+    unnamed = parse_hosts("127.0.0.1:23101")
+    assert list(unnamed) == ["127.0.0.1"] and unnamed["127.0.0.1"].port == 23101
+    assert split_device("127.0.0.1:loop3", unnamed)[0] == unnamed["127.0.0.1"]
+    with pytest.raises(SsdcompareError, match="give servers on one address names"):
+        parse_hosts("127.0.0.1:23101,127.0.0.1:23102")
+    with pytest.raises(SsdcompareError, match="not a usable host name"):
+        parse_hosts("a:b=10.0.0.5")
+    with pytest.raises(SsdcompareError, match="give .* a name"):
+        parse_hosts("[::1]:8765")
+    assert parse_hosts("six=[::1]:8765")["six"].client == "ip6:::1,8765"
+    for address in ("0.0.0.0", "::ffff:127.0.0.1", "127.0.0.2"):
+        assert is_local(address), address
+
+
+def test_only_the_clients_own_lines_tell_of_a_lost_server() -> None:
+    host = Host(name="a", address="10.0.0.5", port=8765)
+    # a file named like an error, in the JSON or a server's line, is no error
+    quiet = ('<vm> a: Laying out IO file "/x/timed out/disconnected.img"\n'
+             '{"filename" : "/x/timed out/Connection refused.img"}')  # fmt: skip
+    assert host_problem(quiet, host) is None
+    refused = "fio: connect: Connection refused\nfio: failed to connect to 10.0.0.5:8765"
+    assert (host_problem(refused, host) or "").startswith("no fio server answers on host a")
+    gone = "client: host=10.0.0.5 disconnected"
+    assert "went away" in (host_problem(gone, host) or "")
+    # at the first question, a listener that hangs up is no fio server
+    assert "took the connection and hung up" in (host_problem(gone, host, probing=True) or "")
+
+
+@pytest.mark.fio
+def test_writing_through_a_server_here_needs_the_device_named(
+    fio: FioInfo, tmp_path: Path
+) -> None:
+    writes = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, iodepth: 1}",
+                        defaults="{runtime: 1}")  # fmt: skip
+    new = tmp_path / "new.img"
+    with fio_server(fio.path, "127.0.0.1") as server:
+        hosts = f"h=127.0.0.1:{server.port}"
+        plan = make_plan(str(writes), [f"h:{new}"], hosts=hosts, size_bytes=8 << 20,
+                         require_fio=True)  # fmt: skip
+        # a server at this machine's address may still open another machine's disk
+        for consent in (False, True):
+            with pytest.raises(SsdcompareError, match="needs it named, e.g. --destroy-data"):
+                sweep.start(plan, tmp_path / "refused", destroy_data=consent)
+        # a new file is not there to be asked about: the server's fio makes it
+        results, _ = sweep.start(plan, tmp_path / "r", destroy_data=["h:new.img"])
+        outcome = sweep.run(plan, results)
+    assert outcome.count("ok") == 1 and new.stat().st_size == 8 << 20
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_job_a_server_refuses_fails_with_the_servers_words(fio: FioInfo, tmp_path: Path) -> None:
+    writes = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, iodepth: 1}",
+                        defaults="{runtime: 1, size: 4m}")  # fmt: skip
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    with fio_server(fio.path, "127.0.0.2") as server, \
+            loop_device(tmp_path / "a.img", 32 << 20) as dev:  # fmt: skip
+        subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True)
+        subprocess.run(["mount", dev, str(mount)], check=True)
+        try:
+            # taken as another machine's: the guard here cannot see the mount, fio can
+            hosts = {"far": Host(name="far", address="127.0.0.2", port=server.port)}
+            device = f"far:{Path(dev).name}"
+            plan = make_plan(str(writes), [device], hosts=hosts, require_fio=True)
+            results, _ = sweep.start(plan, tmp_path / "r", destroy_data=[device])
+            outcome = sweep.run(plan, results)
+        finally:
+            subprocess.run(["umount", str(mount)], check=False)
+    (status,) = outcome.statuses
+    assert status.status == "failed" and "no result for randwrite-4k-qd1" in (status.error or "")
+    assert "mounted" in (status.error or "")
+
+
+@pytest.mark.fio
+def test_a_resume_needs_every_overwritten_device_named_again(fio: FioInfo, tmp_path: Path) -> None:
+    writes = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, iodepth: 1}",
+                        defaults="{runtime: 1, size: 4m}")  # fmt: skip
+    first, second = tmp_path / "one.img", tmp_path / "two.img"
+    for image in (first, second):
+        image.write_bytes(b"\0" * (8 << 20))
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(second)], check=True)
+    run = ssdcompare.run_sweep(f"{first},{second}", suite=str(writes), out=tmp_path / "r",
+                               destroy_data=["two.img"], report=False)  # fmt: skip
+    assert run.complete
+    (run.path / "runs" / "two.img" / "randwrite-4k-qd1" / "r1" / "status.json").unlink()
+    with pytest.raises(SsdcompareError, match="overwriting two.img; name it again"):
+        ssdcompare.run_sweep(resume=run.path, destroy_data=["one.img"], report=False)
+    assert ssdcompare.run_sweep(resume=run.path, destroy_data=["two.img"], report=False).complete
+
+
+@pytest.mark.fio
+def test_serve_refuses_a_port_in_use(fio: FioInfo) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.3", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "ssdcompare", "serve", "--address", "127.0.0.3", "--port",
+             str(port)], capture_output=True, text=True, timeout=DEADLINE_S, check=False,
+        )  # fmt: skip
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.3:{port}" in done.stderr
