@@ -449,8 +449,8 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
         sys.exit(_exit_code(outcome.stop_reason))
     lost = sorted({h for s in outcome.statuses if s.host_lost for h in s.lost_hosts})
     if lost:
-        say(f"host {', '.join(lost)} went away: its jobs did not run. Once it is back: "
-            f"ssdcompare sweep --resume {results.path}")  # fmt: skip
+        say(f"host {', '.join(lost)} stopped answering: its jobs did not run. Once it is "
+            f"back: ssdcompare sweep --resume {results.path}")  # fmt: skip
     if outcome.count("failed") or outcome.count("skipped"):
         sys.exit(1)
 

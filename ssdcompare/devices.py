@@ -64,6 +64,8 @@ class Target(BaseModel):
     def device(self) -> str:
         """The name without its host: "nvme0n1" for "a:nvme0n1" ("x+y" for "a:x+a:y")."""
         if self.members:
+            if len(self.hosts) > 1:
+                return self.name
             return "+".join(m.device for m in self.members)
         prefix = f"{self.host.name}:" if self.host is not None else ""
         return self.name.removeprefix(prefix)
@@ -342,7 +344,11 @@ def _resolve_unit(
             "logs it gets back by address only, so theirs would mix. Put the members on "
             "servers with different addresses (e.g. 127.0.0.1 and 127.0.0.2)"
         )
-    return Target(spec=item.strip(), name="+".join(m.name for m in members),
+    # on one host: "a:nvme0n1+nvme1n1", as the frame labels it; across hosts each its own
+    one = where[0] if len(where) == 1 else None
+    name = (f"{one.name}:" + "+".join(m.device for m in members) if one is not None
+            else "+".join(m.name for m in members))  # fmt: skip
+    return Target(spec=item.strip(), name=name,
                   path="+".join(m.path for m in members), kind="group", size_bytes=None,
                   host=where[0] if len(where) == 1 else None,
                   members=tuple(members))  # fmt: skip

@@ -732,8 +732,8 @@ def check_write_safety(
             )
         if len(local) < len(kept):
             lines.append(
-                "A device on a remote host is written only when named in --destroy-data; "
-                "read-only suites (--read-only) run on any host."
+                "A device reached through a fio server is written only when named in "
+                "--destroy-data; read-only suites (--read-only) run on any host."
             )
         raise SsdcompareError("\n".join(lines))
     return soft

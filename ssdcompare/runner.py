@@ -229,17 +229,18 @@ def run_fio(
             "stopped answering"
         )
         outcome.device_unusable = True
-        if hosts:  # or its server did: the rest of that host's jobs would wait as long
+        if hosts:  # or its server did
             names = ", ".join(h.where for h in hosts)
-            outcome.error += f", or the fio server of host {names}"
-            outcome.host_lost, outcome.lost_hosts = True, [h.name for h in hosts]
+            outcome.error += f", or the fio server of host {names} did"
+            if len(hosts) == 1:  # the rest of that host's jobs would wait as long
+                outcome.host_lost, outcome.lost_hosts = True, [hosts[0].name]
         return outcome
     settled = _settle(outcome, folder)
     if expected_jobs and settled.state == "ok":
         _check_reported(settled, folder, expected_jobs)
     if hosts and settled.state == "failed":
         for one in hosts:
-            _blame_host(settled, folder, one)
+            _blame_host(settled, folder, one, alone=len(hosts) == 1)
     return settled
 
 
@@ -277,13 +278,13 @@ def _said_before_output(folder: Path) -> list[str]:
     return lines
 
 
-def _blame_host(outcome: RunOutcome, folder: Path, host: Host) -> None:
+def _blame_host(outcome: RunOutcome, folder: Path, host: Host, alone: bool = True) -> None:
     """A failed client run whose server could not be reached or went away: say so, and
     mark it, so the sweep skips the rest of that host's jobs instead of failing each."""
     # fio's client writes what it says of the server before the JSON, into fio.json
     head = "\n".join(_said_before_output(folder))
     said = "\n".join([head, *(_tail(folder / name, 20) or "" for name in (STDOUT, STDERR))])
-    problem = host_problem(said, host)
+    problem = host_problem(said, host, alone=alone)
     if problem is None and not server_answers(host):
         # lost before fio could say so (killed while the client connected): ask the port
         problem = f"host {host.where} went away: its fio server no longer answers"

@@ -150,7 +150,8 @@ def consent_names(
     consent, nor hide that the device meant was not named."""
     if isinstance(destroy_data, bool):
         return destroy_data
-    names = {key: t.name for t in targets for key in (t.name, t.spec, t.path) if not t.remote}
+    # a path names a device of this machine only: one reached through a server needs its name
+    names = {key: t.name for t in targets for key in (t.name, t.spec, t.path) if not t.host}
     names.update({key: t.name for t in targets for key in (t.name, t.spec)})
     unknown = [n for n in destroy_data if n not in names]
     if unknown:
@@ -806,7 +807,7 @@ def _own_outcome(ran: RunOutcome, lead: Path, job: RenderedJob) -> RunOutcome:
     if ran.state == "interrupted":
         return mine
     if host.name in ran.lost_hosts:
-        mine.state, mine.host_lost = "failed", True
+        mine.state, mine.host_lost, mine.lost_hosts = "failed", True, [host.name]
         mine.error = f"host {host.where} went away: its fio server stopped answering"
         return mine
     mine.host_lost, mine.lost_hosts = False, []
@@ -816,7 +817,18 @@ def _own_outcome(ran: RunOutcome, lead: Path, job: RenderedJob) -> RunOutcome:
     except Exception:
         entries = []
     failed = [j for j in entries if j.error]
-    if entries and not failed:
+    # every section of the device's jobfile, with I/O: a server that refused a job drops it
+    # or reports zeros, and says why only in its messages
+    members = len(job.target.members)
+    wanted = [member_section(job.job_id, n) for n in range(1, members + 1)] or [job.job_id]
+    moved = {j.name for j in entries
+             if any((d.total_ios or 0) > 0 for d in j.directions.values())}  # fmt: skip
+    short = [name for name in wanted if name not in moved]
+    if entries and not failed and short:
+        mine.state = "failed"
+        mine.error = (f"fio reported no result for {', '.join(short)} from host {host.where}: "
+                      "the job did not run or moved no data (see its messages)")  # fmt: skip
+    elif entries and not failed:
         mine.state, mine.error = "ok", None
     elif failed:
         code = failed[0].error

@@ -457,3 +457,34 @@ def test_serve_refuses_a_port_in_use(fio: FioInfo) -> None:
              str(port)], capture_output=True, text=True, timeout=DEADLINE_S, check=False,
         )  # fmt: skip
     assert done.returncode == 2 and f"cannot listen on 127.0.0.3:{port}" in done.stderr
+
+
+def test_of_several_servers_only_the_one_named_is_lost() -> None:
+    a = Host(name="a", address="127.0.0.1", port=8801, local=True)
+    b = Host(name="b", address="127.0.0.2", port=8802, local=True)
+    said = "client: host=127.0.0.2 disconnected\nfio: failed to connect to 127.0.0.2:8802"
+    assert host_problem(said, a, alone=False) is None
+    assert host_problem(said, b, alone=False) is not None
+
+
+def test_in_parallel_a_device_whose_server_reported_no_io_fails(tmp_path: Path) -> None:
+    from ssdcompare.jobfile import render
+    from ssdcompare.runner import RunOutcome
+    from ssdcompare.sweep import _own_outcome
+    from ssdcompare.workload import Workload
+
+    # a real output of two servers on one address (ports 42155 and 41411), numjobs=2 each
+    recorded = Path(__file__).parent / "data" / "client-server-two-servers-one-ip-json.json"
+    (tmp_path / "fio.json").write_text(recorded.read_text())
+    hosts = {"a": Host(name="a", address="127.0.0.1", port=42155),
+             "b": Host(name="b", address="127.0.0.1", port=41411)}  # fmt: skip
+    (target,) = resolve_targets("a:sda", hosts=hosts)
+    job = render(Workload(id="cs-randread", rw="randread", bs_bytes=4096), target, "t", "psync")
+    ran = RunOutcome("ok", 0, 1.0)
+    assert _own_outcome(ran, tmp_path, job).state == "ok"
+    # the same output with host a's entries emptied, as fio reports a job its server refused
+    text = recorded.read_text().replace('"total_ios" : 2396443', '"total_ios" : 0').replace(
+        '"total_ios" : 2562013', '"total_ios" : 0')  # fmt: skip
+    (tmp_path / "fio.json").write_text(text)
+    refused = _own_outcome(ran, tmp_path, job)
+    assert refused.state == "failed" and "moved no data" in (refused.error or "")
