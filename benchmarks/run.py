@@ -1,0 +1,204 @@
+"""Performance at scale: each figure next to its target, measured side by side in one run.
+
+    .venv/bin/python benchmarks/run.py            # every figure; exit 1 when a target is missed
+    .venv/bin/python benchmarks/run.py --quick    # small sizes: checks that it works (CI)
+
+Figures (ratios are measured side by side, so a busy shared host moves both sides alike):
+- the report for a synthetic result set of 1,000 jobs x 4 devices (time and HTML size), and
+  of 40 jobs x 2 devices (time);
+- ingest: `ssdcompare.load` of those results against `json.loads` of the same fio.json bytes,
+  and `read_fio` over the same files;
+- the CPU sampler's own cost at 10 Hz, as % of one core, while a null-engine fio job runs.
+
+The synthetic results are real-shaped: every run holds a copy of a real fio json+ output
+(tests/data/randread-libaio-jsonplus-normal.json) under the job's own name, a jobfile
+rendered by ssdcompare for a file target, and a status, in a results folder with a manifest,
+as a sweep writes them. Nothing of fio runs for them; only the sampler figure runs fio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RECORDED = REPO / "tests" / "data" / "randread-libaio-jsonplus-normal.json"
+
+
+@dataclass
+class Figure:
+    name: str
+    value: float
+    target: float
+    unit: str
+    lower_is_better: bool = True
+
+    @property
+    def met(self) -> bool:
+        return self.value <= self.target if self.lower_is_better else self.value >= self.target
+
+    def line(self) -> str:
+        sign = "<=" if self.lower_is_better else ">="
+        mark = "met" if self.met else "MISSED"
+        return (f"{self.name:<58} {self.value:>10.2f} {self.unit:<6} target {sign} "
+                f"{self.target:g} {self.unit:<6} {mark}")  # fmt: skip
+
+
+def _workloads(count: int) -> list[dict[str, object]]:
+    """`count` workloads in families: four patterns x block sizes x queue depths."""
+    found: list[dict[str, object]] = []
+    patterns = ("randread", "randwrite", "read", "write")
+    sizes = (4096, 8192, 16384, 65536, 131072, 1 << 20)
+    depths = (1, 2, 4, 8, 16, 32, 64, 128)
+    jobs = 1
+    while len(found) < count:
+        for rw in patterns:
+            for bs in sizes:
+                for qd in depths:
+                    if len(found) < count:
+                        found.append({"rw": rw, "bs_bytes": bs, "iodepth": qd, "numjobs": jobs,
+                                      "runtime_s": 1})  # fmt: skip
+        jobs += 1
+    return found
+
+
+def synthetic_results(folder: Path, jobs: int, devices: int) -> Path:
+    """A results folder of `jobs` x `devices` finished runs, shaped as a sweep writes them."""
+    from ssdcompare import __version__
+    from ssdcompare.metadata import HostInfo, device_info
+    from ssdcompare.plan import make_plan
+    from ssdcompare.store import Manifest, ResultsDir, RunStatus, now_iso, write_atomic
+    from ssdcompare.workload import Suite, Workload
+
+    suite = Suite(name="scale", description="synthetic", workloads=[
+        Workload(**w) for w in _workloads(jobs)])  # type: ignore[arg-type]  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    targets = [str(folder / f"dev{n}.img") for n in range(devices)]
+    plan = make_plan(suite, targets, size_bytes=1 << 20)
+    manifest = Manifest(
+        created_at=now_iso(), command_line=["benchmarks/run.py"], suite=plan.suite,
+        targets=plan.targets, devices=[device_info(t) for t in plan.targets],
+        host=HostInfo(hostname="bench", cpu_threads=2, ssdcompare_version=__version__),
+        repeat=1, ioengine=plan.default_ioengine,
+    )  # fmt: skip
+    results = ResultsDir.create(folder / "results", manifest)
+    recorded = _recorded()
+    for job in plan.jobs:
+        run = results.prepare_run(job.target.name, job.job_id, 1)
+        write_atomic(run / "jobfile.fio", job.text)
+        output = json.loads(json.dumps(recorded))
+        output["jobs"][0]["jobname"] = job.job_id
+        write_atomic(run / "fio.json", json.dumps(output, indent=1))
+        results.write_status(run, RunStatus(
+            status="ok", target=job.target.name, job=job.job_id, repeat=1,
+            workload_hash=job.workload_hash, started_at=now_iso(), finished_at=now_iso(),
+        ))  # fmt: skip
+    return results.path
+
+
+def _recorded() -> dict:
+    """The JSON of the recorded fio output (the file also holds fio's normal report)."""
+    text = RECORDED.read_text()
+    start = text.index("\n{") + 1
+    decoder = json.JSONDecoder()
+    value, _ = decoder.raw_decode(text[start:])
+    return value
+
+
+def _timed(work: Callable[[], object], rounds: int = 1) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def report_figures(scratch: Path, jobs: int, devices: int, limit_s: float,
+                   limit_mb: float | None) -> list[Figure]:  # fmt: skip
+    from ssdcompare.report import write_report
+
+    folder = synthetic_results(scratch / f"r{jobs}x{devices}", jobs, devices)
+    out = scratch / f"report-{jobs}x{devices}.html"
+    seconds = _timed(lambda: write_report([folder], out))
+    found = [Figure(f"report, {jobs} jobs x {devices} devices: time", seconds, limit_s, "s")]
+    if limit_mb is not None:
+        size = out.stat().st_size / 1e6
+        found.append(Figure(f"report, {jobs} jobs x {devices} devices: size", size, limit_mb,
+                            "MB"))  # fmt: skip
+    return found
+
+
+def ingest_figures(scratch: Path, jobs: int, devices: int) -> list[Figure]:
+    import ssdcompare
+
+    folder = synthetic_results(scratch / f"i{jobs}x{devices}", jobs, devices)
+    files = sorted(folder.glob("runs/*/*/r1/fio.json"))
+    blobs = [f.read_bytes() for f in files]
+
+    def baseline() -> None:
+        for path in files:
+            json.loads(path.read_bytes())
+
+    plain = _timed(baseline, 3)
+    loading = _timed(lambda: ssdcompare.load(folder), 3)
+    reading = _timed(lambda: [ssdcompare.read_fio(p) for p in files], 1)
+    count = f"{len(files)} results, {sum(map(len, blobs)) / 1e6:.1f} MB"
+    return [
+        Figure(f"ssdcompare.load / json.loads ({count})", loading / plain, 1.5, "x"),
+        Figure(f"read_fio per file / json.loads ({count})", reading / plain, 1.5, "x"),
+    ]
+
+
+def sampler_figure(seconds: int) -> Figure:
+    from ssdcompare.fio import find_fio
+    from ssdcompare.sampler import CpuSampler
+
+    fio = find_fio()
+    with tempfile.TemporaryDirectory() as scratch:
+        proc = subprocess.Popen(
+            [fio.path, "--name=load", "--ioengine=null", "--rw=randread", "--bs=4k",
+             "--size=1g", f"--runtime={seconds}", "--time_based", f"--filename={scratch}/x",
+             "--output-format=terse"], stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        sampler = CpuSampler(interval_s=0.1)
+        sampler.start(proc.pid)
+        proc.wait()
+        trace = sampler.stop()
+    return Figure("CPU sampler at 10 Hz, % of one core", trace.sampler_cpu_pct or 0.0, 0.5, "%")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes only: checks that every measurement works")  # fmt: skip
+    args = parser.parse_args()
+    figures: list[Figure] = []
+    with tempfile.TemporaryDirectory(prefix="ssdcompare-bench-") as name:
+        scratch = Path(name)
+        figures += report_figures(scratch, 40, 2, 2.0, None)
+        if not args.quick:
+            figures += report_figures(scratch, 1000, 4, 5.0, 5.0)
+        figures += ingest_figures(scratch, 40 if args.quick else 1000, 2 if args.quick else 4)
+        figures.append(sampler_figure(2 if args.quick else 5))
+    for figure in figures:
+        print(figure.line())
+    print(
+        "not measured here yet: per-job orchestration overhead (target <= 20 ms) and IOPS "
+        "through ssdcompare / bare fio on a CPU-bound null-engine job (target >= 0.99)"
+    )
+    missed = [f for f in figures if not f.met]
+    if args.quick:
+        return 0  # the figures of a quick run on a shared machine decide nothing
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
