@@ -143,6 +143,7 @@ Where it ran
 
 from __future__ import annotations
 
+import glob
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -601,15 +602,41 @@ def load(
     return _label_devices(frame)
 
 
-def read_fio(path: str | Path, thresholds: Thresholds | None = None) -> pd.DataFrame:
-    """A frame from one raw fio JSON output made outside ssdcompare.
+def read_fio(
+    paths: str | Path | Iterable[str | Path], thresholds: Thresholds | None = None
+) -> pd.DataFrame:
+    """A frame from raw fio JSON outputs made outside ssdcompare: one file, a list of them, or
+    a glob ("runs/*.json"), read into one frame (built once, however many files).
 
     Columns fio's output cannot tell (device metadata, CPU samples) are null; the CPU-bound
     judgement uses fio's own usr/sys figures and stays null unless they show a saturated worker.
     Client/server output gives each server's host and port.
     """
     thresholds = thresholds or Thresholds()
-    output = parse_fio_file(Path(path))
+    rows: list[dict[str, object]] = []
+    for path in _fio_paths(paths):
+        rows += _fio_file_rows(path, thresholds)
+    return _label_devices(_typed(rows))
+
+
+def _fio_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
+    if isinstance(paths, Path):
+        return [paths]
+    if isinstance(paths, str):
+        if not any(char in paths for char in "*?["):
+            return [Path(paths)]
+        found = sorted(Path(p) for p in glob.glob(paths, recursive=True))
+        if not found:
+            raise SsdcompareError(f"no file matches {paths!r}")
+        return found
+    found = [Path(p) for p in paths]
+    if not found:
+        raise SsdcompareError("no fio output files given")
+    return found
+
+
+def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]]:
+    output = parse_fio_file(path)
     rows = []
     for job in output.jobs:
         options = job.options  # this job's own server's options in client/server output
@@ -649,7 +676,7 @@ def read_fio(path: str | Path, thresholds: Thresholds | None = None) -> pd.DataF
         directions = [d for d in DIRECTIONS if d in job.directions] or ["read"]
         for direction in directions:
             rows.append(dict(base, direction=direction, **_direction_values(job, direction)))
-    return _label_devices(_typed(rows))
+    return rows
 
 
 def _label_devices(frame: pd.DataFrame) -> pd.DataFrame:

@@ -32,6 +32,19 @@ def test_read_fio_mixed_job_gives_read_and_write_rows_with_numbers_from_the_file
     assert frame["iops"].dtype == "float64" and frame["iodepth"].dtype == "Int64"
 
 
+def test_read_fio_reads_a_list_or_a_glob_into_one_frame() -> None:
+    files = [DATA / "randrw-latpct-json.json", DATA / "numjobs2-separate-jsonplus.json"]
+    alone = [ssdcompare.read_fio(f) for f in files]
+    together = ssdcompare.read_fio(files)
+    assert len(together) == sum(len(f) for f in alone)
+    assert together["iops"].sum() == pytest.approx(sum(f["iops"].sum() for f in alone))
+    assert list(together["fio_json"].unique()) == [str(f) for f in files]
+    matched = ssdcompare.read_fio(str(DATA / "randrw-latpct-*.json"))
+    assert list(matched["fio_json"].unique()) == [str(files[0])]
+    with pytest.raises(SsdcompareError, match="no file matches"):
+        ssdcompare.read_fio(str(DATA / "nothing-*.json"))
+
+
 def test_read_fio_keeps_failed_jobs_as_failed_not_zero() -> None:
     frame = ssdcompare.read_fio(DATA / "job-error-enotdir-jsonplus.json")
     bad = frame[frame["job"] == "bad"].iloc[0]
