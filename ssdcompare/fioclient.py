@@ -40,9 +40,7 @@ _MISMATCH = (re.compile(r"client/server version mismatch[^\n]*", re.I),
 _LOST = re.compile(r"client: host=\S+ disconnected|connection reset", re.I)
 
 
-def host_problem(
-    text: str, host: Host, probing: bool = False, alone: bool = True
-) -> str | None:
+def host_problem(text: str, host: Host, probing: bool = False, alone: bool = True) -> str | None:
     """What fio's client said went wrong with the server itself (None: nothing). Only the
     client's own lines count ("fio: ...", "client: ..."): not the JSON, not the servers'.
     Of a run with several servers (`alone` False) only the lines naming this host's address
@@ -51,8 +49,11 @@ def host_problem(
                      if line.startswith(("fio: ", "client: ")))  # fmt: skip
     if not alone:
         address = re.escape(host.address)
-        text = "\n".join(line for line in text.splitlines()
-                         if re.search(rf"(host=|to ){address}(\b|:{host.port}\b)", line))
+        text = "\n".join(
+            line
+            for line in text.splitlines()
+            if re.search(rf"(host=|to ){address}(\b|:{host.port}\b)", line)
+        )
     mismatch = _MISMATCH[0].search(text) or _MISMATCH[1].search(text)
     if mismatch:
         return (f"host {host.where} runs a fio that speaks another client/server protocol "

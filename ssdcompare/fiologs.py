@@ -12,6 +12,7 @@ log line is an error naming the file and line.
 from __future__ import annotations
 
 import gzip
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,14 +65,23 @@ def read_log(path: Path) -> list[Sample]:
 
 
 def log_files(folder: Path, prefix: str, kind: str) -> list[Path]:
-    """One run's log files of one kind, one per fio process, in process order."""
-    found = [*folder.glob(f"{prefix}_{kind}.*.log"), *folder.glob(f"{prefix}_{kind}.*.log.gz")]
-
-    def process(path: Path) -> int:
-        number = path.name.removesuffix(".gz").removesuffix(".log").rsplit(".", 1)[-1]
-        return int(number) if number.isdigit() else 0
-
-    return sorted(found, key=process)
+    """One run's log files of one kind, one per fio process, in process order
+    ("<prefix>_<kind>.<n>.log", or .log.gz)."""
+    start = f"{prefix}_{kind}."
+    try:
+        names = os.listdir(folder)  # one look at the folder, not a glob per pattern
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.startswith(start):
+            continue
+        middle = name[len(start) :].removesuffix(".gz")
+        if not middle.endswith(".log"):
+            continue
+        number = middle.removesuffix(".log")
+        found.append((int(number) if number.isdigit() else 0, folder / name))
+    return [path for _, path in sorted(found)]
 
 
 COMPRESS_ABOVE = 1 << 20  # bytes: a log of every I/O grows about 22 MB per million I/Os

@@ -66,6 +66,8 @@ ALL_CLIENTS = "All clients"
 # line; a line such as "{x}: (groupid=0, ...)" (a job called "{x}" in a normal report) is text
 _JSON_START = re.compile(r'^\{(?=[ \t]*(?:"|\}|\r?\n|\Z))', re.MULTILINE)
 # fio formats floats with %f, so a NaN or infinity would come out as a bare nan/-nan/inf
+# every way a nan or inf can be written (fio's %f, or JSON's NaN / Infinity), as a word
+_MAYBE_NON_FINITE = re.compile(r"(?<![A-Za-z])(nan|inf(inity)?)(?![A-Za-z])", re.IGNORECASE)
 _NON_NUMBER = re.compile(r"(?<=[:,\[])(\s*)(-?)(nan|inf(?:inity)?)(?=\s*[,}\]])", re.IGNORECASE)
 
 # fio's counters are 64-bit; anything outside is not a count fio wrote (and would overflow floats)
@@ -315,7 +317,8 @@ def _parse(text: str, source: str) -> FioOutput:
     doc = documents[-1]
     issues = _Issues()
     entries, client_server = _entries(doc, source)
-    _note_non_finite(doc, entries, client_server, issues)
+    if _MAYBE_NON_FINITE.search(text):  # no such word, no such number: skip the walk
+        _note_non_finite(doc, entries, client_server, issues)
     top = _Reader(issues, "fio's output")
     servers = {
         (_text(entry.get("hostname")), _port(entry.get("port")))
