@@ -150,12 +150,11 @@ def collect_logs(folder: Path, hosts: Sequence[Host], into: dict[str, Path] | No
     its folder instead."""
     taken: dict[str, int] = {}  # log kind ("timeseries_iops") -> numbers given so far
     for host in hosts:
+        suffix = f".{host.address}"
         if into is not None:
-            suffix = f".{host.address}"
             for path in sorted(folder.glob(f"*.log{suffix}")):
                 os.replace(path, into[host.name] / path.name.removesuffix(suffix))
             continue
-        suffix = f".{host.address}"
         mine: dict[str, int] = {}
         for path in sorted(folder.glob(f"*.log{suffix}")):
             name = path.name.removesuffix(suffix)  # timeseries_iops.1.log

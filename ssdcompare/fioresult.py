@@ -197,6 +197,11 @@ class JobResult(BaseModel):
         return self.error == 0
 
     @property
+    def moved(self) -> bool:
+        """fio counted some I/O for this job (a server that refused a job reports zeros)."""
+        return any((d.total_ios or 0) > 0 for d in self.directions.values())
+
+    @property
     def total_iops(self) -> float:
         """IOPS of all directions added (sync has no rate and adds nothing)."""
         return sum(d.iops for d in self.directions.values() if d.iops and not math.isnan(d.iops))

@@ -213,6 +213,16 @@ def member_section(job_id: str, number: int) -> str:
     return f"{job_id}.m{number}"
 
 
+def sections_of(job_id: str, target: Target, host: Host | None = None) -> list[tuple[str, str]]:
+    """The (section, path) pairs a jobfile of `job_id` on `target` holds, in order: one
+    section named after the job, or a group's one per member (only those on `host`, given)."""
+    if not target.members:
+        return [(job_id, target.path)]
+    numbered = enumerate(target.members, start=1)
+    return [(member_section(job_id, n), m.path) for n, m in numbered
+            if host is None or m.host == host]  # fmt: skip
+
+
 def _render_group(
     workload: Workload,
     group: Target,
@@ -243,9 +253,7 @@ def _render_group(
                 lines.append(name if value is None else f"{name}={value}")
     text = "\n".join(lines) + "\n"
     facts = read_jobfile(text)
-    sections = [(member_section(workload.job_id, n), m.path)
-                for n, m in enumerate(group.members, start=1)]  # fmt: skip
-    check_sections(facts, sections, read_only, allowed_options)
+    check_sections(facts, sections_of(workload.job_id, group), read_only, allowed_options)
     sized = hashed_span(workload, span(workload, group.members[0]))
     return RenderedJob(
         workload=workload, target=group, ioengine=alone[0].ioengine, text=text,

@@ -252,8 +252,7 @@ def _check_reported(outcome: RunOutcome, folder: Path, expected: Sequence[str]) 
         jobs = parse_fio_file(folder / FIO_JSON).jobs
     except Exception:  # _settle read it already; anything else is its to say
         return
-    moved = {job.name for job in jobs
-             if any((d.total_ios or 0) > 0 for d in job.directions.values())}  # fmt: skip
+    moved = {job.name for job in jobs if job.moved}
     missing = [name for name in expected if name not in moved]
     if missing:
         outcome.state = "failed"

@@ -31,7 +31,7 @@ from ssdcompare.fio import FioInfo, default_ioengine, find_fio
 from ssdcompare.fioclient import check_hosts, server_answers
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
-from ssdcompare.fioresult import parse_fio_file
+from ssdcompare.fioresult import JobResult, parse_fio_file
 from ssdcompare.guard import (
     Finding,
     check_in_use,
@@ -41,8 +41,8 @@ from ssdcompare.guard import (
 )
 from ssdcompare.hosts import Host
 from ssdcompare.identity import changed_since, differences, identify
-from ssdcompare.jobcheck import JobfileError, check_jobfile, check_sections, read_jobfile
-from ssdcompare.jobfile import RenderedJob, member_section, render, split_by_host
+from ssdcompare.jobcheck import JobfileError, check_sections, read_jobfile
+from ssdcompare.jobfile import RenderedJob, render, sections_of, split_by_host
 from ssdcompare.locks import Lock, holding, lock_paths
 from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan, validate
@@ -710,10 +710,9 @@ def _host_jobfiles(job: RenderedJob, folder: Path, plan: Plan) -> list[tuple[Hos
     for host, text in split_by_host(job):
         path = folder / f"jobfile.{host.name}.fio"
         write_atomic(path, text)
-        numbered = enumerate(job.target.members, start=1)
-        sections = [(member_section(job.job_id, n), m.path) for n, m in numbered if m.host == host]
         facts = read_jobfile(path.read_text(encoding="utf-8"))
-        check_sections(facts, sections, plan.read_only, plan.allowed_options)
+        check_sections(facts, sections_of(job.job_id, job.target, host), plan.read_only,
+                       plan.allowed_options)  # fmt: skip
         found.append((host, path))
     return found
 
@@ -727,12 +726,7 @@ def _prepare(plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int) -> 
     write_atomic(jobfile, job.text)
     # the last look before fio runs: the file on disk, read as fio will read it
     facts = read_jobfile(jobfile.read_text(encoding="utf-8"))
-    if target.members:
-        sections = [(member_section(job.job_id, n), m.path)
-                    for n, m in enumerate(target.members, start=1)]  # fmt: skip
-        check_sections(facts, sections, plan.read_only, plan.allowed_options)
-    else:
-        check_jobfile(facts, target.path, job.job_id, plan.read_only, plan.allowed_options)
+    check_sections(facts, sections_of(job.job_id, target), plan.read_only, plan.allowed_options)
     if facts.writes and not job.writes:
         # the guard judged this target from the planned jobfiles, which did not write
         raise JobfileError(
@@ -784,24 +778,19 @@ def _run_together(
     for folder in folders[1:]:
         for name in shared:
             shutil.copyfile(lead / name, folder / name)
-    statuses = []
-    for (repeat, job), folder in zip(batch, folders, strict=True):
-        compress_large(folder, TIMESERIES_PREFIX)
-        outcome = dataclasses.asdict(_own_outcome(ran, lead, job))
-        outcome["status"] = outcome.pop("state")
-        del outcome["interrupted"]
-        status = RunStatus(
-            target=job.target.name, job=job.job_id, repeat=repeat,
-            workload_hash=job.workload_hash, started_at=started_at, finished_at=now_iso(),
-            **outcome,
-        )  # fmt: skip
-        results.write_status(folder, status)
-        statuses.append(status)
-    return statuses
+    try:
+        reported = parse_fio_file(lead / FIO_JSON).jobs
+    except Exception:  # no usable output: each device's outcome says so
+        reported = []
+    return [
+        _record(results, folder, job, repeat, _own_outcome(ran, reported, job), started_at)
+        for (repeat, job), folder in zip(batch, folders, strict=True)
+    ]
 
 
-def _own_outcome(ran: RunOutcome, lead: Path, job: RenderedJob) -> RunOutcome:
-    """What a run of several hosts at once means for one device: its server's entries."""
+def _own_outcome(ran: RunOutcome, reported: list[JobResult], job: RenderedJob) -> RunOutcome:
+    """What a run of several hosts at once means for one device: its server's entries among
+    what the run `reported`."""
     host = job.target.hosts[0]
     mine = dataclasses.replace(ran, notes=list(ran.notes), lost_hosts=list(ran.lost_hosts))
     if ran.state == "interrupted":
@@ -811,19 +800,12 @@ def _own_outcome(ran: RunOutcome, lead: Path, job: RenderedJob) -> RunOutcome:
         mine.error = f"host {host.where} went away: its fio server stopped answering"
         return mine
     mine.host_lost, mine.lost_hosts = False, []
-    try:
-        entries = [j for j in parse_fio_file(lead / FIO_JSON).jobs
-                   if (j.hostname, j.port) == (host.address, host.port)]  # fmt: skip
-    except Exception:
-        entries = []
+    entries = [j for j in reported if (j.hostname, j.port) == (host.address, host.port)]
     failed = [j for j in entries if j.error]
     # every section of the device's jobfile, with I/O: a server that refused a job drops it
     # or reports zeros, and says why only in its messages
-    members = len(job.target.members)
-    wanted = [member_section(job.job_id, n) for n in range(1, members + 1)] or [job.job_id]
-    moved = {j.name for j in entries
-             if any((d.total_ios or 0) > 0 for d in j.directions.values())}  # fmt: skip
-    short = [name for name in wanted if name not in moved]
+    moved = {j.name for j in entries if j.moved}
+    short = [name for name, _ in sections_of(job.job_id, job.target) if name not in moved]
     if entries and not failed and short:
         mine.state = "failed"
         mine.error = (f"fio reported no result for {', '.join(short)} from host {host.where}: "
@@ -868,10 +850,10 @@ def _run_one(
     # fio itself refuses to write, create or extend anything there (--readonly)
     readonly = all(target.name != t.name for t in plan.modified_targets)
     clients = _host_jobfiles(job, folder, plan) if len(target.hosts) > 1 else []
-    # fio's client exits 0 when a server refuses a job: it must be in the output
-    expected = [member_section(job.job_id, n) for n in range(1, len(target.members) + 1)]
-    if target.hosts and not expected:
-        expected = [job.job_id]
+    # a group's member fio dropped, or a job a server refused (fio's client still exits 0),
+    # must not pass for a result: every section must be in the output, with I/O
+    expected = ([name for name, _ in sections_of(job.job_id, target)]
+                if target.members or target.hosts else [])  # fmt: skip
     with claimed_all(target.parts, job.writes) as held:
         if not held:
             # claimed between the last look and now: what claimed it must not be written
@@ -880,13 +862,27 @@ def _run_one(
             return _skip(results, job, repeat, reason)
         ran = run_fio(fio, jobfile, folder, timeout, sampler, readonly=readonly,
                       host=target.host, clients=clients, expected_jobs=expected)  # fmt: skip
+    return _record(results, folder, job, repeat, ran, started_at, state_step)
+
+
+def _record(
+    results: ResultsDir,
+    folder: Path,
+    job: RenderedJob,
+    repeat: int,
+    ran: RunOutcome,
+    started_at: str,
+    state_step: int | None = None,
+) -> RunStatus:
+    """A finished fio run written down: its large logs compressed, its status stored."""
     compress_large(folder, TIMESERIES_PREFIX)
     outcome = dataclasses.asdict(ran)
     outcome["status"] = outcome.pop("state")
     del outcome["interrupted"]  # the status says so
     status = RunStatus(
-        target=target.name, job=job.job_id, repeat=repeat, workload_hash=job.workload_hash,
-        started_at=started_at, finished_at=now_iso(), state_step=state_step, **outcome,
+        target=job.target.name, job=job.job_id, repeat=repeat,
+        workload_hash=job.workload_hash, started_at=started_at, finished_at=now_iso(),
+        state_step=state_step, **outcome,
     )  # fmt: skip
     results.write_status(folder, status)
     return status

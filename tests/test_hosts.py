@@ -481,10 +481,10 @@ def test_in_parallel_a_device_whose_server_reported_no_io_fails(tmp_path: Path) 
     (target,) = resolve_targets("a:sda", hosts=hosts)
     job = render(Workload(id="cs-randread", rw="randread", bs_bytes=4096), target, "t", "psync")
     ran = RunOutcome("ok", 0, 1.0)
-    assert _own_outcome(ran, tmp_path, job).state == "ok"
+    assert _own_outcome(ran, parse_fio_file(tmp_path / "fio.json").jobs, job).state == "ok"
     # the same output with host a's entries emptied, as fio reports a job its server refused
     text = recorded.read_text().replace('"total_ios" : 2396443', '"total_ios" : 0').replace(
         '"total_ios" : 2562013', '"total_ios" : 0')  # fmt: skip
     (tmp_path / "fio.json").write_text(text)
-    refused = _own_outcome(ran, tmp_path, job)
+    refused = _own_outcome(ran, parse_fio_file(tmp_path / "fio.json").jobs, job)
     assert refused.state == "failed" and "moved no data" in (refused.error or "")
