@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -138,14 +139,14 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
             f"this summary compares the devices to {compared_to!r}, not {baseline!r}: make it "
             f"with job_summary(frame, baseline={baseline!r})"
         )
-    reference = summary[summary["label"] == baseline].drop_duplicates("job").set_index("job")
+    reference = _by_job(summary, baseline)
     found = []
     for label in labels:
         if label == baseline:
             continue
-        mine = summary[summary["label"] == label].drop_duplicates("job").set_index("job")
+        mine = _by_job(summary, label)
         result = Headline(label=label, baseline=baseline)
-        jobs = list(dict.fromkeys([*reference.index, *mine.index]))
+        jobs = list(dict.fromkeys([*reference, *mine]))
         result.total = len(jobs)
         iops: list[float] = []
         p99: list[float] = []
@@ -154,7 +155,7 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
             if why is not None:
                 result.left_out[why] += 1
                 continue
-            row, base = mine.loc[job], reference.loc[job]
+            row, base = mine[job], reference[job]
             result.jobs += 1
             iops.append(_ratio(row, base, "iops_value", "ratio"))
             if base["lat_p99_us_value"] > 0 and row["lat_p99_us_value"] > 0:
@@ -175,7 +176,15 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
     return found
 
 
-def _ratio(row: pd.Series, base: pd.Series, value: str, tested: str) -> float:
+def _by_job(summary: pd.DataFrame, label: str) -> dict[object, dict[str, Any]]:
+    """One device's summary rows by job (the first row of a job, as the table shows it)."""
+    found: dict[object, dict[str, Any]] = {}
+    for record in summary[summary["label"] == label].to_dict("records"):
+        found.setdefault(record["job"], record)
+    return found
+
+
+def _ratio(row: dict[str, Any], base: dict[str, Any], value: str, tested: str) -> float:
     """The job's ratio: with 3+ repeats a side, the tested one (geometric means of all
     repeats, as the significance counts use); else the ratio of the table's figures."""
     found = row.get(tested)
@@ -184,12 +193,14 @@ def _ratio(row: pd.Series, base: pd.Series, value: str, tested: str) -> float:
     return float(row[value]) / float(base[value])
 
 
-def _left_out(mine: pd.DataFrame, reference: pd.DataFrame, job: object) -> str | None:
+def _left_out(
+    mine: dict[object, dict[str, Any]], reference: dict[object, dict[str, Any]], job: object
+) -> str | None:
     """Why a job does not count for the headline (None: it counts). The same whichever of
     the two devices is the baseline."""
-    if job not in mine.index or job not in reference.index:
+    if job not in mine or job not in reference:
         return "failed"
-    row, base = mine.loc[job], reference.loc[job]
+    row, base = mine[job], reference[job]
     if row["status"] != "ok" or base["status"] != "ok":
         return "failed"
     if is_false(row.get("comparable")):

@@ -731,41 +731,39 @@ _DESCRIBED = [
 ]  # fmt: skip
 
 
-def _worst_verdict(pairs: pd.Series) -> Verdict | None:
-    """The first verdict in VERDICTS order among a run's direction rows."""
-    found = [Verdict(v, r) for v, r in pairs if isinstance(v, str)]
-    return judge_repeats(found, None, 1) if found else None
-
-
 def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     """Read, write and trim of one run combined: IOPS and bandwidth add up, the mean latency
     is weighted by each direction's I/O count, the p99 is the worst direction's."""
     data = frame[frame["direction"] != "sync"].copy()
     data["lat_weighted"] = data["lat_mean_us"] * data["total_ios"]
-    if "verdict" in data.columns:
-        data["verdict_pair"] = list(zip(data["verdict"], data["verdict_reason"], strict=True))
     keys = [k for k in _PER_RUN_KEYS if k in data.columns]
     # frames written by an older version (e.g. read back from CSV) lack the newer columns
     facts = [k for k in _WORKLOAD_KEYS + _RUN_FACTS if k in data.columns]
-    grouped = data.groupby(keys, sort=False, dropna=False)
-    runs = grouped.agg(
-        status=("status", "first"),
-        error=("error", "first"),
-        **{k: (k, "first") for k in facts},
-        iops=("iops", lambda s: s.sum(min_count=1)),
-        bw_bytes=("bw_bytes", lambda s: s.sum(min_count=1)),
-        total_ios=("total_ios", lambda s: s.sum(min_count=1)),
-        lat_weighted=("lat_weighted", lambda s: s.sum(min_count=1)),
-        lat_p99_us=("lat_p99_us", "max"),
-        lat_max_us=("lat_max_us", "max"),
-        cpu_bound=("cpu_bound", lambda s: bool(known_true(s).any()) if s.notna().any()
-                   else pd.NA),
-        cpu_bound_reason=("cpu_bound_reason", "first"),
-        **{k: (k, "first") for k in _CLIFF_COLUMNS if k in data.columns},
-        **({"burst_iops": ("burst_iops", "first")} if "burst_iops" in data.columns else {}),
-        **({"verdict_pair": ("verdict_pair", _worst_verdict)} if "verdict" in data.columns
-           else {}),
-    ).reset_index()  # fmt: skip
+    firsts = ["status", "error", *facts, "cpu_bound_reason",
+              *[k for k in (*_CLIFF_COLUMNS, "burst_iops") if k in data.columns]]  # fmt: skip
+    # the group's number of each row: every aggregate below is a vectorised one over it
+    codes = data.groupby(keys, sort=False, dropna=False).ngroup()
+    by = data.groupby(codes.to_numpy(), sort=True)
+    runs = data.loc[~codes.duplicated().to_numpy(), keys].reset_index(drop=True)
+    for column, values in by[firsts].first().items():
+        runs[column] = values.to_numpy()
+    sums = by[["iops", "bw_bytes", "total_ios", "lat_weighted"]].sum(min_count=1)
+    for column, values in sums.items():
+        runs[column] = values.to_numpy()
+    for column, values in by[["lat_p99_us", "lat_max_us"]].max().items():
+        runs[column] = values.to_numpy()
+    # CPU-bound when a direction was; NA when no direction could tell
+    bound = known_true(data["cpu_bound"]).groupby(codes.to_numpy()).any()
+    told = data["cpu_bound"].notna().groupby(codes.to_numpy()).any()
+    runs["cpu_bound"] = pd.Series(bound.to_numpy(), dtype="object").where(told.to_numpy(), pd.NA)
+    if "verdict" in data.columns:  # the first verdict in VERDICTS order among its directions
+        pairs: dict[int, list[Verdict]] = {}
+        for code, verdict, reason in zip(codes.to_numpy(), data["verdict"],
+                                         data["verdict_reason"], strict=True):  # fmt: skip
+            if isinstance(verdict, str):
+                pairs.setdefault(int(code), []).append(Verdict(verdict, reason))
+        runs["verdict_pair"] = [judge_repeats(pairs[c], None, 1) if c in pairs else None
+                                for c in range(len(runs))]  # fmt: skip
     runs["lat_mean_us"] = runs["lat_weighted"] / runs["total_ios"]
     # a finished run with no I/O counted: fio leaves out a direction that moved nothing
     idle = (runs["status"] == "ok") & runs["iops"].isna()
@@ -793,7 +791,7 @@ def _shown(column: str, value: object) -> str:
     return str(value)
 
 
-def _difference_note(row: pd.Series, reference: pd.Series, baseline: str) -> str:
+def _difference_note(row: dict[str, Any], reference: dict[str, Any], baseline: str) -> str:
     """Why a result is not comparable to the baseline's, with what the summary can tell."""
     differences = [
         f"{name} {_shown(column, row.get(column))} vs {_shown(column, reference.get(column))}"
@@ -818,19 +816,24 @@ def _difference_note(row: pd.Series, reference: pd.Series, baseline: str) -> str
 def _comparability(summary: pd.DataFrame, baseline: str) -> tuple[pd.Series, pd.Series]:
     """Per summary row: whether its workload hash equals the baseline's for the same job
     (NA when either is unknown), and a note explaining a difference."""
-    reference = summary[summary["label"] == baseline].drop_duplicates("job").set_index("job")
+    wanted = ["job", "label", "workload_hash"] + [c for c, _ in _DESCRIBED if c in summary]
+    records = summary[list(dict.fromkeys(wanted))].to_dict("records")
+    reference: dict[object, dict[str, object]] = {}
+    for record in records:
+        if record["label"] == baseline:
+            reference.setdefault(record["job"], record)
     flags: list[object] = []
     notes: list[str | None] = []
-    for _, row in summary.iterrows():
+    for row in records:
         if row["label"] == baseline:
             flags.append(True)
             notes.append(None)
             continue
-        if row["job"] not in reference.index:
+        ref = reference.get(row["job"])
+        if ref is None:
             flags.append(pd.NA)
             notes.append(None)
             continue
-        ref = reference.loc[row["job"]]
         ours, theirs = row.get("workload_hash"), ref.get("workload_hash")
         if _missing(ours) or _missing(theirs):
             # raw fio files carry no hash: nothing to judge
@@ -862,17 +865,56 @@ def _baseline(labels: list[str], baseline: str | None) -> str:
 _CLIFF_COLUMNS = ("cliff_s", "cliff_before_iops", "cliff_after_iops")
 
 
-def _cliffs(ok: pd.DataFrame) -> dict[str, object]:
-    """A job's write cliffs over its repeats: how many runs had one, the earliest second,
-    and the median levels before and after."""
-    if "cliff_s" not in ok.columns:
+def _cliffs(runs: list[tuple[float, float, float]]) -> dict[str, object]:
+    """A job's write cliffs over its repeats (second, IOPS before, IOPS after of each run's,
+    NaN without one): how many runs had one, the earliest second, and the median levels
+    before and after."""
+    cliffs = [c for c in runs if not math.isnan(c[0])]
+    if not cliffs:
         return {"cliff_runs": 0, **dict.fromkeys(_CLIFF_COLUMNS, float("nan"))}
-    cliffs = ok[ok["cliff_s"].notna()]
     return {
         "cliff_runs": len(cliffs),
-        "cliff_s": cliffs["cliff_s"].min() if len(cliffs) else float("nan"),
-        "cliff_before_iops": cliffs["cliff_before_iops"].median() if len(cliffs) else float("nan"),
-        "cliff_after_iops": cliffs["cliff_after_iops"].median() if len(cliffs) else float("nan"),
+        "cliff_s": min(c[0] for c in cliffs),
+        "cliff_before_iops": _median([c[1] for c in cliffs]),
+        "cliff_after_iops": _median([c[2] for c in cliffs]),
+    }
+
+
+_SUMMED = ("iops", "bw_bytes", "lat_mean_us", "lat_p99_us", "lat_max_us")
+
+
+def _known_values(values: list[float]) -> list[float]:
+    return [v for v in values if not math.isnan(v)]
+
+
+def _mean(values: list[float]) -> float:
+    """The mean of the known values (NaN left out, as pandas does); NaN without any."""
+    known = _known_values(values)
+    return sum(known) / len(known) if known else math.nan
+
+
+def _median(values: list[float]) -> float:
+    known = sorted(_known_values(values))
+    if not known:
+        return math.nan
+    middle = len(known) // 2
+    return known[middle] if len(known) % 2 else (known[middle - 1] + known[middle]) / 2
+
+
+def _spread(metric: str, values: list[float]) -> dict[str, float]:
+    """Mean, sample standard deviation, min, max and coefficient of variation (%) of one
+    metric's repeats; NaN values are left out, and NaN stands for what cannot be told."""
+    known = _known_values(values)
+    mean = _mean(known)
+    std = math.nan
+    if len(known) > 1:
+        std = math.sqrt(sum((v - mean) ** 2 for v in known) / (len(known) - 1))
+    return {
+        f"{metric}_mean": mean,
+        f"{metric}_std": std,
+        f"{metric}_min": min(known) if known else math.nan,
+        f"{metric}_max": max(known) if known else math.nan,
+        f"{metric}_cv_pct": std / mean * 100 if mean else math.nan,
     }
 
 
@@ -902,47 +944,65 @@ def job_summary(
     frame = _label_devices(frame) if "label" not in frame.columns else frame
     runs = _per_run(frame)
     rows = []
-    repeats: dict[tuple[object, object], pd.DataFrame] = {}
+    repeats: dict[tuple[object, object], dict[str, list[float]]] = {}
     keys = ["sweep", "host", "device", "label", "job"]
-    for key, group in runs.groupby(keys, sort=False, dropna=False):
-        ok = group[group["status"] == "ok"]
-        row: dict[str, object] = dict(zip(keys, key, strict=True))
-        first = group.iloc[0]
-        row.update({k: first[k] for k in _WORKLOAD_KEYS})
-        row.update({k: first[k] for k in _RUN_FACTS})
+    codes = runs.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    members: dict[int, list[int]] = {}
+    for position, code in enumerate(codes):
+        members.setdefault(int(code), []).append(position)
+    # plain lists: one group's figures are a handful of numbers, not worth a frame each
+    firsts = runs[keys + _WORKLOAD_KEYS + _RUN_FACTS].to_dict("records")
+    status = runs["status"].tolist()
+    error = runs["error"].tolist()
+    metrics = {m: runs[m].astype("float64").tolist() for m in _SUMMED}
+    extra = {c: runs[c].astype("float64").tolist() if c in runs.columns else [math.nan] * len(runs)
+             for c in (*_CLIFF_COLUMNS, "burst_iops")}  # fmt: skip
+    bound = runs["cpu_bound"].tolist()
+    bound_reason = runs["cpu_bound_reason"].tolist()
+    pairs = runs["verdict_pair"].tolist() if "verdict_pair" in runs.columns else [None] * len(runs)
+    for code in range(len(members)):
+        group = members[code]
+        ok = [i for i in group if status[i] == "ok"]
+        row: dict[str, object] = dict(firsts[group[0]])
         row["repeats"] = len(ok)
         row["failed_runs"] = len(group) - len(ok)
-        row["status"] = "ok" if len(ok) else str(group["status"].iloc[-1])
-        row["error"] = None if len(ok) else group["error"].iloc[-1]
-        for metric in ("iops", "bw_bytes", "lat_mean_us", "lat_p99_us", "lat_max_us"):
-            values = ok[metric].astype("float64")
-            mean = values.mean() if len(values) else float("nan")
-            std = values.std(ddof=1) if len(values) > 1 else float("nan")
-            row[f"{metric}_mean"] = mean
-            row[f"{metric}_std"] = std
-            row[f"{metric}_min"] = values.min() if len(values) else float("nan")
-            row[f"{metric}_max"] = values.max() if len(values) else float("nan")
-            row[f"{metric}_cv_pct"] = std / mean * 100 if mean else float("nan")
+        row["status"] = "ok" if ok else str(status[group[-1]])
+        row["error"] = None if ok else error[group[-1]]
+        for metric in _SUMMED:
+            found = [metrics[metric][i] for i in ok]
+            row.update(_spread(metric, found))
             lower_better = metric.startswith("lat_")
-            row[f"{metric}_value"] = aggregate_values(values, aggregate, not lower_better)
+            row[f"{metric}_value"] = aggregate_values(found, aggregate, not lower_better)
         row["aggregate"] = aggregate
-        repeats[(row["label"], row["job"])] = ok
-        bound = ok["cpu_bound"].dropna()
-        row["cpu_bound"] = bool(bound.astype(bool).any()) if len(bound) else pd.NA
-        reasons = ok.loc[known_true(ok["cpu_bound"]), "cpu_bound_reason"]
-        row["cpu_bound_reason"] = reasons.iloc[0] if len(reasons) else None
-        row.update(_cliffs(ok))
-        bursty = ok["burst_iops"].astype("float64") if "burst_iops" in ok.columns else None
-        row["burst_iops_mean"] = bursty.mean() if bursty is not None and len(ok) else math.nan
-        judged = [v for v in ok.get("verdict_pair", pd.Series(dtype=object)) if v is not None]
-        verdict = judge_repeats(judged, row["iops_cv_pct"], len(ok)) if len(ok) else None
+        repeats[(row["label"], row["job"])] = {m: [metrics[m][i] for i in ok] for m in _COMPARED}
+        told = [bool(bound[i]) for i in ok if not _missing(bound[i])]
+        row["cpu_bound"] = any(told) if told else pd.NA
+        reasons = [bound_reason[i] for i in ok if is_true(bound[i])]
+        row["cpu_bound_reason"] = reasons[0] if reasons else None
+        row.update(_cliffs([(extra["cliff_s"][i], extra["cliff_before_iops"][i],
+                             extra["cliff_after_iops"][i]) for i in ok]))  # fmt: skip
+        row["burst_iops_mean"] = _mean([extra["burst_iops"][i] for i in ok])
+        judged = [pairs[i] for i in ok if pairs[i] is not None]
+        verdict = judge_repeats(judged, row["iops_cv_pct"], len(ok)) if ok else None
         row["verdict"] = verdict.verdict if verdict else None
         row["verdict_reason"] = verdict.reason if verdict else None
         rows.append(row)
     summary = pd.DataFrame(rows)
     if not summary.empty:
         summary["cpu_bound"] = summary["cpu_bound"].astype("boolean")
-        for column in ("fsync", "fdatasync", "member"):
+        for column in (
+            "bs_bytes",
+            "iodepth",
+            "numjobs",
+            "rwmixread",
+            "fsync",
+            "fdatasync",
+            "runtime_s",
+            "ramp_s",
+            "thinktime_us",
+            "io_size_bytes",
+            "member",
+        ):
             summary[column] = pd.to_numeric(summary[column], errors="coerce").astype("Int64")
         chosen = _baseline(list(dict.fromkeys(summary["label"])), baseline)
         summary["comparable"], summary["comparable_note"] = _comparability(summary, chosen)
@@ -963,14 +1023,22 @@ def _knees(summary: pd.DataFrame) -> pd.Series:
     knees = pd.Series(pd.NA, index=summary.index, dtype="Int64")
     ok = summary[summary["status"] == "ok"]
     keys = [k for k in _SERIES_KEYS if k in ok.columns]
-    for _, series in ok.groupby(keys, sort=False, dropna=False):
-        if series["iodepth"].nunique() < 3:
+    if ok.empty:
+        return knees
+    depths = ok["iodepth"].astype("float64").tolist()
+    iops = ok["iops_value"].astype("float64").tolist()
+    lat = ok["lat_mean_us_value"].astype("float64").tolist()
+    series: dict[int, list[int]] = {}
+    for position, code in enumerate(ok.groupby(keys, sort=False, dropna=False).ngroup()):
+        series.setdefault(int(code), []).append(position)
+    index = ok.index
+    for positions in series.values():
+        if len({depths[i] for i in positions if not math.isnan(depths[i])}) < 3:
             continue
-        knee = find_knee(series["iodepth"].astype("float64").tolist(),
-                         series["iops_value"].astype("float64").tolist(),
-                         series["lat_mean_us_value"].astype("float64").tolist())  # fmt: skip
+        knee = find_knee([depths[i] for i in positions], [iops[i] for i in positions],
+                         [lat[i] for i in positions])  # fmt: skip
         if knee is not None:
-            knees[series.index] = knee
+            knees[index[positions]] = knee
     return knees
 
 
@@ -978,7 +1046,9 @@ _COMPARED = {"iops": "", "lat_p99_us": "p99_"}  # metric -> prefix of its compar
 
 
 def _compare_repeats(
-    summary: pd.DataFrame, repeats: dict[tuple[object, object], pd.DataFrame], baseline: str
+    summary: pd.DataFrame,
+    repeats: dict[tuple[object, object], dict[str, list[float]]],
+    baseline: str,
 ) -> None:
     """Each row's repeats against the baseline's for the same job (ssdcompare.stats)."""
     for metric, prefix in _COMPARED.items():
@@ -995,8 +1065,7 @@ def _compare_repeats(
                 and mine is not None
                 and not is_false(comparable)
             ):
-                result = compare(mine[metric].astype("float64").tolist(),
-                                       theirs[metric].astype("float64").tolist())  # fmt: skip
+                result = compare(mine[metric], theirs[metric])
             values = ((result.ratio, result.ci_low, result.ci_high, result.p_value,
                        result.significant) if result is not None
                       else (float("nan"),) * 4 + (pd.NA,))  # fmt: skip

@@ -98,7 +98,7 @@ class Group:
     rows: list[Row] = field(default_factory=list)
 
 
-def _what(row: pd.Series) -> str:
+def _what(row: dict[str, Any] | pd.Series) -> str:
     parts = [format_bytes(row["bs_bytes"])]
     if pd.notna(row["rwmixread"]) and row["rw"] in ("rw", "randrw"):
         parts.append(f"{int(row['rwmixread'])}/{100 - int(row['rwmixread'])} r/w")
@@ -269,7 +269,7 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
     return rows
 
 
-def _cell(row: pd.Series | None, ratio: float | None, significant: object, baseline: bool,
+def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, baseline: bool,
           footnotes: list[str], baseline_limit: str = "") -> Cell:  # fmt: skip
     if row is None:
         return Cell(status="missing")
@@ -341,7 +341,7 @@ def _cell(row: pd.Series | None, ratio: float | None, significant: object, basel
     return cell
 
 
-def _drive_notes(cell: Cell, row: pd.Series, footnotes: list[str]) -> None:
+def _drive_notes(cell: Cell, row: dict[str, Any], footnotes: list[str]) -> None:
     """The drive's state (tooltip) and a write cliff (footnote) of one cell."""
     state = row.get("drive_state")
     if isinstance(state, str) and state != "as found":
@@ -372,19 +372,26 @@ def _groups(
         ["family", "bs_bytes", "numjobs", "fsync", "fdatasync", "rwmixread", "iodepth"],
         ascending=[True, True, True, True, True, False, True], kind="stable",
     )  # fmt: skip
-    for order, (_, job_row) in enumerate(jobs.iterrows()):
+    records = summary.to_dict("records")
+    rows_of: dict[tuple[object, object], dict[str, Any]] = {}
+    limits_of: dict[object, set[str]] = {}
+    for record in records:  # the first row of a (job, device) pair, as the table shows it
+        rows_of.setdefault((record["job"], record["label"]), record)
+        if record["label"] == baseline:
+            limits_of.setdefault(record["job"], set()).add(_record_limit(record))
+    ratio_of = ratios.to_dict("index")
+    for order, job_row in enumerate(jobs.to_dict("records")):
+        job = job_row["job"]
         name = _FAMILY.get(job_row["rw"], (9, str(job_row["rw"])))[1]
         group = groups.setdefault(name, Group(name))
         cells = []
-        base_rows = summary[(summary["job"] == job_row["job"]) & (summary["label"] == baseline)]
-        baseline_limit = _limit(base_rows)
+        baseline_limit = _worst_limit(limits_of.get(job, set()))
         for label in labels:
-            match = summary[(summary["job"] == job_row["job"]) & (summary["label"] == label)]
-            row = match.iloc[0] if not match.empty else None
+            row = rows_of.get((job, label))
             ratio = significant = None
-            if label != baseline and job_row["job"] in ratios.index:
-                ratio = ratios.loc[job_row["job"], f"{label}/{baseline}"]
-                significant = ratios.loc[job_row["job"], f"{label} significant"]
+            if label != baseline and job in ratio_of:
+                ratio = ratio_of[job][f"{label}/{baseline}"]
+                significant = ratio_of[job][f"{label} significant"]
                 significant = None if pd.isna(significant) else bool(significant)
             cells.append(
                 _cell(row, ratio, significant, label == baseline, footnotes, baseline_limit)
@@ -392,18 +399,26 @@ def _groups(
         extra = job_row.get("extra_options")
         extra = str(extra) if extra is not None and pd.notna(extra) else None
         what = _what(job_row)
-        group.rows.append(Row(str(job_row["job"]), what, cells, extra=extra, order=order))
+        group.rows.append(Row(str(job), what, cells, extra=extra, order=order))
     return list(groups.values())
 
 
-def _limit(rows: pd.DataFrame) -> str:
-    """What limited the baseline's result, in words ("CPU-bound"), or "" for a drive."""
-    verdicts = set(rows["verdict"].dropna()) if "verdict" in rows.columns else set()
-    if "host" in verdicts:
+_LIMITS = ("host-bound", "CPU-bound", "disturbed", "")  # the first one found is the one said
+
+
+def _record_limit(record: dict[str, Any]) -> str:
+    """What limited one baseline result, in words ("CPU-bound"), or "" for a drive."""
+    verdict = record.get("verdict")
+    if verdict == "host":
         return "host-bound"
-    if "cpu" in verdicts or known_true(rows["cpu_bound"]).any():
+    if verdict == "cpu" or is_true(record.get("cpu_bound")):
         return "CPU-bound"
-    return "disturbed" if "disturbed" in verdicts else ""
+    return "disturbed" if verdict == "disturbed" else ""
+
+
+def _worst_limit(found: set[str]) -> str:
+    """What limited the baseline's result(s) of a job: the first of _LIMITS among them."""
+    return next((limit for limit in _LIMITS if limit in found), "")
 
 
 def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str | None = None,
