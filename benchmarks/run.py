@@ -8,12 +8,16 @@ Figures (ratios are measured side by side, so a busy shared host moves both side
   of 40 jobs x 2 devices (time);
 - ingest: `ssdcompare.load` of those results against `json.loads` of the same fio.json bytes,
   and `read_fio` over the same files;
-- the CPU sampler's own cost at 10 Hz, as % of one core, while a null-engine fio job runs.
+- the CPU sampler's own cost at 10 Hz, as % of one core, while a null-engine fio job runs;
+- a sweep's orchestration per job, in ms: sweeps of N and 2N jobs run by an instant fake fio,
+  (T(2N) - T(N)) / N less the fake's own time per start (benchmarks/orchestration.py);
+- IOPS of a CPU-bound null-engine job through `ssdcompare sweep` / bare fio running the
+  jobfile the sweep kept, the median of alternating pairs (benchmarks/orchestration.py).
 
 The synthetic results are real-shaped: every run holds a copy of a real fio json+ output
 (tests/data/randread-libaio-jsonplus-normal.json) under the job's own name, a jobfile
 rendered by ssdcompare for a file target, and a status, in a results folder with a manifest,
-as a sweep writes them. Nothing of fio runs for them; only the sampler figure runs fio.
+as a sweep writes them. Nothing of fio runs for them; the sampler and IOPS figures run fio.
 """
 
 from __future__ import annotations
@@ -188,12 +192,12 @@ def main() -> int:
             figures += report_figures(scratch, 1000, 4, 5.0, 5.0)
         figures += ingest_figures(scratch, 40 if args.quick else 1000, 2 if args.quick else 4)
         figures.append(sampler_figure(2 if args.quick else 5))
+    from orchestration import orchestration_figures, passthrough_figures
+
+    figures += orchestration_figures(args.quick)
+    figures += passthrough_figures(args.quick)
     for figure in figures:
         print(figure.line())
-    print(
-        "not measured here yet: per-job orchestration overhead (target <= 20 ms) and IOPS "
-        "through ssdcompare / bare fio on a CPU-bound null-engine job (target >= 0.99)"
-    )
     missed = [f for f in figures if not f.met]
     if args.quick:
         return 0  # the figures of a quick run on a shared machine decide nothing
