@@ -1,236 +1,422 @@
-"""Charts for the report, drawn with matplotlib and embedded as inline PNG data.
+"""Charts for the report, drawn as inline SVG: small, sharp at any zoom, quick to make
+(a thousand panels take well under a second), and every point says its figures on hover.
 
-Readable in greyscale and by colour-blind readers: every device has its own marker and line
-style as well as a colour (Okabe-Ito palette); CPU- or host-bound points are drawn hollow with
-a cross.
+Readable in greyscale and by colour-blind readers: every device has its own colour (Okabe-Ito
+palette), marker shape and dash pattern. CPU- or host-bound points are drawn hollow inside a
+black ring with a cross. Legends are not drawn inside plots (they would cover data): the report
+shows one legend per chart section, made by `legend`.
 
-Every chart function returns the image, or None when there is nothing it can draw (e.g. a job
-that completed no I/O). Values that are missing, or not positive on a log axis, are left out.
+A chart function returns SVG markup, or None when there is nothing it can draw. Values that
+are missing, or not positive on a log axis, are left out; log axes are used only for values
+that are positive by nature (latency, queue depth, block size).
 """
 
 from __future__ import annotations
 
-import base64
-import io
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-import matplotlib
-
-matplotlib.use("Agg")  # no display needed; set before pyplot is imported
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ssdcompare.frame import known_true  # noqa: E402
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from html import escape
 
 # Okabe-Ito colours, distinct for the common colour-vision deficiencies
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
-LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), "-"]
+MARKERS = ["circle", "square", "triangle", "diamond", "down", "plus", "cross", "star"]
+DASHES = ["", "6 3", "2 2", "8 3 2 3", "4 1", "1 3", "10 2", ""]
+
+WIDTH, HEIGHT = 330, 210  # one small chart; sections lay them out side by side
+_LEFT, _RIGHT, _TOP, _BOTTOM = 54, 22, 22, 34
 
 
-def _style(index: int) -> dict[str, object]:
-    return {
-        "color": COLOURS[index % len(COLOURS)],
-        "marker": MARKERS[index % len(MARKERS)],
-        "linestyle": LINESTYLES[index % len(LINESTYLES)],
+def style(index: int) -> tuple[str, str, str]:
+    """A device's colour, marker and dash pattern, by its position in the report."""
+    return (
+        COLOURS[index % len(COLOURS)],
+        MARKERS[index % len(MARKERS)],
+        DASHES[index % len(DASHES)],
+    )
+
+
+@dataclass
+class Series:
+    """One device's line: points (x, y), optional min-max bars, bound flags and tooltips."""
+
+    index: int  # the device's position: its colour, marker and dash
+    xs: list[float]
+    ys: list[float]
+    tips: list[str] = field(default_factory=list)
+    bound: list[bool] = field(default_factory=list)
+    lows: list[float] | None = None
+    highs: list[float] | None = None
+    thin: bool = False  # a second line of the same device (e.g. p99 beside the mean)
+    markers: bool = True
+
+
+@dataclass
+class Axis:
+    label: str
+    scale: str = "linear"  # linear, log10, log2 or nines (percentiles: 90, 99, 99.9 ...)
+    ticks: Callable[[float], str] | None = None  # how a tick value is written
+    reverse: bool = False
+    zero: bool = False  # a linear axis that starts at 0
+    at_data: bool = False  # ticks at the data's own values (queue depths, block sizes)
+
+
+def _forward(scale: str, value: float) -> float:
+    if scale == "log10":
+        return math.log10(value)
+    if scale == "log2":
+        return math.log2(value)
+    if scale == "nines":  # 90 % -> 1, 99 % -> 2, 99.9 % -> 3
+        return -math.log10(max(1 - value / 100, 1e-7))
+    return value
+
+
+def _drawable(scale: str, value: float) -> bool:
+    if value is None or isinstance(value, bool) or not math.isfinite(value):
+        return False
+    return value > 0 if scale in ("log10", "log2") else True
+
+
+def _nice_step(span: float, count: int = 5) -> float:
+    raw = span / max(count, 1)
+    power = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    for factor in (1, 2, 2.5, 5, 10):
+        if raw <= factor * power:
+            return factor * power
+    return 10 * power
+
+
+def _ticks(axis: Axis, low: float, high: float, data: Sequence[float]) -> list[float]:
+    if axis.at_data:
+        values = sorted(set(data))
+        while len(values) > 9:  # every other one: labels must not run into each other
+            values = values[::2]
+        return values
+    if axis.scale == "nines":
+        return [p for p in (50, 90, 99, 99.9, 99.99, 99.999, 99.9999) if low <= p <= high]
+    if axis.scale == "log10":
+        first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+        decades = [10.0**k for k in range(first, last + 1)]
+        if last - first <= 2:  # a narrow range: 2 and 5 within each decade as well
+            decades = sorted(d * m for d in decades for m in (1, 2, 5))
+        return [d for d in decades if low <= d <= high * 1.0001] or [low]
+    step = _nice_step(high - low) if high > low else max(abs(high), 1.0)
+    start = math.floor(low / step) * step
+    return [
+        start + i * step
+        for i in range(int((high - start) / step + 1.0001) + 1)
+        if low - 1e-9 <= start + i * step <= high + 1e-9
+    ]
+
+
+def _range(axis: Axis, values: list[float]) -> tuple[float, float]:
+    low, high = min(values), max(values)
+    if axis.scale == "nines":
+        return 0.0, max(high, 99.0)
+    if axis.scale in ("log10", "log2"):
+        if low == high:
+            return low / 2, high * 2
+        pad = (high / low) ** 0.04
+        return (
+            (low / pad, high * pad) if axis.scale == "log10" and not axis.at_data else (low, high)
+        )
+    if axis.zero:
+        low = min(low, 0.0)
+    if low == high:
+        return (low - 1, high + 1) if low else (0.0, 1.0)
+    pad = (high - low) * 0.04
+    return (low if axis.zero and low == 0 else low - pad), high + pad
+
+
+def number(value: float) -> str:
+    """A tick value, short: 950, 1.2k, 35k, 1.5M."""
+    size = abs(value)
+    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if size >= limit:
+            return f"{value / limit:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+class _Plot:
+    """The coordinate system of one chart: data values to pixels."""
+
+    def __init__(
+        self, x: Axis, y: Axis, xs: list[float], ys: list[float], width: int, height: int
+    ) -> None:
+        self.x, self.y = x, y
+        self.width, self.height = width, height
+        self.x_range = _range(x, xs)
+        self.y_range = _range(y, ys)
+        self.x_ticks = _ticks(x, *self.x_range, xs)
+        self.y_ticks = _ticks(y, *self.y_range, ys)
+        if y.scale == "linear" and self.y_ticks:  # the top tick is the top of the axis
+            self.y_range = (self.y_range[0], max(self.y_range[1], self.y_ticks[-1]))
+
+    def px(self, value: float) -> float:
+        low, high = (_forward(self.x.scale, v) for v in self.x_range)
+        share = (_forward(self.x.scale, value) - low) / (high - low) if high > low else 0.5
+        if self.x.reverse:
+            share = 1 - share
+        return _LEFT + share * (self.width - _LEFT - _RIGHT)
+
+    def py(self, value: float) -> float:
+        low, high = (_forward(self.y.scale, v) for v in self.y_range)
+        share = (_forward(self.y.scale, value) - low) / (high - low) if high > low else 0.5
+        return self.height - _BOTTOM - share * (self.height - _TOP - _BOTTOM)
+
+
+def _marker(kind: str, x: float, y: float, colour: str, r: float = 3.2) -> str:
+    at = f'fill="{colour}" stroke="{colour}"'
+    if kind == "circle":
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" {at}/>'
+    if kind == "square":
+        return f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r}" height="{2 * r}" {at}/>'
+    shapes = {
+        "triangle": [(0, -1.2), (1.1, 0.8), (-1.1, 0.8)],
+        "down": [(0, 1.2), (1.1, -0.8), (-1.1, -0.8)],
+        "diamond": [(0, -1.3), (1.1, 0), (0, 1.3), (-1.1, 0)],
+        "star": [
+            (0, -1.4),
+            (0.4, -0.4),
+            (1.4, -0.4),
+            (0.6, 0.3),
+            (0.9, 1.3),
+            (0, 0.7),
+            (-0.9, 1.3),
+            (-0.6, 0.3),
+            (-1.4, -0.4),
+            (-0.4, -0.4),
+        ],
     }
+    if kind in shapes:
+        points = " ".join(f"{x + dx * r:.1f},{y + dy * r:.1f}" for dx, dy in shapes[kind])
+        return f'<polygon points="{points}" {at}/>'
+    if kind == "plus":
+        return (
+            f'<path d="M{x - r:.1f} {y:.1f}h{2 * r}M{x:.1f} {y - r:.1f}v{2 * r}" '
+            f'stroke="{colour}" stroke-width="2"/>'
+        )
+    return (
+        f'<path d="M{x - r:.1f} {y - r:.1f}l{2 * r} {2 * r}M{x - r:.1f} {y + r:.1f}'
+        f'l{2 * r} {-2 * r}" stroke="{colour}" stroke-width="2"/>'
+    )
 
 
-@contextmanager
-def _figure(width: float, height: float) -> Iterator[tuple[plt.Figure, plt.Axes]]:
-    # closed whatever happens: a chart that fails must not leave its figure in pyplot's registry
-    # laid out as it is drawn: a tight bounding box would draw every chart twice
-    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
-    try:
-        yield fig, ax
-    finally:
-        plt.close(fig)
+def _bound_mark(x: float, y: float) -> str:
+    """A CPU- or host-bound point: a black ring with a cross, over the device's marker."""
+    return (
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="7" fill="none" stroke="#000" '
+        f'stroke-width="1.3"/><path d="M{x - 3.5:.1f} {y - 3.5:.1f}l7 7M{x - 3.5:.1f} '
+        f'{y + 3.5:.1f}l7 -7" stroke="#000" stroke-width="1.3"/>'
+    )
 
 
-def _png(fig: plt.Figure) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
-
-
-def _plottable(points: pd.DataFrame, x: str, y: str, log_x: bool, log_y: bool) -> pd.DataFrame:
-    """The rows that can be drawn: x and y known, and positive on a log axis."""
-    keep = points[x].notna() & points[y].notna()
-    if log_x:
-        keep &= points[x].astype("float64") > 0
-    if log_y:
-        keep &= points[y].astype("float64") > 0
-    return points[known_true(keep)]
-
-
-def _draw_series(ax: plt.Axes, points: pd.DataFrame, x: str, y: str, index: int, label: str,
-                 err: tuple[str, str] | None = None, log_y: bool = False) -> None:  # fmt: skip
-    style = _style(index)
-    points = points.sort_values(x)
-    xs = points[x].astype("float64")
-    ax.plot(xs, points[y].astype("float64"), label=label, linewidth=1.6, markersize=6, **style)
-    if err is not None:
-        low = points[err[0]].astype("float64")
-        high = points[err[1]].astype("float64")
-        spans = low.notna() & high.notna() & ((low > 0) | (not log_y))
-        if spans.any():
-            ax.vlines(xs[spans], low[spans], high[spans], color=style["color"], linewidth=1,
-                      alpha=0.7)  # fmt: skip
-    bound = points[known_true(points["cpu_bound"])]
-    if not bound.empty:
-        bx, by = bound[x].astype("float64"), bound[y].astype("float64")
-        ax.scatter(bx, by, s=150, facecolors="none", edgecolors="black", linewidths=1.4,
-                   zorder=5)  # fmt: skip
-        ax.scatter(bx, by, s=40, marker="x", color="black", zorder=6)
-
-
-def _finish(ax: plt.Axes, title: str, xlabel: str, ylabel: str, any_bound: bool) -> None:
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, which="both", alpha=0.3)
-    handles, labels = ax.get_legend_handles_labels()
-    if any_bound:
-        marker = plt.Line2D([], [], marker="o", markersize=11, markerfacecolor="none",
-                            markeredgecolor="black", linestyle="none")  # fmt: skip
-        handles.append(marker)
-        labels.append("CPU- or host-bound (measures the host)")
-    ax.legend(handles, labels, fontsize=8)
-
-
-def qd_chart(summary: pd.DataFrame, metric: str, ylabel: str, title: str) -> str | None:
-    """`metric` (e.g. iops) against queue depth, one line per device, repeats' min-max as bars.
-
-    Latency is drawn on a log axis, IOPS on a linear one from 0. None when no point can be
-    drawn.
-    """
-    log_y = metric.startswith("lat")
-    points = _plottable(summary, "iodepth", f"{metric}_value", log_x=True, log_y=log_y)
-    if points.empty:
+def line_chart(
+    title: str,
+    series: list[Series],
+    x: Axis,
+    y: Axis,
+    marks: Sequence[tuple[int, float, str]] = (),
+    knees: Sequence[tuple[int, float, float, str]] = (),
+    width: int = WIDTH,
+    height: int = HEIGHT,
+) -> str | None:
+    """One chart of lines, one (or two, one thin) per device. `marks` are vertical dashed
+    lines (device index, x, tooltip), `knees` hollow diamonds (index, x, y, tooltip).
+    None when no point can be drawn."""
+    kept: list[tuple[Series, list[int]]] = []
+    for line in series:
+        good = [
+            i
+            for i, (a, b) in enumerate(zip(line.xs, line.ys, strict=True))
+            if _drawable(x.scale, a) and _drawable(y.scale, b)
+        ]
+        if good:
+            kept.append((line, sorted(good, key=lambda i: line.xs[i])))
+    if not kept:
         return None
-    with _figure(6.4, 3.6) as (fig, ax):
-        any_bound = False
-        for index, (label, series) in enumerate(points.groupby("label", sort=False)):
-            _draw_series(ax, series, "iodepth", f"{metric}_value", index, str(label),
-                         (f"{metric}_min", f"{metric}_max"), log_y)  # fmt: skip
-            any_bound |= bool(known_true(series["cpu_bound"]).any())
-            _mark_knee(ax, series, f"{metric}_value", index)
-        ax.set_xscale("log", base=2)
-        depths = sorted(points["iodepth"].astype(int).unique())
-        ax.set_xticks(depths, [str(d) for d in depths])
-        if log_y:
-            ax.set_yscale("log")
-        else:
-            ax.set_ylim(bottom=0)
-        _finish(ax, title, "queue depth (I/Os in flight per job)", ylabel, any_bound)
-        return _png(fig)
+    xs = [line.xs[i] for line, good in kept for i in good]
+    ys = [line.ys[i] for line, good in kept for i in good]
+    for line, good in kept:  # the min-max bars must fit too
+        for values in (line.lows, line.highs):
+            if values is not None:
+                ys += [values[i] for i in good if _drawable(y.scale, values[i])]
+    plot = _Plot(x, y, xs, ys, width, height)
+    out = [_frame(plot, title)]
+    for index, t, tip in marks:
+        if x.scale == "linear" or _drawable(x.scale, t):
+            px = plot.px(t)
+            out.append(
+                f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{_TOP}" y2="{height - _BOTTOM}" '
+                f'stroke="{style(index)[0]}" stroke-dasharray="4 3">'
+                f"<title>{escape(tip)}</title></line>"
+            )
+    for line, good in kept:
+        colour, marker, dash = style(line.index)
+        points = " ".join(f"{plot.px(line.xs[i]):.1f},{plot.py(line.ys[i]):.1f}" for i in good)
+        dashed = (
+            f' stroke-dasharray="{dash if not line.thin else "3 2"}"' if dash or line.thin else ""
+        )
+        out.append(
+            f'<polyline points="{points}" fill="none" stroke="{colour}" '
+            f'stroke-width="{1 if line.thin else 1.8}"{dashed}/>'
+        )
+        for i in good:
+            px, py = plot.px(line.xs[i]), plot.py(line.ys[i])
+            bar = ""
+            if line.lows is not None and line.highs is not None:
+                low, high = line.lows[i], line.highs[i]
+                if _drawable(y.scale, low) and _drawable(y.scale, high) and high > low:
+                    bar = (
+                        f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{plot.py(low):.1f}" '
+                        f'y2="{plot.py(high):.1f}" stroke="{colour}" stroke-width="1"/>'
+                    )
+            shape = (
+                _marker(marker, px, py, colour, 2.2 if line.thin else 3.2) if line.markers else ""
+            )
+            bound = _bound_mark(px, py) if i < len(line.bound) and line.bound[i] else ""
+            tip = f"<title>{escape(line.tips[i])}</title>" if i < len(line.tips) else ""
+            if bar or shape or bound or tip:
+                out.append(f"<g>{tip}{bar}{shape}{bound}</g>")
+    for index, kx, ky, tip in knees:
+        if _drawable(x.scale, kx) and _drawable(y.scale, ky):
+            px, py = plot.px(kx), plot.py(ky)
+            out.append(
+                f'<polygon points="{px:.1f},{py - 9:.1f} {px + 8:.1f},{py:.1f} '
+                f'{px:.1f},{py + 9:.1f} {px - 8:.1f},{py:.1f}" fill="none" '
+                f'stroke="{style(index)[0]}" stroke-width="1.8">'
+                f"<title>{escape(tip)}</title></polygon>"
+            )
+    out.append("</svg>")
+    return "".join(out)
 
 
-def _mark_knee(ax: plt.Axes, series: pd.DataFrame, y: str, index: int) -> None:
-    """A device's saturation knee (summary `knee_qd`): a large hollow diamond on its line."""
-    if "knee_qd" not in series.columns or series["knee_qd"].isna().all():
-        return
-    knee = series[series["iodepth"] == series["knee_qd"]]
-    if knee.empty:
-        return
-    ax.scatter(knee["iodepth"].astype("float64"), knee[y].astype("float64"), s=170, marker="D",
-               facecolors="none", edgecolors=_style(index)["color"], linewidths=1.8, zorder=7,
-               label=f"knee: QD{int(knee['iodepth'].iloc[0])}")  # fmt: skip
+def _frame(plot: _Plot, title: str) -> str:
+    """The chart's box, grid, ticks, axis labels and title."""
+    w, h = plot.width, plot.height
+    parts = [
+        f'<svg class="chart" width="{w}" height="{h}" '
+        f'viewBox="0 0 {w} {h}" role="img" aria-label="{escape(title)}">'
+        f"<title>{escape(title)}</title>"
+        f'<rect x="{_LEFT}" y="{_TOP}" width="{w - _LEFT - _RIGHT}" '
+        f'height="{h - _TOP - _BOTTOM}" fill="#fff" stroke="#999"/>'
+    ]
+    write_x = plot.x.ticks or (str if plot.x.scale == "nines" else number)
+    write_y = plot.y.ticks or number
+    for value in plot.x_ticks:
+        px = plot.px(value)
+        parts.append(
+            f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{_TOP}" y2="{h - _BOTTOM}" '
+            f'class="grid"/><text x="{px:.1f}" y="{h - _BOTTOM + 12}" '
+            f'text-anchor="middle">{escape(write_x(value))}</text>'
+        )
+    for value in plot.y_ticks:
+        py = plot.py(value)
+        parts.append(
+            f'<line x1="{_LEFT}" x2="{w - _RIGHT}" y1="{py:.1f}" y2="{py:.1f}" '
+            f'class="grid"/><text x="{_LEFT - 4}" y="{py + 3:.1f}" '
+            f'text-anchor="end">{escape(write_y(value))}</text>'
+        )
+    parts.append(
+        f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 4}" text-anchor="middle" '
+        f'class="axis">{escape(plot.x.label)}</text>'
+        f'<text transform="translate(11 {(h - _BOTTOM + _TOP) / 2:.0f}) rotate(-90)" '
+        f'text-anchor="middle" class="axis">{escape(plot.y.label)}</text>'
+        f'<text x="{_LEFT}" y="14" class="title">{escape(_fit(title, w - _LEFT))}'
+        "</text>"
+    )
+    return "".join(parts)
 
 
-def mix_chart(summary: pd.DataFrame, title: str) -> str | None:
-    """IOPS against read share for a read/write mix sweep, one line per device (None when no
-    point can be drawn)."""
-    points = _plottable(summary, "rwmixread", "iops_value", log_x=False, log_y=False)
-    if points.empty:
+def _fit(text: str, width: float) -> str:
+    most = int(width / 6.2)  # about 6 px a character at the title's size
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def legend(labels: Sequence[str], bound: bool = True, extra: Sequence[str] = ()) -> str:
+    """The devices' colours, markers and dashes as one HTML line (with the marks for CPU- or
+    host-bound points and the knee), shown above a section's charts."""
+    items = []
+    for index, label in enumerate(labels):
+        colour, marker, dash = style(index)
+        dashed = f' stroke-dasharray="{dash}"' if dash else ""
+        items.append(
+            f'<span class="key"><svg width="34" height="12" viewBox="0 0 34 12">'
+            f'<line x1="1" x2="33" y1="6" y2="6" stroke="{colour}" stroke-width="1.8"'
+            f"{dashed}/>{_marker(marker, 17, 6, colour)}</svg>{escape(label)}</span>"
+        )
+    if bound:
+        items.append(
+            '<span class="key"><svg width="18" height="18" viewBox="0 0 18 18">'
+            + _bound_mark(9, 9)
+            + "</svg>CPU- or host-bound (measures the host)</span>"
+        )
+    items += [f'<span class="key">{escape(text)}</span>' for text in extra]
+    return '<div class="keys">' + "".join(items) + "</div>"
+
+
+def heatmap(
+    title: str,
+    rows: Sequence[str],
+    columns: Sequence[str],
+    cells: dict[tuple[int, int], tuple[float | None, str, bool]],
+) -> str | None:
+    """Ratios to the baseline as coloured cells: rows are jobs, columns devices. `cells` maps
+    (row, column) to (ratio or None, tooltip, limited): blue is faster than the baseline,
+    orange slower, white even; a limited result (CPU- or host-bound, disturbed) is hatched
+    grey, a missing one left empty. None without any cell."""
+    if not cells or not rows or not columns:
         return None
-    with _figure(6.4, 3.6) as (fig, ax):
-        any_bound = False
-        for index, (label, series) in enumerate(points.groupby("label", sort=False)):
-            _draw_series(ax, series, "rwmixread", "iops_value", index, str(label),
-                         ("iops_min", "iops_max"))  # fmt: skip
-            any_bound |= bool(known_true(series["cpu_bound"]).any())
-        ax.set_xlim(102, -2)  # 100 % read on the left, as mix sweeps are usually drawn
-        ax.set_ylim(bottom=0)
-        _finish(ax, title, "read share (%)", "IOPS", any_bound)
-        return _png(fig)
+    cell_w, cell_h = 56, 12
+    left = min(8 + 6 * max(len(r) for r in rows), 260)
+    top = 30
+    width = left + cell_w * len(columns) + 10
+    height = top + cell_h * len(rows) + 6
+    out = [
+        f'<svg class="chart heatmap" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
+        '<defs><pattern id="limited" width="5" height="5" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="5" height="5" fill="#e6e6e6"/>'
+        '<line x1="0" y1="0" x2="0" y2="5" stroke="#999" stroke-width="2"/></pattern></defs>'
+    ]
+    for c, name in enumerate(columns):
+        x = left + c * cell_w + cell_w / 2
+        out.append(
+            f'<text x="{x:.0f}" y="{top - 6}" text-anchor="middle">'
+            f"{escape(_fit(name, cell_w + 30))}</text>"
+        )
+    for r, name in enumerate(rows):
+        y = top + r * cell_h
+        out.append(
+            f'<text x="{left - 4}" y="{y + 9}" text-anchor="end" class="small">'
+            f"{escape(_fit(name, left))}</text>"
+        )
+        for c in range(len(columns)):
+            found = cells.get((r, c))
+            if found is None:
+                continue
+            ratio, tip, limited = found
+            fill = "url(#limited)" if limited else _diverging(ratio)
+            text = "" if ratio is None else f"{ratio:.2f}"
+            out.append(
+                f'<g><title>{escape(tip)}</title><rect x="{left + c * cell_w}" y="{y}" '
+                f'width="{cell_w - 1}" height="{cell_h - 1}" fill="{fill}"/>'
+                f'<text x="{left + c * cell_w + cell_w / 2:.0f}" y="{y + 9}" '
+                f'text-anchor="middle" class="small">{text}</text></g>'
+            )
+    out.append("</svg>")
+    return "".join(out)
 
 
-def percentile_chart(frame: pd.DataFrame, job: str) -> str | None:
-    """p50 / p99 / p99.9 latency of one job per device and direction (log scale).
-
-    Bars without a positive value are left out; None when the job has none at all.
-    """
-    rows = frame[(frame["job"] == job) & (frame["status"] == "ok")
-                 & (frame["direction"] != "sync")]  # fmt: skip
-    columns = ["lat_p50_us", "lat_p99_us", "lat_p999_us"]
-    means = rows.groupby(["label", "direction"], sort=False)[columns].mean()
-    means = means[(means > 0).any(axis=1)]
-    if means.empty:
-        return None
-    with _figure(6.4, 0.5 + 0.45 * len(means)) as (fig, ax):
-        hatches = ["", "///", "..."]
-        names = ["p50", "p99", "p99.9"]
-        height = 0.26
-        for offset, (column, name, hatch) in enumerate(zip(columns, names, hatches, strict=True)):
-            values = means[column].reset_index(drop=True)
-            shown = values[values > 0]
-            positions = [i + (offset - 1) * height for i in shown.index]
-            ax.barh(positions, shown, height=height, label=name, hatch=hatch,
-                    color=COLOURS[offset], edgecolor="black", linewidth=0.5)  # fmt: skip
-        ax.set_yticks(range(len(means)),
-                      [f"{label} {direction}" for label, direction in means.index])  # fmt: skip
-        ax.invert_yaxis()
-        ax.set_xscale("log")
-        ax.set_xlabel("latency (µs, log scale)")
-        ax.set_title(f"{job}: latency percentiles", fontsize=10)
-        ax.grid(True, axis="x", which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        return _png(fig)
-
-
-TIMESERIES_PER_CHART = 12  # small charts per image; more jobs make more images
-
-
-def timeseries_chart(seconds: pd.DataFrame, cliffs: pd.DataFrame, title: str) -> str | None:
-    """IOPS second by second: one small chart per job (`seconds` rows: job, label, t_s, iops;
-    repeats averaged), devices overlaid, and each device's write cliff (`cliffs` rows: job,
-    label, cliff_s) as a dashed line in its colour. None when there is nothing to draw."""
-    points = seconds[seconds["iops"].notna()]
-    jobs = list(dict.fromkeys(points["job"]))[:TIMESERIES_PER_CHART]
-    if not jobs:
-        return None
-    labels = list(dict.fromkeys(points["label"]))
-    columns = min(3, len(jobs))
-    rows = -(-len(jobs) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.3 * rows), squeeze=False,
-                             layout="constrained")  # fmt: skip
-    try:
-        for ax, job in zip(axes.flat, jobs, strict=False):
-            runs = points[points["job"] == job].groupby(["label", "repeat", "t_s"], sort=False)
-            # directions added within a run, then runs averaged per second
-            mean = runs["iops"].sum().groupby(level=["label", "t_s"], sort=False).mean()
-            mean = mean.reset_index()
-            for label, series in mean.groupby("label", sort=False):
-                style = _style(labels.index(label))
-                ax.plot(series["t_s"], series["iops"], color=style["color"],
-                        linestyle=style["linestyle"], linewidth=1.2, label=str(label))  # fmt: skip
-                cliff = cliffs[(cliffs["job"] == job) & (cliffs["label"] == label)]
-                for t in cliff["cliff_s"].dropna():
-                    ax.axvline(t, color=style["color"], linestyle="--", linewidth=1)
-            ax.set_title(str(job), fontsize=8)
-            ax.set_ylim(bottom=0)
-            ax.tick_params(labelsize=7)
-            ax.grid(True, alpha=0.3)
-        for ax in list(axes.flat)[len(jobs) :]:
-            ax.set_visible(False)
-        handles, names = axes.flat[0].get_legend_handles_labels()
-        # the legend on top, under no title of its own: the report's caption names the chart
-        fig.legend(handles, names, loc="outside upper center", ncol=min(len(names), 4),
-                   fontsize=8, title=title, title_fontsize=10)  # fmt: skip
-        fig.supxlabel("seconds since the job started", fontsize=8)
-        fig.supylabel("IOPS", fontsize=8)
-        return _png(fig)
-    finally:
-        plt.close(fig)
+def _diverging(ratio: float | None) -> str:
+    """Blue for faster than the baseline, orange for slower, by the log of the ratio; white
+    within 2 %. Colour-blind safe (blue against orange)."""
+    if ratio is None or not math.isfinite(ratio) or ratio <= 0:
+        return "#ffffff"
+    strength = min(abs(math.log2(ratio)) / 1.0, 1.0)  # a factor of 2 is the full colour
+    if strength < 0.03:
+        return "#ffffff"
+    far = (33, 102, 172) if ratio > 1 else (214, 96, 0)  # blue / orange
+    mix = [round(255 + (f - 255) * (0.15 + 0.85 * strength)) for f in far]
+    return "#{:02x}{:02x}{:02x}".format(*mix)

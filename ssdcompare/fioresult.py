@@ -105,6 +105,20 @@ class LatencyStats(BaseModel):
     # True when fio printed percentiles but they could not be kept: entries merged without bins
     percentiles_lost: bool = False
 
+    def distribution_us(self) -> tuple[float, ...] | None:
+        """The latency (µs) at each of DISTRIBUTION_PERCENTILES: from the json+ bins when fio
+        wrote them (by fio's rule, see percentiles_from_bins), else from the percentiles fio
+        printed (NaN where it printed none); None with neither."""
+        if self.bins:
+            return _distribution_from_bins(self.bins)
+        if not self.percentiles_us:
+            return None
+        found = tuple(
+            math.nan if (v := self.percentile_us(p)) is None else v
+            for p in DISTRIBUTION_PERCENTILES
+        )
+        return None if all(math.isnan(v) for v in found) else found
+
     def percentile_us(self, p: float) -> float | None:
         """The p-th percentile (e.g. 99.9) in µs, or None when fio did not report it."""
         value = self.percentiles_us.get(f"{p:f}")
@@ -1099,6 +1113,30 @@ def _bucket_value(index: int, bits: int, per_group: int) -> int:
     shift = (index >> bits) - 1
     base = 1 << (shift + bits)
     return int(base + ((index % per_group) + 0.5) * (1 << shift))
+
+
+# the percentiles a latency distribution is drawn at: fio's default list, then finer tails
+DISTRIBUTION_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0,
+                            95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999, 99.9999)  # fmt: skip
+
+
+def _distribution_from_bins(bins: dict[int, int]) -> tuple[float, ...] | None:
+    """DISTRIBUTION_PERCENTILES from a json+ histogram in one pass over its sorted buckets
+    (fio's rule: the first bucket whose running count reaches p % of all)."""
+    ordered = sorted(bins.items())
+    total = sum(count for _, count in ordered)
+    if total <= 0:
+        return None
+    found = []
+    running = 0
+    position = 0
+    for percent in DISTRIBUTION_PERCENTILES:
+        threshold = percent * total / 100
+        while running < threshold and position < len(ordered):
+            running += ordered[position][1]
+            position += 1
+        found.append(ordered[max(position - 1, 0)][0] / 1000)
+    return tuple(found)
 
 
 def percentiles_from_bins(bins: dict[int, int], keys: Iterable[str]) -> dict[str, float]:

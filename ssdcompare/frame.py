@@ -75,6 +75,10 @@ Figures
                                  defaults) have lat_* = completion latency (clat), which leaves
                                  out submission. Check lat_source before comparing lat_* across
                                  such results, or compare clat_*, which mean the same in both.
+    lat_dist_us         tuple    µs at each of fioresult.DISTRIBUTION_PERCENTILES (1 ... 99.9999)
+                                 of that object: from its json+ "bins" by fio's rule when fio
+                                 wrote them, else its printed percentiles (NaN where none);
+                                 None without either. The report draws distributions from it
     clat_mean_us        float    µs; fio: "clat_ns" "mean" (NaN for sync)
     clat_p99_us         float    µs; fio: "clat_ns" "percentile" 99 (NaN when not reported)
     slat_mean_us        float    µs; fio: "slat_ns" "mean" (NaN where fio measured none, e.g.
@@ -181,7 +185,7 @@ COLUMNS = [
     "ramp_s", "io_size_bytes", "thinktime_us", "span", "span_bytes", "ioengine", "extra_options",
     "iops", "bw_bytes", "io_bytes", "total_ios",
     "lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_p50_us", "lat_p99_us", "lat_p999_us",
-    "lat_max_us", "lat_source", "clat_mean_us", "clat_p99_us", "slat_mean_us",
+    "lat_max_us", "lat_source", "lat_dist_us", "clat_mean_us", "clat_p99_us", "slat_mean_us",
     "fio_cpu_usr_pct", "fio_cpu_sys_pct",
     "cpu_bound", "cpu_bound_reason",
     "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
@@ -238,6 +242,7 @@ def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
             lat_p99_us=lat.percentile_us(99),
             lat_p999_us=lat.percentile_us(99.9),
             lat_source=result.latency_source,
+            lat_dist_us=lat.distribution_us(),
         )
     # completion and submission latency on their own, whatever lat_* follows: lat_* changed
     # meaning when the jobfiles began to ask for lat_percentiles, clat_* did not

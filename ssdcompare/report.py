@@ -5,6 +5,7 @@ It never runs fio: everything comes from the stored results through `frame.load`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -18,6 +19,7 @@ from ssdcompare.answer import headline
 from ssdcompare.ceiling import ceiling_iops
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN
+from ssdcompare.fioresult import DISTRIBUTION_PERCENTILES
 from ssdcompare.frame import (
     is_false,
     is_true,
@@ -42,9 +44,11 @@ from ssdcompare.workload import RW_LABELS
 
 TEMPLATE = "report.html.j2"
 CV_WARN_PCT = 10.0
+OPEN_UP_TO = 60  # jobs: a larger report opens with its sections folded (the filter opens them)
 
 # the pattern families, in the order the report shows them
 _FAMILY = {rw: (order, label.capitalize()) for order, (rw, label) in enumerate(RW_LABELS.items())}
+_FAMILY_ORDER = {label: order for order, label in _FAMILY.values()}
 
 
 @dataclass
@@ -251,6 +255,7 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
                 "model": info.model or "-",
                 "firmware": info.firmware or "-",
                 "size": format_bytes(info.size_bytes),
+                "sort_size": _sort_key(info.size_bytes),
                 "interface": info.transport or "-",
                 "rotational": "-" if info.rotational is None else (
                     "yes" if info.rotational else "no"),
@@ -433,14 +438,15 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
     summary = job_summary(frame, baseline, aggregate)
     labels = list(dict.fromkeys(summary["label"]))
     footnotes: list[str] = []
-    groups = _groups(summary, side_by_side(summary, "iops", baseline), labels, baseline,
-                     footnotes)  # fmt: skip
+    ratios = side_by_side(summary, "iops", baseline)
+    groups = _groups(summary, ratios, labels, baseline, footnotes)
     # outside the main table one mark stands for both: the CPU or the host was the limit
     limited = summary.assign(cpu_bound=known_true(summary["cpu_bound"])
                              | summary["verdict"].eq("host"))  # fmt: skip
     limited_runs = frame.assign(cpu_bound=known_true(frame["cpu_bound"])
                                 | frame["verdict"].eq("host"))  # fmt: skip
-    charts_found, chart_notes = _charts(limited_runs, limited)
+    order = [row.job for group in groups for row in group.rows]
+    sections, chart_notes = _charts(limited_runs, limited, labels, baseline, ratios, order)
     return {
         "version": __version__,
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -460,8 +466,11 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "verdict_counts": _verdict_counts(summary),
         "state_pairs": _state_pairs(limited, labels),
         "burst_rows": _burst_rows(limited_runs, labels),
-        "charts": charts_found,
+        "chart_sections": sections,
+        "charts": [chart for section in sections for g in section.groups for chart in g.charts],
         "chart_notes": chart_notes,
+        "chart_legend": charts.legend(labels),
+        "open_all": len(order) <= OPEN_UP_TO,
         "cpu_bound_count": int(
             (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()
         ),
@@ -469,81 +478,373 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
     }
 
 
+@dataclass
+class ChartGroup:
+    """Charts of one kind within a section (e.g. IOPS against queue depth), side by side."""
+
+    title: str
+    charts: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class ChartSection:
+    """One family's charts (random reads, ...), or the overview: a collapsible section."""
+
+    name: str
+    groups: list[ChartGroup] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return sum(len(g.charts) for g in self.groups)
+
+
 def _add_chart(
-    found: list[dict[str, str]],
+    group: ChartGroup,
     notes: list[str],
     title: str,
     draw: Callable[..., str | None],
     *args: object,
     caption: str = "",
+    **kwargs: object,
 ) -> None:
-    """Draw one chart into `found`; one that cannot be drawn becomes a line in `notes`."""
+    """Draw one chart into `group`; one that cannot be drawn becomes a line in `notes`."""
     try:
-        src = draw(*args)
+        svg = draw(*args, **kwargs)
     except Exception as err:  # a chart is never worth losing the whole report over
         notes.append(f"{title}: left out, it could not be drawn ({type(err).__name__}: {err}).")
         return
-    if src is None:
+    if svg is None:
         notes.append(f"{title}: left out, there is no figure to plot (no I/O was measured).")
         return
-    found.append({"title": title + caption, "src": src})
+    group.charts.append({"title": title + caption, "svg": svg})
 
 
-def _charts(frame: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[dict[str, str]], list[str]]:
-    found: list[dict[str, str]] = []
-    notes: list[str] = []
-    ok = summary[summary["status"] == "ok"]
-    # a chart draws one line per device: results from differing jobfiles are flagged on it
-    differing = "; includes results whose jobfiles differ from the baseline's (see the notes)"
-    keys = ["rw", "bs_bytes", "numjobs", "rwmixread", "fsync", "fdatasync", "extra_options",
-            "state", "thinktime_us", "io_size_bytes"]  # fmt: skip
-    # bursty jobs have their own table: their IOPS count idle gaps, not a queue depth's worth
-    for key, points in ok[ok["thinktime_us"].isna()].groupby(keys, sort=False, dropna=False):
-        if points["iodepth"].nunique() < 2:
+# a chart draws one line per device: results from differing jobfiles are flagged on it
+_DIFFERING = "; includes results whose jobfiles differ from the baseline's (see the notes)"
+_CURVE_KEYS = [
+    "rw",
+    "bs_bytes",
+    "iodepth",
+    "numjobs",
+    "rwmixread",
+    "fsync",
+    "fdatasync",
+    "extra_options",
+    "state",
+    "thinktime_us",
+    "io_size_bytes",
+]
+
+
+_CURVE_COLUMNS = ["label", "job", "cpu_bound", "verdict", "knee_qd", "comparable",
+                  *[f"{m}_{a}" for m in ("iops", "bw_bytes", "lat_mean_us", "lat_p99_us")
+                    for a in ("value", "min", "max")]]  # fmt: skip
+
+
+def _family_name(rw: object) -> str:
+    return _FAMILY.get(rw, (9, str(rw)))[1]  # type: ignore[arg-type]
+
+
+def _curve_words(key: dict[str, Any], leave: str) -> str:
+    """What a curve's points share, in words ("4 KiB, QD32, 2 jobs"), but the swept `leave`."""
+    words = []
+    if leave != "bs_bytes":
+        words.append(format_bytes(key["bs_bytes"]))
+    if leave != "iodepth":
+        words.append(f"QD{int(key['iodepth'])}")
+    state = key.get("state")
+    if state is not None and pd.notna(state):
+        words.append(f"{state} drive")
+    mix = key.get("rwmixread")
+    if (
+        leave != "rwmixread"
+        and mix is not None
+        and pd.notna(mix)
+        and key["rw"] in ("rw", "randrw")
+    ):
+        words.append(f"{int(mix)} % read")
+    numjobs = key.get("numjobs")
+    if numjobs is not None and pd.notna(numjobs) and int(numjobs) > 1:
+        words.append(f"{int(numjobs)} jobs")
+    words += _flush_words(key.get("fsync"), key.get("fdatasync"))
+    extra = key.get("extra_options")
+    if extra is not None and pd.notna(extra):
+        words.append(str(extra))
+    return ", ".join(words)
+
+
+def _series(
+    points: list[dict[str, Any]],
+    labels: list[str],
+    x: str,
+    y: str,
+    tip: Callable[..., str],
+    bars: tuple[str, str] | None = None,
+    thin: bool = False,
+) -> list[charts.Series]:
+    """One chart line per device of `points` (summary records), in the report's device
+    order."""
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    for point in points:
+        by_label.setdefault(str(point["label"]), []).append(point)
+    found = []
+    for label, rows in by_label.items():
+        rows = sorted(rows, key=lambda r: _number(r[x]))
+        found.append(
+            charts.Series(
+                index=labels.index(label),
+                xs=[_number(r[x]) for r in rows],
+                ys=[_number(r[y]) for r in rows],
+                tips=[tip(r) for r in rows],
+                bound=[is_true(r["cpu_bound"]) for r in rows],
+                lows=[_number(r[bars[0]]) for r in rows] if bars else None,
+                highs=[_number(r[bars[1]]) for r in rows] if bars else None,
+                thin=thin,
+            )
+        )
+    return found
+
+
+def _number(value: Any) -> float:
+    """A figure as a float; NaN for what is not known (None, NA)."""
+    return math.nan if _absent(value) else float(value)
+
+
+def _absent(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+
+
+def _point_tip(row: dict[str, Any], what: str) -> str:
+    limit = ""
+    if is_true(row.get("cpu_bound")):
+        limit = " (host-bound)" if row.get("verdict") == "host" else " (CPU-bound)"
+    elif row.get("verdict") == "disturbed":
+        limit = " (disturbed)"
+    return f"{row['label']}, {row['job']}: {what}{limit}"
+
+
+def _curves(
+    section: ChartSection, notes: list[str], ok: pd.DataFrame, labels: list[str], sweep: str
+) -> None:
+    """The charts where one workload setting rises along x, devices overlaid: queue depth
+    (IOPS, and mean and p99 latency), block size (MB/s) or read share (IOPS)."""
+    keys = [k for k in _CURVE_KEYS if k != sweep]
+    # the columns the charts read: records of a few columns are quick to make
+    records = ok[list(dict.fromkeys([*_CURVE_KEYS, *_CURVE_COLUMNS]))].to_dict("records")
+    curves: dict[tuple[object, ...], list[dict[str, Any]]] = {}
+    for record in records:  # NaN and NA are one "not set" value in a key, as in a groupby
+        key = tuple(None if _absent(record[k]) else record[k] for k in keys)
+        curves.setdefault(key, []).append(record)
+    first = ChartGroup(
+        {
+            "iodepth": "IOPS and latency against queue depth",
+            "bs_bytes": "Throughput against block size",
+            "rwmixread": "IOPS against the read share",
+        }[sweep]
+    )
+    least = 3 if sweep == "rwmixread" else 2
+    for key, points in curves.items():
+        if len({p[sweep] for p in points if not _absent(p[sweep])}) < least:
             continue
-        rw, bs, numjobs, mix, fsync, fdatasync, extra, state, _, _ = key
-        what = f"{_FAMILY.get(rw, (9, rw))[1].lower()}, {format_bytes(bs)}"
-        what += f", {state} drive" if pd.notna(state) else ""
-        if pd.notna(mix) and rw in ("rw", "randrw"):
-            what += f", {int(mix)} % read"
-        if pd.notna(numjobs) and int(numjobs) > 1:
-            what += f", {int(numjobs)} jobs"
-        what += "".join(f", {word}" for word in _flush_words(fsync, fdatasync))
-        if pd.notna(extra):
-            what += f", {extra}"
-        caption = differing if _is_false_any(points) else ""
-        _add_chart(found, notes, f"IOPS against queue depth: {what}", charts.qd_chart,
-                   points, "iops", "IOPS", f"IOPS vs queue depth — {what}",
-                   caption=caption)  # fmt: skip
-        _add_chart(found, notes, f"Mean latency against queue depth: {what}", charts.qd_chart,
-                   points, "lat_mean_us", "mean latency (µs)",
-                   f"Mean latency vs queue depth — {what}", caption=caption)  # fmt: skip
-    mix_keys = ["rw", "bs_bytes", "iodepth", "numjobs", "extra_options", "state",
-                "thinktime_us", "io_size_bytes"]  # fmt: skip
-    for key, points in ok.groupby(mix_keys, sort=False, dropna=False):
-        if points["rwmixread"].nunique() < 3:
-            continue
-        rw, bs, qd, numjobs, extra, state, _, _ = key
-        what = f"{format_bytes(bs)} QD{qd}" + (f" x{numjobs} jobs" if numjobs > 1 else "")
-        what += f", {state} drive" if pd.notna(state) else ""
-        if pd.notna(extra):
-            what += f", {extra}"
-        caption = differing if _is_false_any(points) else ""
-        _add_chart(found, notes, f"Read/write mix: {what}", charts.mix_chart, points,
-                   f"IOPS vs read share — {what}", caption=caption)  # fmt: skip
-    _timeseries_charts(found, notes, frame, ok)
-    for job in dict.fromkeys(ok["job"]):
-        if len(found) > 40:
-            break
-        _add_chart(found, notes, f"Latency percentiles: {job}", charts.percentile_chart, frame,
-                   job)  # fmt: skip
-    return found, notes
+        what = _curve_words(dict(zip(keys, key, strict=True)), sweep)
+        caption = _DIFFERING if _is_false_any(points) else ""
+        if sweep == "iodepth":
+            iops = _series(
+                points,
+                labels,
+                "iodepth",
+                "iops_value",
+                lambda r: _point_tip(r, f"{format_count(r['iops_value'])} IOPS"),
+                ("iops_min", "iops_max"),
+            )
+            knees = [
+                (
+                    labels.index(str(r["label"])),
+                    float(r["iodepth"]),
+                    float(r["iops_value"]),
+                    f"{r['label']}: saturation knee at QD{int(r['iodepth'])}",
+                )
+                for r in points
+                if pd.notna(r.get("knee_qd")) and r["iodepth"] == r["knee_qd"]
+            ]
+            _add_chart(
+                first,
+                notes,
+                f"IOPS against queue depth: {what}",
+                charts.line_chart,
+                f"IOPS — {what}",
+                iops,
+                charts.Axis("queue depth", "log2", ticks=_int_text, at_data=True),
+                charts.Axis("IOPS", zero=True),
+                knees=knees,
+                caption=caption,
+            )
+            mean = _series(
+                points,
+                labels,
+                "iodepth",
+                "lat_mean_us_value",
+                lambda r: _point_tip(r, "mean " + format_latency(r["lat_mean_us_value"])),
+                ("lat_mean_us_min", "lat_mean_us_max"),
+            )
+            p99 = _series(
+                points,
+                labels,
+                "iodepth",
+                "lat_p99_us_value",
+                lambda r: _point_tip(r, "p99 " + format_latency(r["lat_p99_us_value"])),
+                thin=True,
+            )
+            _add_chart(
+                first,
+                notes,
+                f"Mean latency against queue depth: {what}",
+                charts.line_chart,
+                f"latency (mean, thin: p99) — {what}",
+                mean + p99,
+                charts.Axis("queue depth", "log2", ticks=_int_text, at_data=True),
+                charts.Axis("latency (µs, log)", "log10", ticks=_latency_tick),
+                caption=caption,
+            )
+        elif sweep == "bs_bytes":
+            lines = _series(
+                points,
+                labels,
+                "bs_bytes",
+                "bw_bytes_value",
+                lambda r: _point_tip(r, format_rate(r["bw_bytes_value"])),
+                ("bw_bytes_min", "bw_bytes_max"),
+            )
+            _add_chart(
+                first,
+                notes,
+                f"Throughput against block size: {what}",
+                charts.line_chart,
+                f"MB/s — {what}",
+                _in_mb(lines),
+                charts.Axis("block size", "log2", ticks=_size_tick, at_data=True),
+                charts.Axis("MB/s", zero=True),
+                caption=caption,
+            )
+        else:
+            lines = _series(
+                points,
+                labels,
+                "rwmixread",
+                "iops_value",
+                lambda r: _point_tip(r, f"{format_count(r['iops_value'])} IOPS"),
+                ("iops_min", "iops_max"),
+            )
+            _add_chart(
+                first,
+                notes,
+                f"Read/write mix: {what}",
+                charts.line_chart,
+                f"IOPS — {what}",
+                lines,
+                charts.Axis("read share (%)", reverse=True),
+                charts.Axis("IOPS", zero=True),
+                caption=caption,
+            )
+    if first.charts:
+        section.groups.append(first)
+
+
+def _in_mb(lines: list[charts.Series]) -> list[charts.Series]:
+    for line in lines:
+        line.ys = [v / 1e6 for v in line.ys]
+        line.lows = [v / 1e6 for v in line.lows] if line.lows is not None else None
+        line.highs = [v / 1e6 for v in line.highs] if line.highs is not None else None
+    return lines
+
+
+def _int_text(value: float) -> str:
+    return str(int(value))
+
+
+def _size_tick(value: float) -> str:
+    return format_bytes(int(value)).replace(" ", "").replace("iB", "")
+
+
+def _latency_tick(value: float) -> str:
+    return format_latency(value).replace(" ", "")
+
+
+def _distributions(
+    section: ChartSection, notes: list[str], runs: pd.DataFrame, jobs: list[str], labels: list[str]
+) -> None:
+    """Each job's latency distribution (percentiles on a 'nines' axis), devices overlaid;
+    the average of the repeats at each percentile. A mixed job's writes are the thin lines."""
+    group = ChartGroup("Latency distribution per job")
+    wanted = set(jobs)
+    runs = runs[(runs["status"] == "ok") & (runs["direction"] != "sync")]
+    columns = ["job", "label", "direction", "cpu_bound", "lat_dist_us", *_THREE]
+    by_job: dict[object, dict[tuple[str, str], list[dict[str, Any]]]] = {}
+    for record in runs[columns].to_dict("records"):
+        if record["job"] in wanted:
+            mine = by_job.setdefault(record["job"], {})
+            mine.setdefault((str(record["label"]), str(record["direction"])), []).append(record)
+    percentiles = list(DISTRIBUTION_PERCENTILES)
+    for job in jobs:
+        lines = []
+        parts = by_job.get(job, {})
+        directions = {direction for _, direction in parts}
+        for (label, direction), mine in parts.items():
+            curves = [r["lat_dist_us"] for r in mine if isinstance(r["lat_dist_us"], tuple)]
+            if curves:
+                xs = percentiles
+                ys = [_mean_known(c[i] for c in curves) for i in range(len(percentiles))]
+            else:  # results without a distribution: fio's three percentiles
+                xs = [50.0, 99.0, 99.9]
+                ys = [_mean_known(_number(r[c]) for r in mine) for c in _THREE]
+            tips = [
+                f"{label} {direction}, p{x:g}: {format_latency(y)}"
+                for x, y in zip(xs, ys, strict=True)
+            ]
+            bound = any(is_true(r["cpu_bound"]) for r in mine)
+            lines.append(
+                charts.Series(
+                    index=labels.index(label),
+                    xs=xs,
+                    ys=ys,
+                    tips=tips,
+                    # a bound run's curve: one mark at its tail, not a ring on every point
+                    bound=[False] * (len(xs) - 1) + [bound],
+                    thin=direction == "write" and len(directions) > 1,
+                )
+            )
+        _add_chart(
+            group,
+            notes,
+            f"Latency distribution: {job}",
+            charts.line_chart,
+            f"{job}: latency by percentile",
+            lines,
+            charts.Axis("percentile (%)", "nines", ticks=lambda v: f"{v:g}"),
+            charts.Axis("latency (µs, log)", "log10", ticks=_latency_tick),
+        )
+    if group.charts:
+        section.groups.append(group)
+
+
+_THREE = ("lat_p50_us", "lat_p99_us", "lat_p999_us")
+
+
+def _mean_known(values: Iterable[float]) -> float:
+    known = [v for v in values if v == v]
+    return sum(known) / len(known) if known else math.nan
 
 
 def _timeseries_charts(
-    found: list[dict[str, str]], notes: list[str], frame: pd.DataFrame, ok: pd.DataFrame
+    sections: dict[str, ChartSection],
+    notes: list[str],
+    frame: pd.DataFrame,
+    ok: pd.DataFrame,
+    labels: list[str],
+    order: list[str],
 ) -> None:
-    """IOPS second by second, small charts per job grouped by family, write cliffs marked."""
+    """IOPS second by second, a small chart per job in its family's section, devices
+    overlaid (repeats averaged), each device's write cliff a dashed line in its colour."""
     folders = [p for p in dict.fromkeys(frame["sweep"].dropna()) if p]
     if not folders:
         return
@@ -552,19 +853,131 @@ def _timeseries_charts(
     notes += [f"Time series of a run left out: {error}" for error in damaged]
     if seconds.empty:
         return
-    labels = frame[["sweep", "host", "device", "label"]].drop_duplicates()
-    seconds = seconds.merge(labels, on=["sweep", "host", "device"], how="inner")
-    cliffs = ok[["job", "label", "cliff_s"]]
-    families = ok.drop_duplicates("job").set_index("job")["rw"].map(
-        lambda rw: _FAMILY.get(rw, (9, str(rw)))[1])  # fmt: skip
-    for family in dict.fromkeys(families):
-        jobs = [j for j in families.index if families[j] == family]
-        for start in range(0, len(jobs), charts.TIMESERIES_PER_CHART):
-            chunk = jobs[start : start + charts.TIMESERIES_PER_CHART]
-            part = seconds[seconds["job"].isin(chunk)]
-            _add_chart(found, notes, f"IOPS over time: {family.lower()}", charts.timeseries_chart,
-                       part, cliffs, f"IOPS second by second — {family.lower()} (dashed: write "
-                       "cliff)")  # fmt: skip
+    names = frame[["sweep", "host", "device", "label"]].drop_duplicates()
+    seconds = seconds.merge(names, on=["sweep", "host", "device"], how="inner")
+    seconds = seconds[seconds["iops"].notna()]
+    # directions added within a run, then runs averaged per second
+    per_run = seconds.groupby(["job", "label", "repeat", "t_s"], sort=False)["iops"].sum()
+    mean = per_run.groupby(level=["job", "label", "t_s"], sort=False).mean().reset_index()
+    cliffs = ok[["job", "label", "cliff_s"]].dropna()
+    family = ok.drop_duplicates("job").set_index("job")["rw"].map(_family_name).to_dict()
+    groups: dict[str, ChartGroup] = {}
+    parts = dict(list(mean.groupby("job", sort=False)))
+    for job in [j for j in order if j in parts]:
+        part = parts[job]
+        name = family.get(job)
+        if name is None:
+            continue
+        group = groups.setdefault(name, ChartGroup("IOPS over time per job"))
+        lines = [
+            charts.Series(
+                index=labels.index(str(label)),
+                xs=rows["t_s"].tolist(),
+                ys=rows["iops"].tolist(),
+                markers=False,
+            )
+            for label, rows in part.groupby("label", sort=False)
+        ]
+        marks = [
+            (
+                labels.index(str(c["label"])),
+                float(c["cliff_s"]),
+                f"{c['label']}: write cliff at {c['cliff_s']:.0f} s",
+            )
+            for c in cliffs[cliffs["job"] == job].to_dict("records")
+        ]
+        _add_chart(
+            group,
+            notes,
+            f"IOPS over time: {job}",
+            charts.line_chart,
+            f"{job}: IOPS second by second",
+            lines,
+            charts.Axis("seconds"),
+            charts.Axis("IOPS", zero=True),
+            marks=marks,
+        )
+    for name, group in groups.items():
+        sections.setdefault(name, ChartSection(name)).groups.append(group)
+
+
+def _overview(
+    summary: pd.DataFrame, labels: list[str], baseline: str, ratios: pd.DataFrame, order: list[str]
+) -> str | None:
+    """Every job's IOPS ratio to the baseline per device, as one heatmap."""
+    others = [label for label in labels if label != baseline]
+    if not others or ratios.empty:
+        return None
+    rows_of = {}
+    for record in summary.to_dict("records"):
+        rows_of.setdefault((record["job"], record["label"]), record)
+    cells: dict[tuple[int, int], tuple[float | None, str, bool]] = {}
+    for r, job in enumerate(order):
+        base = rows_of.get((job, baseline))
+        for c, label in enumerate(others):
+            row = rows_of.get((job, label))
+            if row is None or base is None or row["status"] != "ok" or base["status"] != "ok":
+                continue
+            ratio = ratios.at[job, f"{label}/{baseline}"] if job in ratios.index else None
+            ratio = float(ratio) if ratio is not None and pd.notna(ratio) else None
+            limits = {_record_limit(row), _record_limit(base)} - {""}
+            tip = f"{job}: {label} " + (f"×{ratio:.2f}" if ratio is not None else "no ratio")
+            tip += f" the IOPS of {baseline}"
+            if limits:
+                tip += f"; {' / '.join(sorted(limits))}: says little about the drives"
+            elif is_false(row.get("significant")):
+                tip += "; not significant"
+            cells[(r, c)] = (ratio, tip, bool(limits))
+    return charts.heatmap(f"IOPS against {baseline}, every job", order, others, cells)
+
+
+def _charts(
+    frame: pd.DataFrame,
+    summary: pd.DataFrame,
+    labels: list[str],
+    baseline: str,
+    ratios: pd.DataFrame,
+    order: list[str],
+) -> tuple[list[ChartSection], list[str]]:
+    """The report's charts in sections: an overview of every ratio, then each family's
+    curves (queue depth, block size, read share), latency distributions and time series."""
+    notes: list[str] = []
+    found: list[ChartSection] = []
+    overview = ChartSection("Overview")
+    group = ChartGroup("Every job against the baseline")
+    _add_chart(
+        group,
+        notes,
+        f"IOPS against {baseline}, every job",
+        _overview,
+        summary,
+        labels,
+        baseline,
+        ratios,
+        order,
+    )
+    if group.charts:
+        overview.groups.append(group)
+        found.append(overview)
+    ok = summary[summary["status"] == "ok"]
+    # bursty jobs have their own table: their IOPS count idle gaps, not a queue depth's worth
+    steady = ok[ok["thinktime_us"].isna()]
+    sections: dict[str, ChartSection] = {}
+    families = steady.assign(family=steady["rw"].map(_family_name))
+    for name, part in families.groupby("family", sort=False):
+        section = sections.setdefault(str(name), ChartSection(str(name)))
+        for sweep in ("iodepth", "bs_bytes", "rwmixread"):
+            _curves(section, notes, part, labels, sweep)
+    jobs_of: dict[str, list[str]] = {}
+    job_family = ok.drop_duplicates("job").set_index("job")["rw"].map(_family_name).to_dict()
+    for job in order:
+        if job in job_family:
+            jobs_of.setdefault(job_family[job], []).append(job)
+    for name, jobs in jobs_of.items():
+        _distributions(sections.setdefault(name, ChartSection(name)), notes, frame, jobs, labels)
+    _timeseries_charts(sections, notes, frame, ok, labels, order)
+    ranked = sorted(sections.values(), key=lambda s: _FAMILY_ORDER.get(s.name, 99))
+    return found + [s for s in ranked if s.groups], notes
 
 
 def _state_warnings(frame: pd.DataFrame, sweeps: list[ResultsDir]) -> list[str]:
@@ -620,7 +1033,13 @@ def _burst_rows(frame: pd.DataFrame, labels: list[str]) -> list[dict[str, object
                 "fio_iops": format_count(group.loc[group["label"] == label, "iops"].sum()
                                          / len(runs)),
                 "cpu": bool(known_true(runs["cpu_bound"]).any()),
-                "sort": float(runs["burst_iops"].mean()),
+                "sort": _sort_key(runs["burst_iops"].mean()),
+                "sort_bursts": _sort_key(runs["bursts"].mean()),
+                "sort_bw": _sort_key(runs["burst_bw_bytes"].mean()),
+                "sort_duty": _sort_key(runs["burst_duty_pct"].mean()),
+                "sort_fio_iops": _sort_key(
+                    group.loc[group["label"] == label, "iops"].sum() / len(runs)
+                ),
             })  # fmt: skip
         rows.append({"job": job, "what": _what(group.iloc[0]), "cells": cells})
     return rows
@@ -647,7 +1066,17 @@ def _state_pairs(summary: pd.DataFrame, labels: list[str]) -> list[dict[str, obj
         for label in labels:
             mine = group[group["label"] == label].set_index("state")
             if not {"empty", "full"} <= set(mine.index):
-                cells.append({"empty": "-", "full": "-", "ratio": "", "cpu": False, "sort": -1})
+                cells.append(
+                    {
+                        "empty": "-",
+                        "full": "-",
+                        "ratio": "",
+                        "cpu": False,
+                        "sort": -1,
+                        "sort_empty": -1,
+                        "sort_full": -1,
+                    }
+                )
                 continue
             # a bursty job's own IOPS count its idle gaps: compare it while bursting
             column = "burst_iops_mean" if mine["burst_iops_mean"].notna().all() else "iops_value"
@@ -658,13 +1087,14 @@ def _state_pairs(summary: pd.DataFrame, labels: list[str]) -> list[dict[str, obj
                 "ratio": f"{ratio:.2f}×" if pd.notna(ratio) else "-",
                 "cpu": bool(known_true(mine["cpu_bound"]).any()),
                 "sort": ratio if pd.notna(ratio) else -1,
+                "sort_empty": _sort_key(empty), "sort_full": _sort_key(full),
             })  # fmt: skip
         rows.append({"job": base, "what": _what(group.iloc[0]), "cells": cells})
     return rows
 
 
-def _is_false_any(points: pd.DataFrame) -> bool:
-    return any(is_false(value) for value in points["comparable"])
+def _is_false_any(points: list[dict[str, Any]]) -> bool:
+    return any(is_false(point["comparable"]) for point in points)
 
 
 def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str | None = None,

@@ -7,7 +7,6 @@ import re
 import shutil
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
@@ -49,10 +48,10 @@ def test_a_job_that_did_no_io_leaves_the_report_whole(tmp_path: Path) -> None:
     assert row is not None and "×0.00" not in row.group(0)
     # the queue-depth charts are drawn from the other points; the idle job's own chart is
     # left out, and the report says so
-    assert "IOPS against queue depth: random read, 4 KiB" in html
-    assert "Mean latency against queue depth: random read, 4 KiB" in html
-    assert f"Latency percentiles: {IDLE_JOB}: left out" in html
-    assert html.count("data:image/png;base64,") >= 4
+    assert "IOPS against queue depth: 4 KiB" in html
+    assert "Mean latency against queue depth: 4 KiB" in html
+    assert f"Latency distribution: {IDLE_JOB}: left out" in html
+    assert html.count("<svg") >= 4
 
 
 def _points(values: list[float]) -> pd.DataFrame:
@@ -65,37 +64,63 @@ def _points(values: list[float]) -> pd.DataFrame:
     })  # fmt: skip
 
 
+def _line(values: list[float], bound: list[bool] | None = None) -> charts.Series:
+    return charts.Series(index=0, xs=[1, 2, 4, 8][: len(values)], ys=values,
+                         tips=[f"point {i}" for i in range(len(values))],
+                         bound=bound or [False] * len(values))  # fmt: skip
+
+
 def test_log_axes_skip_what_is_not_positive() -> None:
-    mixed = _points([0.0, float("nan"), 120.0, 250.0])
-    assert charts.qd_chart(mixed, "lat_mean_us", "µs", "t").startswith("data:image/png")
-    assert charts.qd_chart(mixed, "iops", "IOPS", "t").startswith("data:image/png")
-    assert charts.mix_chart(mixed, "t").startswith("data:image/png")
-    nothing = _points([0.0, float("nan")])
-    assert charts.qd_chart(nothing, "lat_mean_us", "µs", "t") is None
+    depth = charts.Axis("queue depth", "log2", at_data=True)
+    mixed = _line([0.0, float("nan"), 120.0, 250.0])
+    latency = charts.line_chart("t", [mixed], depth, charts.Axis("µs", "log10"))
+    assert latency is not None and latency.startswith("<svg")
+    # on a log axis only the two positive points are drawn, each with its tooltip
+    assert latency.count("<title>point") == 2
+    iops = charts.line_chart("t", [mixed], depth, charts.Axis("IOPS", zero=True))
+    assert iops is not None and iops.count("<title>point") == 3  # 0 is a figure; NaN is not
+    nothing = _line([0.0, float("nan")])
+    assert charts.line_chart("t", [nothing], depth, charts.Axis("µs", "log10")) is None
     # IOPS of 0 is a real figure on a linear axis
-    assert charts.qd_chart(nothing, "iops", "IOPS", "t") is not None
-    rows = pd.DataFrame({
-        "job": "j", "status": "ok", "direction": ["read", "write"], "label": "dev",
-        "lat_p50_us": [0.0, float("nan")], "lat_p99_us": [0.0, float("nan")],
-        "lat_p999_us": [0.0, float("nan")],
+    assert charts.line_chart("t", [nothing], depth, charts.Axis("IOPS", zero=True)) is not None
+    assert charts.line_chart("t", [], depth, charts.Axis("IOPS")) is None
+
+
+def test_a_bound_point_is_ringed_and_a_chart_holds_no_legend_over_its_data() -> None:
+    svg = charts.line_chart("t", [_line([10.0, 20.0], bound=[False, True])],
+                            charts.Axis("x"), charts.Axis("y"))  # fmt: skip
+    assert svg is not None
+    assert svg.count('r="7"') == 1  # one ring: the bound point
+    # the legend is drawn once per section, outside every plot
+    assert "point 0" in svg and "legend" not in svg
+    legend = charts.legend(["a", "b"])
+    assert ">a</span>" in legend and ">b</span>" in legend and "CPU- or host-bound" in legend
+
+
+def test_the_heatmap_colours_faster_and_slower_apart_and_hatches_limited_results() -> None:
+    svg = charts.heatmap("h", ["j1", "j2", "j3"], ["b"], {
+        (0, 0): (2.0, "j1 faster", False), (1, 0): (0.5, "j2 slower", False),
+        (2, 0): (1.0, "j3 bound", True),
     })  # fmt: skip
-    assert charts.percentile_chart(rows, "j") is None
-    rows.loc[0, "lat_p99_us"] = 80.0
-    assert charts.percentile_chart(rows, "j") is not None
-    assert plt.get_fignums() == []  # no figure left open
+    assert svg is not None
+    cell = r'<rect x="[^"]+" y="[^"]+" width="[^"]+" height="[^"]+" fill="([^"]+)"'
+    fills = re.findall(cell, svg)
+    assert len(fills) == 3 and fills[2] == "url(#limited)"
+    assert fills[0] != fills[1] and "#ffffff" not in fills[:2]
+    assert charts.heatmap("h", [], [], {}) is None
 
 
 def test_a_chart_that_cannot_be_drawn_is_left_out_with_a_note(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def broken(fig: object) -> str:
+    def broken(*args: object) -> str:
         raise ValueError("Data cannot be log-scaled because all values are <= 0.")
 
-    monkeypatch.setattr(charts, "_png", broken)
+    monkeypatch.setattr(charts, "_frame", broken)
+    monkeypatch.setattr(charts, "heatmap", broken)
     frame = load(EXAMPLE)
     context = build_context(frame, [ResultsDir.open(EXAMPLE)])
     assert context["charts"] == []
     notes = context["chart_notes"]
     assert notes and all("could not be drawn" in note for note in notes)
     assert any("IOPS against queue depth" in note and "log-scaled" in note for note in notes)
-    assert plt.get_fignums() == []  # the failed figures were closed

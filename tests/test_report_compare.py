@@ -115,7 +115,7 @@ def test_sorting_by_mb_s_in_a_browser_orders_by_the_number(
     assert any(v >= 1000 for v in shown) and any(v < 1000 for v in shown), "needs GB/s and MB/s"
     # click the first MB/s heading of the first table (random reads), as a reader would
     click = (
-        '<script>var t = document.querySelector("table.sortable-table");'
+        '<script>var t = document.querySelector("table.results");'
         "Array.from(t.tHead.rows[1].cells).filter(function (c) {"
         ' return c.textContent.trim() === "MB/s"; })[0].click();</script></body>'
     )
@@ -127,7 +127,7 @@ def test_sorting_by_mb_s_in_a_browser_orders_by_the_number(
          f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", clicked.as_uri()],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
-    table = re.search(r'<table class="sortable-table">.*?</table>', dom.stdout, re.S)
+    table = re.search(r'<table class="sortable-table results">.*?</table>', dom.stdout, re.S)
     assert table is not None, dom.stderr[-2000:]
     rows = re.findall(r"<tr>(.*?)</tr>", table.group(0).split("<tbody>")[1], re.S)
     first_device_bw = [parse(f"<table><tr>{r}</tr></table>").cells[3]["text"] for r in rows]
