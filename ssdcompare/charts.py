@@ -49,6 +49,7 @@ class Series:
     highs: list[float] | None = None
     thin: bool = False  # a second line of the same device (e.g. p99 beside the mean)
     markers: bool = True
+    tip: str = ""  # the whole line's tooltip (lines drawn without markers have no others)
 
 
 @dataclass
@@ -166,11 +167,11 @@ class _Plot:
 
 
 def _marker(kind: str, x: float, y: float, colour: str, r: float = 3.2) -> str:
-    at = f'fill="{colour}" stroke="{colour}"'
+    at = f'fill="{colour}"'
     if kind == "circle":
-        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" {at}/>'
+        return f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{r}" {at}/>'
     if kind == "square":
-        return f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r}" height="{2 * r}" {at}/>'
+        return f'<rect x="{x - r:.0f}" y="{y - r:.0f}" width="{2 * r}" height="{2 * r}" {at}/>'
     shapes = {
         "triangle": [(0, -1.2), (1.1, 0.8), (-1.1, 0.8)],
         "down": [(0, 1.2), (1.1, -0.8), (-1.1, -0.8)],
@@ -189,15 +190,15 @@ def _marker(kind: str, x: float, y: float, colour: str, r: float = 3.2) -> str:
         ],
     }
     if kind in shapes:
-        points = " ".join(f"{x + dx * r:.1f},{y + dy * r:.1f}" for dx, dy in shapes[kind])
+        points = " ".join(f"{x + dx * r:.0f},{y + dy * r:.0f}" for dx, dy in shapes[kind])
         return f'<polygon points="{points}" {at}/>'
     if kind == "plus":
         return (
-            f'<path d="M{x - r:.1f} {y:.1f}h{2 * r}M{x:.1f} {y - r:.1f}v{2 * r}" '
+            f'<path d="M{x - r:.0f} {y:.0f}h{2 * r}M{x:.0f} {y - r:.0f}v{2 * r}" '
             f'stroke="{colour}" stroke-width="2"/>'
         )
     return (
-        f'<path d="M{x - r:.1f} {y - r:.1f}l{2 * r} {2 * r}M{x - r:.1f} {y + r:.1f}'
+        f'<path d="M{x - r:.0f} {y - r:.0f}l{2 * r} {2 * r}M{x - r:.0f} {y + r:.0f}'
         f'l{2 * r} {-2 * r}" stroke="{colour}" stroke-width="2"/>'
     )
 
@@ -205,9 +206,9 @@ def _marker(kind: str, x: float, y: float, colour: str, r: float = 3.2) -> str:
 def _bound_mark(x: float, y: float) -> str:
     """A CPU- or host-bound point: a black ring with a cross, over the device's marker."""
     return (
-        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="7" fill="none" stroke="#000" '
-        f'stroke-width="1.3"/><path d="M{x - 3.5:.1f} {y - 3.5:.1f}l7 7M{x - 3.5:.1f} '
-        f'{y + 3.5:.1f}l7 -7" stroke="#000" stroke-width="1.3"/>'
+        f'<circle cx="{x:.0f}" cy="{y:.0f}" r="7" fill="none" stroke="#000" '
+        f'stroke-width="1.3"/><path d="M{x - 3.5:.0f} {y - 3.5:.0f}l7 7M{x - 3.5:.0f} '
+        f'{y + 3.5:.0f}l7 -7" stroke="#000" stroke-width="1.3"/>'
     )
 
 
@@ -247,19 +248,20 @@ def line_chart(
         if x.scale == "linear" or _drawable(x.scale, t):
             px = plot.px(t)
             out.append(
-                f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{_TOP}" y2="{height - _BOTTOM}" '
+                f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{_TOP}" y2="{height - _BOTTOM}" '
                 f'stroke="{style(index)[0]}" stroke-dasharray="4 3">'
                 f"<title>{escape(tip)}</title></line>"
             )
     for line, good in kept:
         colour, marker, dash = style(line.index)
-        points = " ".join(f"{plot.px(line.xs[i]):.1f},{plot.py(line.ys[i]):.1f}" for i in good)
+        points = " ".join(f"{plot.px(line.xs[i]):.0f},{plot.py(line.ys[i]):.0f}" for i in good)
         dashed = (
             f' stroke-dasharray="{dash if not line.thin else "3 2"}"' if dash or line.thin else ""
         )
+        tip = f"<title>{escape(line.tip)}</title>" if line.tip else ""
         out.append(
             f'<polyline points="{points}" fill="none" stroke="{colour}" '
-            f'stroke-width="{1 if line.thin else 1.8}"{dashed}/>'
+            f'stroke-width="{1 if line.thin else 1.8}"{dashed}>{tip}</polyline>'
         )
         for i in good:
             px, py = plot.px(line.xs[i]), plot.py(line.ys[i])
@@ -268,22 +270,24 @@ def line_chart(
                 low, high = line.lows[i], line.highs[i]
                 if _drawable(y.scale, low) and _drawable(y.scale, high) and high > low:
                     bar = (
-                        f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{plot.py(low):.1f}" '
-                        f'y2="{plot.py(high):.1f}" stroke="{colour}" stroke-width="1"/>'
+                        f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{plot.py(low):.0f}" '
+                        f'y2="{plot.py(high):.0f}" stroke="{colour}" stroke-width="1"/>'
                     )
             shape = (
                 _marker(marker, px, py, colour, 2.2 if line.thin else 3.2) if line.markers else ""
             )
             bound = _bound_mark(px, py) if i < len(line.bound) and line.bound[i] else ""
             tip = f"<title>{escape(line.tips[i])}</title>" if i < len(line.tips) else ""
-            if bar or shape or bound or tip:
+            if shape and not (bar or bound):  # the tooltip inside the marker: no group needed
+                out.append(shape.replace("/>", f">{tip}</{shape[1 : shape.index(' ')]}>", 1))
+            elif bar or shape or bound or tip:
                 out.append(f"<g>{tip}{bar}{shape}{bound}</g>")
     for index, kx, ky, tip in knees:
         if _drawable(x.scale, kx) and _drawable(y.scale, ky):
             px, py = plot.px(kx), plot.py(ky)
             out.append(
-                f'<polygon points="{px:.1f},{py - 9:.1f} {px + 8:.1f},{py:.1f} '
-                f'{px:.1f},{py + 9:.1f} {px - 8:.1f},{py:.1f}" fill="none" '
+                f'<polygon points="{px:.0f},{py - 9:.0f} {px + 8:.0f},{py:.0f} '
+                f'{px:.0f},{py + 9:.0f} {px - 8:.0f},{py:.0f}" fill="none" '
                 f'stroke="{style(index)[0]}" stroke-width="1.8">'
                 f"<title>{escape(tip)}</title></polygon>"
             )
@@ -306,16 +310,16 @@ def _frame(plot: _Plot, title: str) -> str:
     for value in plot.x_ticks:
         px = plot.px(value)
         parts.append(
-            f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{_TOP}" y2="{h - _BOTTOM}" '
-            f'class="grid"/><text x="{px:.1f}" y="{h - _BOTTOM + 12}" '
-            f'text-anchor="middle">{escape(write_x(value))}</text>'
+            f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{_TOP}" y2="{h - _BOTTOM}" '
+            f'class="grid"/><text x="{px:.0f}" y="{h - _BOTTOM + 12}" class="x">'
+            f"{escape(write_x(value))}</text>"
         )
     for value in plot.y_ticks:
         py = plot.py(value)
         parts.append(
-            f'<line x1="{_LEFT}" x2="{w - _RIGHT}" y1="{py:.1f}" y2="{py:.1f}" '
-            f'class="grid"/><text x="{_LEFT - 4}" y="{py + 3:.1f}" '
-            f'text-anchor="end">{escape(write_y(value))}</text>'
+            f'<line x1="{_LEFT}" x2="{w - _RIGHT}" y1="{py:.0f}" y2="{py:.0f}" '
+            f'class="grid"/><text x="{_LEFT - 4}" y="{py + 3:.0f}" class="y">'
+            f"{escape(write_y(value))}</text>"
         )
     parts.append(
         f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 4}" text-anchor="middle" '

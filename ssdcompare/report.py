@@ -614,13 +614,18 @@ def _absent(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
-def _point_tip(row: dict[str, Any], what: str) -> str:
+def _point_tip(row: dict[str, Any], where: str, what: str) -> str:
+    """A point's tooltip: the device, where on the curve, the figure, and a limit."""
     limit = ""
     if is_true(row.get("cpu_bound")):
         limit = " (host-bound)" if row.get("verdict") == "host" else " (CPU-bound)"
     elif row.get("verdict") == "disturbed":
         limit = " (disturbed)"
-    return f"{row['label']}, {row['job']}: {what}{limit}"
+    return f"{row['label']}, {where}: {what}{limit}"
+
+
+def _at_depth(row: dict[str, Any]) -> str:
+    return f"QD{int(row['iodepth'])}"
 
 
 def _curves(
@@ -654,7 +659,7 @@ def _curves(
                 labels,
                 "iodepth",
                 "iops_value",
-                lambda r: _point_tip(r, f"{format_count(r['iops_value'])} IOPS"),
+                lambda r: _point_tip(r, _at_depth(r), f"{format_count(r['iops_value'])} IOPS"),
                 ("iops_min", "iops_max"),
             )
             knees = [
@@ -684,17 +689,18 @@ def _curves(
                 labels,
                 "iodepth",
                 "lat_mean_us_value",
-                lambda r: _point_tip(r, "mean " + format_latency(r["lat_mean_us_value"])),
+                lambda r: _point_tip(
+                    r,
+                    _at_depth(r),
+                    f"mean {format_latency(r['lat_mean_us_value'])}, "
+                    f"p99 {format_latency(r['lat_p99_us_value'])}",
+                ),
                 ("lat_mean_us_min", "lat_mean_us_max"),
             )
-            p99 = _series(
-                points,
-                labels,
-                "iodepth",
-                "lat_p99_us_value",
-                lambda r: _point_tip(r, "p99 " + format_latency(r["lat_p99_us_value"])),
-                thin=True,
-            )
+            # the p99 line: its figures are in the mean's tooltips, so no markers of its own
+            p99 = _series(points, labels, "iodepth", "lat_p99_us_value", lambda r: "", thin=True)
+            for line in p99:
+                line.markers, line.tips, line.bound = False, [], []
             _add_chart(
                 first,
                 notes,
@@ -712,7 +718,9 @@ def _curves(
                 labels,
                 "bs_bytes",
                 "bw_bytes_value",
-                lambda r: _point_tip(r, format_rate(r["bw_bytes_value"])),
+                lambda r: _point_tip(
+                    r, format_bytes(r["bs_bytes"]), format_rate(r["bw_bytes_value"])
+                ),
                 ("bw_bytes_min", "bw_bytes_max"),
             )
             _add_chart(
@@ -732,7 +740,9 @@ def _curves(
                 labels,
                 "rwmixread",
                 "iops_value",
-                lambda r: _point_tip(r, f"{format_count(r['iops_value'])} IOPS"),
+                lambda r: _point_tip(
+                    r, f"{r['rwmixread']} % read", f"{format_count(r['iops_value'])} IOPS"
+                ),
                 ("iops_min", "iops_max"),
             )
             _add_chart(
@@ -797,17 +807,16 @@ def _distributions(
             else:  # results without a distribution: fio's three percentiles
                 xs = [50.0, 99.0, 99.9]
                 ys = [_mean_known(_number(r[c]) for r in mine) for c in _THREE]
-            tips = [
-                f"{label} {direction}, p{x:g}: {format_latency(y)}"
-                for x, y in zip(xs, ys, strict=True)
-            ]
+            said = ", ".join(f"p{x:g} {format_latency(y)}" for x, y in zip(xs, ys, strict=True)
+                             if x in _SAID and y == y)  # fmt: skip
             bound = any(is_true(r["cpu_bound"]) for r in mine)
             lines.append(
                 charts.Series(
                     index=labels.index(label),
                     xs=xs,
                     ys=ys,
-                    tips=tips,
+                    tip=f"{label} {direction}: {said}",
+                    markers=len(xs) <= len(_THREE),
                     # a bound run's curve: one mark at its tail, not a ring on every point
                     bound=[False] * (len(xs) - 1) + [bound],
                     thin=direction == "write" and len(directions) > 1,
@@ -828,6 +837,22 @@ def _distributions(
 
 
 _THREE = ("lat_p50_us", "lat_p99_us", "lat_p999_us")
+_SAID = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999)  # a distribution's tooltip names these
+DISTRIBUTIONS_UP_TO = 200  # jobs; a larger suite draws them at each curve's ends (see below)
+
+
+def _curve_ends(ok: pd.DataFrame) -> set[object]:
+    """The jobs at the lowest and highest queue depth of each queue-depth curve, and the jobs
+    that are in no such curve."""
+    keys = [k for k in _CURVE_KEYS if k != "iodepth"]
+    found: set[object] = set()
+    for _, part in ok.groupby(keys, sort=False, dropna=False):
+        depths = part["iodepth"].astype("float64")
+        if depths.nunique() < 2:
+            found.update(part["job"])
+        else:
+            found.update(part.loc[depths.isin([depths.min(), depths.max()]), "job"])
+    return found
 
 
 def _mean_known(values: Iterable[float]) -> float:
@@ -973,6 +998,16 @@ def _charts(
     for job in order:
         if job in job_family:
             jobs_of.setdefault(job_family[job], []).append(job)
+    if len(order) > DISTRIBUTIONS_UP_TO:
+        # a thousand small distributions say less than a few: each queue-depth curve's
+        # lightest and heaviest load, and every job outside such a curve
+        ends = _curve_ends(ok)
+        jobs_of = {name: [j for j in jobs if j in ends] for name, jobs in jobs_of.items()}
+        notes.append(
+            f"Latency distributions: {len(order)} jobs, so they are drawn for each queue-depth "
+            "curve's lowest and highest depth (and every job outside such a curve); the "
+            "frame's lat_dist_us column holds every job's."
+        )
     for name, jobs in jobs_of.items():
         _distributions(sections.setdefault(name, ChartSection(name)), notes, frame, jobs, labels)
     _timeseries_charts(sections, notes, frame, ok, labels, order)
