@@ -155,6 +155,7 @@ from typing import Any
 
 import pandas as pd
 
+from ssdcompare import framecache
 from ssdcompare.ceiling import ceiling_iops
 from ssdcompare.cpu import CpuStats, Thresholds, judge, read_trace
 from ssdcompare.devices import Target
@@ -544,9 +545,22 @@ def _unsampled(row: Any) -> str | None:
             f"figures are known{figure}")  # fmt: skip
 
 
-def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> pd.DataFrame:
-    """The frame of one results folder, failed and interrupted runs included (numbers NaN)."""
+def load_results(
+    results: ResultsDir, thresholds: Thresholds | None = None, cache: bool = True
+) -> pd.DataFrame:
+    """The frame of one results folder, failed and interrupted runs included (numbers NaN).
+
+    With `cache`, a copy of the frame is kept in the folder and used again while no file of
+    it has changed (ssdcompare.framecache); without, it is always built from the raw files.
+    """
     thresholds = thresholds or Thresholds()
+    if not cache:
+        return _load_results(results, thresholds)
+    return framecache.cached(results.path, "frame", repr(thresholds),
+                             lambda: _load_results(results, thresholds))  # fmt: skip
+
+
+def _load_results(results: ResultsDir, thresholds: Thresholds) -> pd.DataFrame:
     manifest = results.manifest
     workloads = {w.job_id: w for w in manifest.suite.workloads}
     devices: dict[str, dict[str, object]] = {}
@@ -595,12 +609,17 @@ def load_results(results: ResultsDir, thresholds: Thresholds | None = None) -> p
 
 
 def load(
-    paths: str | Path | Iterable[str | Path], thresholds: Thresholds | None = None
+    paths: str | Path | Iterable[str | Path],
+    thresholds: Thresholds | None = None,
+    cache: bool = True,
 ) -> pd.DataFrame:
-    """Load one or more sweep results folders into one tidy frame (each folder read once)."""
+    """Load one or more sweep results folders into one tidy frame (each folder read once).
+
+    Each folder's frame is kept in its `.cache/` and read from there again while none of its
+    files has changed; `cache=False` always builds it from the raw files."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    frames = [load_results(ResultsDir.open(p), thresholds) for p in unique_folders(paths)]
+    frames = [load_results(ResultsDir.open(p), thresholds, cache) for p in unique_folders(paths)]
     if not frames:
         raise SsdcompareError("no results folders given")
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ssdcompare import framecache
 from ssdcompare.fiologs import LogError, read_log
 from ssdcompare.store import ResultsDir, RunStatus, unique_folders
 
@@ -87,6 +88,10 @@ def _seconds_of_each_io(paths: list[Path]) -> pd.DataFrame:
     return per_second[_SERIES_COLUMNS].astype({"iops": "float64", "bw_bytes": "float64"})
 
 
+def _has_logs(results: ResultsDir, status: RunStatus) -> bool:
+    return bool(results.timeseries_logs(status, "iops") or results.timeseries_logs(status, "lat"))
+
+
 def run_series(results: ResultsDir, status: RunStatus) -> pd.DataFrame:
     """One run's seconds: direction, t_s, iops, bw_bytes, lat_mean_us (empty without logs)."""
     if logged_each_io(results, status):
@@ -138,6 +143,8 @@ def find_cliff(t_s: Iterable[float], iops: Iterable[float]) -> Cliff | None:
 def run_cliff(results: ResultsDir, status: RunStatus) -> Cliff | None:
     """The write cliff of one run, from its IOPS logs (all directions added). None for a
     bursty run (fio logged every I/O): its idle gaps are not a cliff."""
+    if not results.timeseries_logs(status, "iops"):  # no per-second logs, or each I/O's
+        return None
     if logged_each_io(results, status):
         return None
     try:
@@ -192,11 +199,27 @@ def timeseries(
     log is an error, unless `damaged` is a list to collect such errors in (see gather)."""
 
     def of_run(folder: ResultsDir, status: RunStatus) -> pd.DataFrame | None:
-        if status.status not in ("ok", "interrupted"):
+        if status.status not in ("ok", "interrupted") or not _has_logs(folder, status):
             return None
         return run_series(folder, status)
 
-    frame = gather(results, COLUMNS, of_run, damaged)
-    if not frame.empty:
-        frame["t_s"] = frame["t_s"].astype("float64")
-    return frame
+    paths = [results] if isinstance(results, (str, Path)) else list(results)
+    parts = []
+    for folder in unique_folders(paths):
+        # kept in the folder's cache while no file of it changes (ssdcompare.framecache);
+        # a folder with a damaged log is read again each time, so the damage is said each time
+        wanted = framecache.key(folder, "timeseries")
+        frame = framecache.read(folder, wanted, "timeseries")
+        if frame is None:
+            errors: list[str] = []
+            frame = gather(folder, COLUMNS, of_run, errors if damaged is not None else None)
+            if not frame.empty:
+                frame["t_s"] = frame["t_s"].astype("float64")
+            if errors and damaged is not None:
+                damaged += errors
+            else:
+                framecache.write(folder, wanted, frame, "timeseries")
+        parts.append(frame)
+    if not parts:
+        return gather([], COLUMNS, of_run, damaged)
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]

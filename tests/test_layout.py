@@ -24,7 +24,7 @@ STAGES = [
     ("store", ["store"]),
     ("running", ["sampler", "runner", "precondition", "ceiling"]),
     ("sweep", ["sweep"]),
-    ("frame", ["persecond", "perburst", "frame", "answer"]),
+    ("frame", ["framecache", "persecond", "perburst", "frame", "answer"]),
     ("presenting", ["charts", "report"]),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
 ]

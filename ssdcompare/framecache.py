@@ -1,0 +1,163 @@
+"""A results folder's frame, kept beside its results so that reading it again costs about
+what reading its JSON costs, however many runs it holds.
+
+The cache is derived data only: `frame.load` builds the frame from the raw files as always
+and stores a copy in `<results>/.cache/frame.json` (the seconds of `persecond.timeseries` in
+`timeseries.json`). The copy is used only while it is known
+to be the same frame: its key covers every file of the folder (path, size, inode, change and
+modification times), where the folder is, the judgement's thresholds and the code that built
+it (a digest of the package's source). Any change to any of these makes a new frame from the
+raw files. A folder that cannot be written to is read without a cache. Deleting `.cache/` is
+always safe.
+
+JSON, not pickle: a results folder shared by someone else must never be able to run code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ssdcompare.store import WriteError, write_atomic
+
+FOLDER = ".cache"
+FORMAT = 1
+
+
+@cache
+def _code_digest() -> str:
+    """The package's source, hashed: a frame built by other code is another frame."""
+    digest = hashlib.sha1()
+    package = Path(__file__).parent
+    for path in sorted(package.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def key(folder: Path, extra: str) -> str:
+    """What the frame of `folder` depends on, as one digest: every file but the cache's own
+    (relative path, size, inode, ctime and mtime in ns), the folder's own path, `extra` (e.g.
+    the thresholds) and the code."""
+    digest = hashlib.sha1()
+    digest.update(f"{FORMAT}\0{folder.resolve()}\0{extra}\0{_code_digest()}\0".encode())
+    stack = [""]
+    lines: list[str] = []
+    while stack:
+        relative = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(folder, relative) if relative else folder))
+        except OSError:
+            lines.append(f"{relative}\0unreadable")
+            continue
+        for entry in entries:
+            name = f"{relative}/{entry.name}" if relative else entry.name
+            if name == FOLDER:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(name)
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                lines.append(f"{name}\0gone")
+                continue
+            lines.append(
+                f"{name}\0{info.st_size}\0{info.st_ino}\0{info.st_ctime_ns}\0{info.st_mtime_ns}"
+            )
+    lines.sort()
+    digest.update("\n".join(lines).encode())
+    return digest.hexdigest()
+
+
+def cached(folder: Path, name: str, extra: str, build: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """The frame `name` of `folder` ("frame", "timeseries"): the kept copy while its key
+    still holds, else `build()`, kept for next time."""
+    wanted = key(folder, extra)
+    found = read(folder, wanted, name)
+    if found is not None:
+        return found
+    frame = build()
+    write(folder, wanted, frame, name)
+    return frame
+
+
+def read(folder: Path, wanted: str, name: str = "frame") -> pd.DataFrame | None:
+    """The cached frame `name` of `folder` if its key is `wanted`; None otherwise."""
+    try:
+        data = json.loads((folder / FOLDER / f"{name}.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != wanted or data.get("format") != FORMAT:
+        return None
+    try:
+        return _frame(data["columns"], data["dtypes"], int(data["rows"]))
+    except (KeyError, TypeError, ValueError):
+        return None  # a damaged cache is no cache
+
+
+def write(folder: Path, made: str, frame: pd.DataFrame, name: str = "frame") -> None:
+    """Keep `frame` as the frame of `folder` under key `made`; a folder that cannot be
+    written to (read-only, full) keeps none, silently: the cache only saves time."""
+    columns: dict[str, Any] = {}
+    for column in frame.columns:
+        values = [_plain(v) for v in frame[column].tolist()]
+        # a column of one value (the suite, the sweep's path, a device's model) is stored once
+        same = bool(values) and all(v == values[0] for v in values)
+        columns[column] = {"all": values[0]} if same else values
+    data = {
+        "format": FORMAT,
+        "key": made,
+        "rows": len(frame),
+        "dtypes": {column: str(dtype) for column, dtype in frame.dtypes.items()},
+        "columns": columns,
+    }
+    try:
+        (folder / FOLDER).mkdir(exist_ok=True)
+        write_atomic(folder / FOLDER / f"{name}.json", json.dumps(data, separators=(",", ":")))
+    except (OSError, WriteError):
+        pass
+
+
+def _plain(value: Any) -> Any:
+    """A frame value as JSON holds it: NA and None as null, NaN as NaN, tuples as lists."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return math.nan
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item"):  # a numpy scalar
+        return value.item()
+    return value
+
+
+_RESTORE: dict[str, Callable[[list[Any]], Any]] = {
+    "float64": lambda v: pd.array([math.nan if x is None else x for x in v], dtype="float64"),
+    "Int64": lambda v: pd.array(v, dtype="Int64"),
+    "boolean": lambda v: pd.array(v, dtype="boolean"),
+}
+
+
+def _frame(columns: dict[str, Any], dtypes: dict[str, str], rows: int) -> pd.DataFrame:
+    data = {}
+    for name, stored in columns.items():
+        values = [stored["all"]] * rows if isinstance(stored, dict) else stored
+        if len(values) != rows:
+            raise ValueError(f"column {name} has {len(values)} values, not {rows}")
+        restore = _RESTORE.get(dtypes[name])
+        if restore is not None:
+            data[name] = restore(values)
+        else:  # object columns: sequences were tuples (lat_dist_us)
+            data[name] = pd.array(
+                [tuple(v) if isinstance(v, list) else v for v in values], dtype="object"
+            )
+    return pd.DataFrame(data)

@@ -1,0 +1,89 @@
+"""A results folder's frame is kept in its .cache/ and read again only while it is the same
+frame: any change to any file, another place, other thresholds, and it is built anew."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import ssdcompare
+from ssdcompare import framecache
+from ssdcompare.cpu import Thresholds
+from ssdcompare.frame import load
+
+EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
+JOB = "randread-4k-qd8"
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "results"
+    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns(framecache.FOLDER))
+    return folder
+
+
+def test_the_kept_frame_is_the_frame_built_from_the_raw_files(copy: Path) -> None:
+    built = load(copy, cache=False)
+    assert not (copy / framecache.FOLDER).exists()  # cache=False keeps nothing
+    first = load(copy)
+    assert (copy / framecache.FOLDER / "frame.json").is_file()
+    again = load(copy)
+    pd.testing.assert_frame_equal(built, first)
+    pd.testing.assert_frame_equal(built, again)
+    # tuples stay tuples, nullable columns stay nullable
+    assert isinstance(again["lat_dist_us"].dropna().iloc[0], tuple)
+    assert again["iodepth"].dtype == "Int64" and again["cpu_bound"].dtype == "boolean"
+    seconds = ssdcompare.timeseries(copy)
+    pd.testing.assert_frame_equal(seconds, ssdcompare.timeseries(copy))
+    assert (copy / framecache.FOLDER / "timeseries.json").is_file()
+
+
+def test_a_changed_result_is_read_anew(copy: Path) -> None:
+    before = load(copy)
+    path = sorted(copy.glob(f"runs/*/{JOB}/r1/fio.json"))[0]
+    owner = path.parent.parent.parent.name
+    output = json.loads(path.read_text())
+    output["jobs"][0]["read"]["iops"] = 12345.5
+    path.write_text(json.dumps(output))  # in place: same file, new content
+    after = load(copy)
+    mine = (after["job"] == JOB) & (after["repeat"] == 1) & (after["device"] == owner)
+    assert after.loc[mine, "iops"].tolist() == [12345.5]
+    assert not before.loc[mine, "iops"].eq(12345.5).any()
+
+
+def test_a_copy_elsewhere_and_other_thresholds_are_other_frames(
+    copy: Path, tmp_path: Path
+) -> None:
+    load(copy)
+    # copied with its cache and every file's times: the frame still names its own folder
+    moved = tmp_path / "moved"
+    shutil.copytree(copy, moved)
+    frame = load(moved)
+    assert set(frame["sweep"]) == {str(moved)}
+    strict = load(moved, Thresholds(worker_pct=10.0))
+    assert strict["cpu_bound"].sum() > frame["cpu_bound"].sum()
+
+
+def test_a_damaged_or_unwritable_cache_costs_only_time(copy: Path) -> None:
+    built = load(copy, cache=False)
+    load(copy)
+    (copy / framecache.FOLDER / "frame.json").write_text('{"format": 1, "key": "x"')
+    pd.testing.assert_frame_equal(built, load(copy))
+    # a cache whose key matches but whose columns are cut short is no cache either
+    data = json.loads((copy / framecache.FOLDER / "frame.json").read_text())
+    data["rows"] += 1
+    (copy / framecache.FOLDER / "frame.json").write_text(json.dumps(data))
+    pd.testing.assert_frame_equal(built, load(copy))
+    shutil.rmtree(copy / framecache.FOLDER)
+    os.chmod(copy, 0o555)
+    try:
+        if os.access(copy, os.W_OK):  # root writes anyway: make the cache folder a file
+            (copy / framecache.FOLDER).write_text("not a folder")
+        pd.testing.assert_frame_equal(built, load(copy))
+    finally:
+        os.chmod(copy, 0o755)
