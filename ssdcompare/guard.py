@@ -13,9 +13,13 @@ Reads never change data, so read-only sweeps pass on any device.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
+import functools
 import os
+import platform
+import re
 import shutil
 import stat
 import struct
@@ -138,8 +142,12 @@ def _magic_signatures(path: str) -> list[str]:
 
 def _members(name: str, sys_root: Path) -> list[str]:
     """The device and its partitions (what a mount, swap or holder could be on)."""
-    base = sys_root / "class" / "block" / name
-    parts = [p.name for p in sorted(base.glob(f"{name}*")) if (p / "partition").exists()]
+    base = os.path.join(sys_root, "class", "block", name)
+    try:
+        entries = sorted(e for e in os.listdir(base) if e.startswith(name))
+    except OSError:
+        entries = []
+    parts = [e for e in entries if os.path.exists(os.path.join(base, e, "partition"))]
     return [name, *parts]
 
 
@@ -162,7 +170,7 @@ def _mount_table(proc_root: Path) -> list[_Mount]:
     found = []
     own = _mount_namespace(proc_root / "self")
     seen: set[str] = set()
-    for place in [proc_root / "self", *sorted(proc_root.glob("[0-9]*"))]:
+    for place in [proc_root / "self", *(proc_root / pid for pid in sorted(_pids(proc_root)))]:
         space = _mount_namespace(place)
         if space in seen:
             continue
@@ -179,19 +187,48 @@ def _mount_table(proc_root: Path) -> list[_Mount]:
     return found
 
 
-def _mounts(proc_root: Path) -> list[tuple[str, str, str]]:
-    """(major:minor, mount point, source) of every mount in every namespace."""
-    return [(m.devnum, m.mountpoint, m.source) for m in _mount_table(proc_root)]
+def _pids(proc_root: Path) -> list[str]:
+    """The process ids /proc lists, in its own order."""
+    try:
+        return [name for name in os.listdir(proc_root) if name.isdigit()]
+    except OSError:
+        return []
 
 
-def _overlay_layer(path: str, key: Key, proc_root: Path) -> str | None:
+class _Look:
+    """One inspection's view of /proc. Looking at a loop device means looking at the device,
+    its disk and what it writes to, each asking for the mount table and for other processes'
+    open files: both are read once per inspection, not once per question."""
+
+    def __init__(self, proc_root: Path) -> None:
+        self.root = proc_root
+        self._mount_table: list[_Mount] | None = None
+        self._processes: list[tuple[str, set[Key]]] | None = None
+
+    def mount_table(self) -> list[_Mount]:
+        if self._mount_table is None:
+            self._mount_table = _mount_table(self.root)
+        return self._mount_table
+
+    def mounts(self) -> list[tuple[str, str, str]]:
+        """(major:minor, mount point, source) of every mount in every namespace."""
+        return [(m.devnum, m.mountpoint, m.source) for m in self.mount_table()]
+
+    def processes(self) -> list[tuple[str, set[Key]]]:
+        """(pid, what it holds open) for every other process."""
+        if self._processes is None:
+            self._processes = _open_files(self.root)
+        return self._processes
+
+
+def _overlay_layer(path: str, key: Key, look: _Look) -> str | None:
     """The overlay filesystem whose upper, lower or work folder holds the file, in words: its
     files are seen (and written) through the overlay under other device and inode numbers.
     A file with other names (hard links) on the filesystem of a layer counts too: one of
     them may be in the layer."""
     real = Path(os.path.realpath(path))
     layers = []  # (layer folder, which option, the overlay's mount point)
-    for mount in _mount_table(proc_root):
+    for mount in look.mount_table():
         if mount.fstype == "overlay":
             for option in mount.options.split(","):
                 name, _, value = option.partition("=")
@@ -244,7 +281,7 @@ def _disks_under(name: str, sys_root: Path, seen: set[str] | None = None) -> set
     return result
 
 
-def _system_disks(sys_root: Path, proc_root: Path) -> dict[str, str]:
+def _system_disks(sys_root: Path, look: _Look) -> dict[str, str]:
     """Disks holding /, /boot, /boot/efi or /usr -> which mount point."""
     by_devnum = {}
     block = sys_root / "class" / "block"
@@ -254,7 +291,7 @@ def _system_disks(sys_root: Path, proc_root: Path) -> dict[str, str]:
             if number:
                 by_devnum[number] = entry.name
     result = {}
-    for devnum, mountpoint, _source in _mounts(proc_root):
+    for devnum, mountpoint, _source in look.mounts():
         if mountpoint in ("/", "/boot", "/boot/efi", "/usr") and devnum in by_devnum:
             for disk in _disks_under(by_devnum[devnum], sys_root):
                 result.setdefault(disk, mountpoint)
@@ -295,9 +332,13 @@ def loops_backed_by(
     """The loop devices whose backing file or device is one of `keys` (by its numbers, under
     any name or none), other than those named in `besides`."""
     found = []
-    for loop in sorted((sys_root / "block").glob("loop*")):
-        if loop.name not in besides and loop_backing_key(loop.name, sys_root) in keys:
-            found.append(loop.name)
+    try:
+        loops = sorted(n for n in os.listdir(sys_root / "block") if n.startswith("loop"))
+    except OSError:
+        loops = []
+    for loop in loops:
+        if loop not in besides and loop_backing_key(loop, sys_root) in keys:
+            found.append(loop)
     return found
 
 
@@ -361,37 +402,138 @@ def _loop_status(node: Path, number: int) -> bytes | None:
     return None
 
 
-def _openers(keys: set[Key], proc_root: Path) -> list[str]:
+def _openers(keys: set[Key], look: _Look) -> list[str]:
     """Other processes holding one of `keys` open ("1234 (postgres)"), under any name or
     none, or (files) mapped into memory after closing it."""
     mapped = {(os.major(k[1]), os.minor(k[1]), k[2]) for k in keys if k[0] == "file"}
     found = []
-    me = os.getpid()
-    for process in proc_root.glob("[0-9]*"):
-        if process.name == str(me):
-            continue
-        # every thread: one whose main thread has ended, or that unshared its file table,
-        # holds files the process's own fd folder does not list
-        tasks = [process, *sorted((process / "task").glob("[0-9]*"))]
-        if any(_holds(task, keys, mapped) for task in tasks):
-            found.append(f"{process.name} ({read_value(process / 'comm') or '?'})")
+    for pid, held in look.processes():
+        if not held.isdisjoint(keys) or _maps(os.path.join(look.root, pid), mapped):
+            found.append(f"{pid} ({read_value(look.root / pid / 'comm') or '?'})")
     return found
 
 
-def _holds(task: Path, keys: set[Key], mapped: set[tuple[int, int, int]]) -> bool:
-    """Whether a process or thread has one of `keys` open or (files) mapped."""
+def _open_files(proc_root: Path) -> list[tuple[str, set[Key]]]:
+    """(pid, the numbers of every file and device it has open) for every other process."""
+    me = str(os.getpid())
+    kcmp = _kcmp() if _same_pids(proc_root) else None
+    root = str(proc_root)
+    found = []
+    for pid in _pids(proc_root):
+        if pid == me:
+            continue
+        held: set[Key] = set()
+        # every thread: one whose main thread has ended, or that unshared its file table,
+        # holds files the process's own fd folder does not list. Threads sharing a table
+        # (nearly all) are read once: the kernel says which share (kcmp); where it cannot
+        # (not built in, not allowed), every thread is read
+        read: list[str] = []  # threads whose table was read
+        tasks = os.path.join(root, pid, "task")
+        for tid in _threads(tasks, pid):
+            if kcmp and any(kcmp(int(t), int(tid)) for t in read):
+                continue
+            if _fds(os.path.join(tasks, tid, "fd"), held):
+                read.append(tid)
+        found.append((pid, held))
+    return found
+
+
+def _threads(folder: str, pid: str) -> list[str]:
+    """A process's thread ids from its task folder, the main thread's (`pid`) first. The
+    kernel counts a process's threads in that folder's links (2 + threads): a process of one
+    thread, nearly every one, needs no listing."""
     try:
-        fds = [fd for fd in (task / "fd").iterdir() if os.readlink(fd).startswith("/")]
+        if os.stat(folder).st_nlink == 3:
+            return [pid]
+        names = os.listdir(folder)
     except OSError:
-        return False  # gone, or not ours to look at
-    return any(_key_of(str(fd)) in keys for fd in fds) or _maps(task, mapped)
+        return [pid]
+    return [pid, *sorted(name for name in names if name.isdigit() and name != pid)]
 
 
-def _maps(process: Path, files: set[tuple[int, int, int]]) -> bool:
-    """Whether a process has one of `files` (major, minor, inode) mapped into memory."""
+def _fds(folder: str, held: set[Key]) -> bool:
+    """Adds the numbers of what a process or thread has open (its fd folder) to `held`;
+    False when the folder cannot be read (gone, or not ours to look at)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if not os.readlink(path).startswith("/"):
+                continue  # a pipe, socket or anonymous inode
+        except OSError as err:
+            if err.errno in (errno.EACCES, errno.EPERM):
+                return False  # listed but not ours to look at: no use trying each one
+            continue  # closed meanwhile
+        key = _key_of(path)
+        if key is not None:
+            held.add(key)
+    return True
+
+
+def _text(path: str) -> str:
+    """A procfs file's text, "" when it cannot be read (read_value without making a Path:
+    this runs for every process)."""
+    try:
+        with open(path, errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+# kcmp's call number on the 64-bit machines where it is certain; elsewhere every thread's
+# table is read. A wrong number would make another call, so 32-bit programs (another
+# table on the same machine name) are left out too
+_KCMP = {"x86_64": 312, "aarch64": 272, "riscv64": 272}
+_KCMP_FILES = 2  # linux/kcmp.h
+
+
+@functools.cache
+def _kcmp() -> Callable[[int, int], bool] | None:
+    """The kernel's kcmp(2) asking whether two threads share one file table, or None where
+    this machine's call number is not known here."""
+    number = _KCMP.get(platform.machine()) if ctypes.sizeof(ctypes.c_void_p) == 8 else None
+    try:
+        syscall = ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return None
+    if number is None:
+        return None
+
+    def shares_files(one: int, other: int) -> bool:
+        """Whether two threads share one file table (False too when the kernel cannot say)."""
+        return syscall(number, one, other, _KCMP_FILES, 0, 0) == 0
+
+    return shares_files
+
+
+def _same_pids(proc_root: Path) -> bool:
+    """Whether `proc_root` numbers processes as this process does (kcmp takes our numbers)."""
+    try:
+        return os.readlink(proc_root / "self") == str(os.getpid())
+    except OSError:
+        return False
+
+
+def _maps(process: str, files: set[tuple[int, int, int]]) -> bool:
+    """Whether a process has one of `files` (major, minor, inode) mapped into memory. Its
+    threads share one memory map: the first that shows one (a main thread that has ended
+    shows none) stands for all."""
     if not files:
         return False
-    for line in (read_value(process / "maps") or "").splitlines():
+    text = _text(os.path.join(process, "maps"))
+    tasks = os.path.join(process, "task")
+    for tid in [] if text else _threads(tasks, os.path.basename(process))[1:]:
+        text = _text(os.path.join(tasks, tid, "maps"))
+        if text:
+            break
+    # lines are read only when an inode number of `files` appears in the inode column's way
+    inodes = "|".join(sorted({str(inode) for _major, _minor, inode in files}))
+    if not re.search(rf" (?:{inodes})(?: |$)", text, re.MULTILINE):
+        return False
+    for line in text.splitlines():
         fields = line.split(maxsplit=5)
         if len(fields) >= 5 and ":" in fields[3] and fields[4].isdigit():
             major, minor = (int(part, 16) for part in fields[3].split(":", 1))
@@ -401,13 +543,13 @@ def _maps(process: Path, files: set[tuple[int, int, int]]) -> bool:
 
 
 def _file_uses(
-    label: str, key: Key, sys_root: Path, proc_root: Path, besides: Collection[str] = ()
+    label: str, key: Key, sys_root: Path, look: _Look, besides: Collection[str] = ()
 ) -> list[tuple[FindingKind, str]]:
     """(kind, detail) for each way a file's data is in use: a loop device over it (mounted or
     not), swap, a process holding it open or mapped. `besides` names loop devices over it
     that are the target itself (looked at from above)."""
     found: list[tuple[FindingKind, str]] = []
-    for _, mountpoint, source in _mounts(proc_root):
+    for _, mountpoint, source in look.mounts():
         # a filesystem mounted straight from a file (erofs, and others, without a loop)
         if source.startswith("/") and _key_of(source.replace("\\040", " ")) == key:
             found.append(("mounted", f"{label} is mounted at {mountpoint}"))
@@ -415,21 +557,21 @@ def _file_uses(
     if loops:
         found.append(("loop-backing", f"{label} is the backing file of {', '.join(loops)} "
                       "(a loop device: its data lives in this file)"))  # fmt: skip
-    swaps = read_value(proc_root / "swaps") or ""
+    swaps = read_value(look.root / "swaps") or ""
     for line in swaps.splitlines()[1:]:
         fields = line.split()
         if fields and _key_of(fields[0].replace("\\040", " ")) == key:
             found.append(("swap", f"{label} is in use as swap"))
-    openers = _openers({key}, proc_root)
+    openers = _openers({key}, look)
     if openers:
         found.append(("open", f"{label} is open in process {', '.join(openers)}"))
-    layer = _overlay_layer(label, key, proc_root)
+    layer = _overlay_layer(label, key, look)
     if layer:
         found.append(("mounted", f"{label} is {layer}: the overlay's files are this data"))
     return found
 
 
-def _inspect_file(target: Target, sys_root: Path, proc_root: Path, probe: Probe) -> list[Finding]:
+def _inspect_file(target: Target, sys_root: Path, look: _Look, probe: Probe) -> list[Finding]:
     """A file target: fio may create and overwrite it, unless it is someone else's data."""
     try:
         info = os.stat(target.path)
@@ -437,7 +579,7 @@ def _inspect_file(target: Target, sys_root: Path, proc_root: Path, probe: Probe)
         return []  # fio will create it: nothing there yet
     findings = [
         _finding(target, target.path, kind, detail)
-        for kind, detail in _file_uses(target.path, _key(info), sys_root, proc_root)
+        for kind, detail in _file_uses(target.path, _key(info), sys_root, look)
     ]
     if info.st_size > 0:
         for signature in probe(target.path):
@@ -477,8 +619,8 @@ def inspect_target(
                           for f in inspect_target(here, sys_root, proc_root, probe,
                                                   check_exclusive))]  # fmt: skip
     if target.kind != "block":
-        return _inspect_file(target, sys_root, proc_root, probe)
-    return _inspect_block(target, sys_root, proc_root, probe, check_exclusive)
+        return _inspect_file(target, sys_root, _Look(proc_root), probe)
+    return _inspect_block(target, sys_root, _Look(proc_root), probe, check_exclusive)
 
 
 def _finding(
@@ -496,7 +638,7 @@ def _no_signatures(path: str) -> list[str]:
 def _inspect_block(
     target: Target,
     sys_root: Path,
-    proc_root: Path,
+    look: _Look,
     probe: Probe,
     check_exclusive: bool,
     besides: Collection[str] = (),
@@ -507,22 +649,22 @@ def _inspect_block(
     name = target.kernel_name or Path(target.path).name
     members = _members(name, sys_root)
     keys = _block_keys(members, sys_root)
-    uses = _uses(name, members, keys, sys_root, proc_root, besides)
+    uses = _uses(name, members, keys, sys_root, look, besides)
     disk = _disk_of(name, sys_root)
     if disk != name:  # a partition: whatever uses its whole disk writes over it too
         uses += [
             (kind, device, f"the disk {disk} that holds {name}: {detail}")
             for kind, device, detail in _uses(
-                disk, [disk], _block_keys([disk], sys_root), sys_root, proc_root, ()
+                disk, [disk], _block_keys([disk], sys_root), sys_root, look, ()
             )
             if kind not in ("root", "readonly")  # judged for the partition itself already
         ]
     findings = [_finding(target, device, kind, detail) for kind, device, detail in uses]
-    findings += _beneath(target, name, sys_root, proc_root, depth)
+    findings += _beneath(target, name, sys_root, look, depth)
     if disk != name:  # a partition of a loop device: what the loop writes to, too
         findings += [
             f.model_copy(update={"detail": f"the disk {disk} that holds {name}: {f.detail}"})
-            for f in _beneath(target, disk, sys_root, proc_root, depth)
+            for f in _beneath(target, disk, sys_root, look, depth)
         ]
     if check_exclusive and not findings and _claimed(target.path):
         detail = (f"{name} is claimed by another user (open exclusively: mounted, in a "
@@ -587,18 +729,18 @@ def _uses(
     members: list[str],
     keys: set[Key],
     sys_root: Path,
-    proc_root: Path,
+    look: _Look,
     besides: Collection[str],
 ) -> list[tuple[FindingKind, str, str]]:
     """(kind, device, detail) for each way a device or one of its partitions is in use."""
     found: list[tuple[FindingKind, str, str]] = []
     numbers = {_devnum(m, sys_root): m for m in members}
-    for devnum, mountpoint, _source in _mounts(proc_root):
+    for devnum, mountpoint, _source in look.mounts():
         if devnum in numbers:
             found.append(
                 ("mounted", numbers[devnum], f"{numbers[devnum]} is mounted at {mountpoint}")
             )
-    swaps = read_value(proc_root / "swaps") or ""
+    swaps = read_value(look.root / "swaps") or ""
     for line in swaps.splitlines()[1:]:
         device = Path(line.split()[0]).name if line.split() else ""
         if device in members:
@@ -612,14 +754,14 @@ def _uses(
     if read_value(sys_root / "class" / "block" / name / "ro") == "1":
         found.append(("readonly", name, f"{name} is read-only (the kernel's ro flag is set); "
                       "writes would fail"))  # fmt: skip
-    system = _system_disks(sys_root, proc_root)
+    system = _system_disks(sys_root, look)
     for disk in _disks_under(name, sys_root):
         if disk in system:
             found.append(("root", disk, f"{disk} holds the system's {system[disk]} filesystem"))
     for loop in loops_backed_by(keys, sys_root, besides):
         found.append(("loop-backing", name, f"{name} is the backing device of {loop} (a loop "
                       "device stacked on it; what is on it lives on this device)"))  # fmt: skip
-    openers = _openers(keys, proc_root)
+    openers = _openers(keys, look)
     if openers:
         found.append(("open", name, f"{name} is open in process {', '.join(openers)}"))
     return found
@@ -628,9 +770,7 @@ def _uses(
 _MAX_STACK = 8  # loop devices over loop devices: deeper than any real setup
 
 
-def _beneath(
-    target: Target, name: str, sys_root: Path, proc_root: Path, depth: int
-) -> list[Finding]:
+def _beneath(target: Target, name: str, sys_root: Path, look: _Look, depth: int) -> list[Finding]:
     """A loop device writes through to its backing file or device: whatever uses that (a
     mount in any namespace, another loop device over the same data, a process) is in use
     through the loop. What it writes to is known by number, whatever its path says."""
@@ -650,12 +790,10 @@ def _beneath(
                        size_bytes=None, kernel=kernel)  # fmt: skip
         lower = Path(below.path)
         exclusive = lower.is_block_device() and lower.stat().st_rdev == os.makedev(*key[1:])
-        found = _inspect_block(
-            below, sys_root, proc_root, _no_signatures, exclusive, {name}, depth + 1
-        )
+        found = _inspect_block(below, sys_root, look, _no_signatures, exclusive, {name}, depth + 1)
         inner = [(f.kind, f.detail, f.overridable) for f in found]
     else:
-        uses = _file_uses(backing, key, sys_root, proc_root, {name})
+        uses = _file_uses(backing, key, sys_root, look, {name})
         inner = [(kind, detail, False) for kind, detail in uses]
     return [
         _finding(target, name, kind, f"{name} writes through to {backing}: {detail}", soft)

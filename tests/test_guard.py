@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from blockdevs import loop_device
+from fioprocs import wait_for
 
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError
@@ -211,3 +213,58 @@ def test_a_file_mounted_without_a_loop_device_is_refused(tmp_path: Path) -> None
                     size_bytes=1 << 20)  # fmt: skip
     with pytest.raises(SsdcompareError, match=f"{image} is mounted at /mnt/ro"):
         check_write_safety([target], True, True, sys_root, proc_root, no_signature)
+
+
+def holders_of(program: str, data: Path, ready: Path) -> str:
+    """What the guard says of file `data` while a Python process runs `program`, which
+    creates `ready` once it holds the file."""
+    holder = subprocess.Popen([sys.executable, "-c", program])
+    try:
+        wait_for(lambda: ready.exists() or holder.poll() is not None, "the holder to be ready")
+        assert holder.poll() is None, "the holder ended early"
+        with pytest.raises(SsdcompareError) as err:
+            check_write_safety([resolve_target(str(data))], True, False)
+        message = str(err.value)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert f"is open in process {holder.pid}" in message
+    return message
+
+
+def test_a_file_open_in_a_thread_with_its_own_file_table_is_in_use(tmp_path: Path) -> None:
+    data, ready = tmp_path / "held.bin", tmp_path / "ready"
+    data.write_bytes(bytes(1 << 20))
+    program = (
+        "import ctypes, os, threading, time\n"
+        "def hold():\n"
+        "    # a file table of this thread's own: the process's fd folder does not list it\n"
+        "    assert ctypes.CDLL(None, use_errno=True).unshare(0x400) == 0  # CLONE_FILES\n"
+        f"    fd = os.open({str(data)!r}, os.O_RDWR)\n"
+        f"    open({str(ready)!r}, 'w').close()\n"
+        "    time.sleep(120)\n"
+        "threading.Thread(target=hold).start()\n"
+        "time.sleep(120)\n"
+    )
+    holders_of(program, data, ready)
+
+
+def test_a_file_mapped_by_a_thread_whose_main_thread_ended_is_in_use(tmp_path: Path) -> None:
+    data, ready = tmp_path / "held.bin", tmp_path / "ready"
+    data.write_bytes(bytes(1 << 20))
+    program = (
+        "import ctypes, mmap, os, threading, time\n"
+        "def hold():\n"
+        f"    with open({str(data)!r}, 'r+b') as handle:\n"
+        "        view = mmap.mmap(handle.fileno(), 0)\n"
+        "    # closed: only the memory map holds it; and the main thread, whose maps the\n"
+        "    # process's own folder shows, ends (that folder's maps then read empty)\n"
+        "    while open('/proc/self/maps').read():\n"
+        "        time.sleep(0.01)\n"
+        f"    open({str(ready)!r}, 'w').close()\n"
+        "    time.sleep(120)\n"
+        "    view.close()\n"
+        "threading.Thread(target=hold).start()\n"
+        "ctypes.CDLL(None).pthread_exit(None)\n"
+    )
+    holders_of(program, data, ready)
