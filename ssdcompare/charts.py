@@ -296,38 +296,36 @@ def line_chart(
 
 
 def _frame(plot: _Plot, title: str) -> str:
-    """The chart's box, grid, ticks, axis labels and title."""
+    """The chart's box, grid, ticks, axis labels and title (the <title> names the chart for
+    screen readers and on hover)."""
     w, h = plot.width, plot.height
     parts = [
-        f'<svg class="chart" width="{w}" height="{h}" '
-        f'viewBox="0 0 {w} {h}" role="img" aria-label="{escape(title)}">'
+        f'<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img">'
         f"<title>{escape(title)}</title>"
         f'<rect x="{_LEFT}" y="{_TOP}" width="{w - _LEFT - _RIGHT}" '
         f'height="{h - _TOP - _BOTTOM}" fill="#fff" stroke="#999"/>'
     ]
     write_x = plot.x.ticks or (str if plot.x.scale == "nines" else number)
     write_y = plot.y.ticks or number
+    grid = []  # every grid line in one path: a chart is sent as text, a thousand of them
+    labels = []
     for value in plot.x_ticks:
         px = plot.px(value)
-        parts.append(
-            f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{_TOP}" y2="{h - _BOTTOM}" '
-            f'class="grid"/><text x="{px:.0f}" y="{h - _BOTTOM + 12}" class="x">'
-            f"{escape(write_x(value))}</text>"
-        )
+        grid.append(f"M{px:.0f} {_TOP}V{h - _BOTTOM}")
+        labels.append(f'<text x="{px:.0f}" y="{h - _BOTTOM + 12}" class="x">'
+                      f"{escape(write_x(value))}</text>")  # fmt: skip
     for value in plot.y_ticks:
         py = plot.py(value)
-        parts.append(
-            f'<line x1="{_LEFT}" x2="{w - _RIGHT}" y1="{py:.0f}" y2="{py:.0f}" '
-            f'class="grid"/><text x="{_LEFT - 4}" y="{py + 3:.0f}" class="y">'
-            f"{escape(write_y(value))}</text>"
-        )
+        grid.append(f"M{_LEFT} {py:.0f}H{w - _RIGHT}")
+        labels.append(f'<text x="{_LEFT - 4}" y="{py + 3:.0f}" class="y">'
+                      f"{escape(write_y(value))}</text>")  # fmt: skip
+    parts.append(f'<path d="{"".join(grid)}" class="grid"/>{"".join(labels)}')
     parts.append(
-        f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 4}" text-anchor="middle" '
-        f'class="axis">{escape(plot.x.label)}</text>'
+        f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 4}" class="axis">'
+        f"{escape(plot.x.label)}</text>"
         f'<text transform="translate(11 {(h - _BOTTOM + _TOP) / 2:.0f}) rotate(-90)" '
-        f'text-anchor="middle" class="axis">{escape(plot.y.label)}</text>'
-        f'<text x="{_LEFT}" y="14" class="title">{escape(_fit(title, w - _LEFT))}'
-        "</text>"
+        f'class="axis">{escape(plot.y.label)}</text>'
+        f'<text x="{_LEFT}" y="14" class="title">{escape(_fit(title, w - _LEFT))}</text>'
     )
     return "".join(parts)
 
@@ -378,8 +376,8 @@ def heatmap(
     height = top + cell_h * len(rows) + 6
     out = [
         f'<svg class="chart heatmap" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img">'
+        f"<title>{escape(title)}</title>"
         '<defs><pattern id="limited" width="5" height="5" patternUnits="userSpaceOnUse" '
         'patternTransform="rotate(45)"><rect width="5" height="5" fill="#e6e6e6"/>'
         '<line x1="0" y1="0" x2="0" y2="5" stroke="#999" stroke-width="2"/></pattern></defs>'
@@ -393,8 +391,7 @@ def heatmap(
     for r, name in enumerate(rows):
         y = top + r * cell_h
         out.append(
-            f'<text x="{left - 4}" y="{y + 9}" text-anchor="end" class="small">'
-            f"{escape(_fit(name, left))}</text>"
+            f'<text x="{left - 4}" y="{y + 9}" class="y small">{escape(_fit(name, left))}</text>'
         )
         for c in range(len(columns)):
             found = cells.get((r, c))
@@ -403,11 +400,12 @@ def heatmap(
             ratio, tip, limited = found
             fill = "url(#limited)" if limited else _diverging(ratio)
             text = "" if ratio is None else f"{ratio:.2f}"
+            # the tooltip on the cell; its number lets the pointer through to it
             out.append(
-                f'<g><title>{escape(tip)}</title><rect x="{left + c * cell_w}" y="{y}" '
-                f'width="{cell_w - 1}" height="{cell_h - 1}" fill="{fill}"/>'
-                f'<text x="{left + c * cell_w + cell_w / 2:.0f}" y="{y + 9}" '
-                f'text-anchor="middle" class="small">{text}</text></g>'
+                f'<rect x="{left + c * cell_w}" y="{y}" width="{cell_w - 1}" '
+                f'height="{cell_h - 1}" fill="{fill}"><title>{escape(tip)}</title></rect>'
+                f'<text x="{left + c * cell_w + cell_w / 2:.0f}" y="{y + 9}" class="n">'
+                f"{text}</text>"
             )
     out.append("</svg>")
     return "".join(out)

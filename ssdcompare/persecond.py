@@ -23,9 +23,11 @@ below, and at least CLIFF_HOLD of them are. It needs MIN_SECONDS of series at le
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 
 import pandas as pd
 
@@ -96,47 +98,70 @@ def run_series(results: ResultsDir, status: RunStatus) -> pd.DataFrame:
     """One run's seconds: direction, t_s, iops, bw_bytes, lat_mean_us (empty without logs)."""
     if logged_each_io(results, status):
         return _seconds_of_each_io(results.timeseries_logs(status, "lat"))
+    return pd.DataFrame(_run_seconds(results, status), columns=_SERIES_COLUMNS)
+
+
+def _run_seconds(
+    results: ResultsDir, status: RunStatus
+) -> list[tuple[str, int, float, float, float]]:
+    """One run's seconds from its per-second logs, as (direction, t_s, iops, bw_bytes,
+    lat_mean_us) in order of direction and second: the processes' IOPS and bandwidth added,
+    their mean latencies weighted by their IOPS. A value no log gave is NaN."""
     logs = {kind: results.timeseries_logs(status, kind) for kind in ("iops", "bw", "lat")}
     if not logs["iops"]:
-        return pd.DataFrame(columns=_SERIES_COLUMNS)
-    keys = ["process", "t_s", "direction"]
-    merged = _samples(logs["iops"], "iops")
+        return []
+    # the seconds are those fio logged IOPS for: at the end of a job fio flushes a last,
+    # partial second into the latency log only ... and that partial second can round to the
+    # last full one: the first sample of a (process, second, direction) is the one kept
+    extra: dict[str, dict[tuple[int, int, str], float] | None] = {}
     for kind in ("bw", "lat"):
-        if logs[kind]:
-            # the seconds are those fio logged IOPS for: at the end of a job fio flushes a
-            # last, partial second into the latency log only
-            # ... and that partial second can round to the last full one: keep the full one,
-            # or the merge would count that second twice
-            extra = _samples(logs[kind], kind).drop_duplicates(keys, keep="first")
-            merged = merged.merge(extra, on=keys, how="left")
+        if not logs[kind]:
+            extra[kind] = None
+            continue
+        table: dict[tuple[int, int, str], float] = {}
+        for process, path in enumerate(logs[kind]):
+            for sample in read_log(path):
+                table.setdefault((process, round(sample.time_ms / 1000), sample.direction),
+                                 sample.value)  # fmt: skip
+        extra[kind] = table
+    sums: dict[tuple[str, int], list[float]] = {}  # iops, bw (KiB/s), latency x iops; NaN: none
+    nan = math.nan
+    for process, path in enumerate(logs["iops"]):
+        for sample in read_log(path):
+            t_s = round(sample.time_ms / 1000)
+            at = (process, t_s, sample.direction)
+            bw = extra["bw"].get(at, nan) if extra["bw"] is not None else nan
+            lat = extra["lat"].get(at, nan) if extra["lat"] is not None else nan
+            found = sums.setdefault((sample.direction, t_s), [nan, nan, nan])
+            for index, value in enumerate((sample.value, bw, lat * sample.value)):
+                if value == value:  # NaN adds nothing, as in a sum that skips it
+                    found[index] = value if found[index] != found[index] else found[index] + value
+    rows = []
+    for (direction, t_s), (iops, bw, weighted) in sorted(sums.items()):
+        if iops == 0:
+            lat_us = nan if weighted == 0 or weighted != weighted else math.inf
         else:
-            merged[kind] = float("nan")
-    merged["lat_weighted"] = merged["lat"] * merged["iops"]
-    per_second = merged.groupby(["direction", "t_s"], sort=True).agg(
-        iops=("iops", lambda s: s.sum(min_count=1)),
-        bw=("bw", lambda s: s.sum(min_count=1)),
-        lat_weighted=("lat_weighted", lambda s: s.sum(min_count=1)),
-    ).reset_index()  # fmt: skip
-    per_second["bw_bytes"] = per_second["bw"] * 1024
-    per_second["lat_mean_us"] = per_second["lat_weighted"] / per_second["iops"] / 1000
-    return per_second[_SERIES_COLUMNS]
+            lat_us = weighted / iops / 1000
+        rows.append((direction, t_s, iops, bw * 1024, lat_us))
+    return rows
 
 
 def find_cliff(t_s: Iterable[float], iops: Iterable[float]) -> Cliff | None:
     """The write cliff of one run's IOPS per second (see the module docstring), or None."""
-    series = pd.Series(list(iops), index=list(t_s), dtype="float64").dropna().sort_index()
-    if len(series) < MIN_SECONDS:
+    pairs = sorted((t, v) for t, v in zip(t_s, iops, strict=True) if v == v)
+    if len(pairs) < MIN_SECONDS:
         return None
-    before = float(series.iloc[:FIRST_SECONDS].median())
+    values = [float(v) for _, v in pairs]
+    before = median(values[:FIRST_SECONDS])
     if not before > 0:
         return None
     limit = before * CLIFF_FRACTION
-    values = series.to_numpy()
     for index in range(FIRST_SECONDS, len(values) - 1):
         rest = values[index:]
-        below = rest < limit
-        if below[0] and below.mean() >= CLIFF_HOLD and float(pd.Series(rest).median()) < limit:
-            return Cliff(float(series.index[index]), before, float(pd.Series(rest).median()))
+        if rest[0] < limit and sum(v < limit for v in rest) / len(rest) >= CLIFF_HOLD:
+            after = median(rest)
+            if after < limit:
+                return Cliff(float(pairs[index][0]), before, after)
     return None
 
 
@@ -148,13 +173,14 @@ def run_cliff(results: ResultsDir, status: RunStatus) -> Cliff | None:
     if logged_each_io(results, status):
         return None
     try:
-        seconds = run_series(results, status)
+        seconds = _run_seconds(results, status)
     except LogError:
         return None
-    if seconds.empty:
-        return None
-    total = seconds.groupby("t_s")["iops"].sum(min_count=1)
-    return find_cliff(total.index, total.to_numpy())
+    total: dict[int, float] = {}  # all directions added; NaN where none was logged
+    for _, t_s, iops, _, _ in seconds:
+        known = total.get(t_s, math.nan)
+        total[t_s] = iops if known != known else (known + iops if iops == iops else known)
+    return find_cliff(total.keys(), total.values()) if total else None
 
 
 def gather(
@@ -196,13 +222,8 @@ def timeseries(
     results: str | Path | Iterable[str | Path], damaged: list[str] | None = None
 ) -> pd.DataFrame:
     """Every second of every run in one or more results folders, as a tidy frame. A damaged
-    log is an error, unless `damaged` is a list to collect such errors in (see gather)."""
-
-    def of_run(folder: ResultsDir, status: RunStatus) -> pd.DataFrame | None:
-        if status.status not in ("ok", "interrupted") or not _has_logs(folder, status):
-            return None
-        return run_series(folder, status)
-
+    log is an error, unless `damaged` is a list to collect such errors in: then the run is
+    left out and the error added to it."""
     paths = [results] if isinstance(results, (str, Path)) else list(results)
     parts = []
     for folder in unique_folders(paths):
@@ -212,14 +233,48 @@ def timeseries(
         frame = framecache.read(folder, wanted, "timeseries")
         if frame is None:
             errors: list[str] = []
-            frame = gather(folder, COLUMNS, of_run, errors if damaged is not None else None)
-            if not frame.empty:
-                frame["t_s"] = frame["t_s"].astype("float64")
+            frame = _folder_seconds(
+                ResultsDir.open(folder), errors if damaged is not None else None
+            )
             if errors and damaged is not None:
                 damaged += errors
             else:
                 framecache.write(folder, wanted, frame, "timeseries")
         parts.append(frame)
     if not parts:
-        return gather([], COLUMNS, of_run, damaged)
+        return _seconds_frame([])
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+
+def _folder_seconds(folder: ResultsDir, damaged: list[str] | None) -> pd.DataFrame:
+    """The seconds of every ok or interrupted run of one folder with logs, as one frame (the
+    rows are gathered as tuples: a frame per run would cost more than reading its logs). A
+    damaged log raises LogError, or with `damaged` leaves its run out and says why there."""
+    rows: list[tuple[object, ...]] = []
+    where = (str(folder.path), folder.manifest.host.hostname)
+    for status in folder.statuses():
+        if status.status not in ("ok", "interrupted") or not _has_logs(folder, status):
+            continue
+        run = (*where, status.target, status.job, status.repeat)
+        try:
+            if logged_each_io(folder, status):
+                seconds = _seconds_of_each_io(folder.timeseries_logs(status, "lat"))
+                found = list(seconds.itertuples(index=False, name=None))
+            else:
+                found = _run_seconds(folder, status)
+        except LogError as err:
+            if damaged is None:
+                raise
+            damaged.append(str(err))
+            continue
+        rows += [(*run, *second) for second in found]
+    return _seconds_frame(rows)
+
+
+def _seconds_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame["repeat"] = frame["repeat"].astype("Int64")
+    frame["t_s"] = frame["t_s"].astype("float64")
+    for column in ("iops", "bw_bytes", "lat_mean_us"):
+        frame[column] = frame[column].astype("float64")
+    return frame

@@ -275,13 +275,12 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
 
 
 def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, baseline: bool,
-          footnotes: list[str], baseline_limit: str = "") -> Cell:  # fmt: skip
+          footnotes: Footnotes, baseline_limit: str = "") -> Cell:  # fmt: skip
     if row is None:
         return Cell(status="missing")
     if row["status"] != "ok":
         text = f"{str(row['status']).upper()}: {row['error'] or 'no result'}"
-        footnotes.append(text)
-        return Cell(status=str(row["status"]), reason=text, footnote=len(footnotes))
+        return Cell(status=str(row["status"]), reason=text, footnote=_note(footnotes, text))
     cell = Cell(
         status="ok",
         iops=format_count(row["iops_value"]),
@@ -306,8 +305,7 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
         cell.comparable = False
         cell.ratio = "≠ jobfile"
         cell.jobfile_note = str(row["comparable_note"])
-        footnotes.append(cell.jobfile_note)
-        cell.jobfile_footnote = len(footnotes)
+        cell.jobfile_footnote = _note(footnotes, cell.jobfile_note)
     elif ratio is not None and pd.notna(ratio):
         cell.ratio = f"×{ratio:.2f}"
         cell.sort_ratio = float(ratio)
@@ -341,12 +339,31 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
     elif isinstance(row.get("verdict_reason"), str):  # a drive result with a note
         cell.reason = str(row["verdict_reason"])
     if cell.reason:
-        footnotes.append(f"{row['job']} on {row['label']}: {cell.reason}")
-        cell.footnote = len(footnotes)
+        # the same reason for many results is one note: its number in each cell says where
+        cell.footnote = _note(footnotes, cell.reason)
     return cell
 
 
-def _drive_notes(cell: Cell, row: dict[str, Any], footnotes: list[str]) -> None:
+class Footnotes(list[str]):
+    """The results' notes in order; a text said again keeps its first number."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numbers: dict[str, int] = {}
+
+    def number(self, text: str) -> int:
+        if text not in self.numbers:
+            self.append(text)
+            self.numbers[text] = len(self)
+        return self.numbers[text]
+
+
+def _note(footnotes: Footnotes, text: str) -> int:
+    """The number of the footnote saying `text`, added if none says it yet."""
+    return footnotes.number(text)
+
+
+def _drive_notes(cell: Cell, row: dict[str, Any], footnotes: Footnotes) -> None:
     """The drive's state (tooltip) and a write cliff (footnote) of one cell."""
     state = row.get("drive_state")
     if isinstance(state, str) and state != "as found":
@@ -357,8 +374,7 @@ def _drive_notes(cell: Cell, row: dict[str, Any], footnotes: list[str]) -> None:
             f"{row['repeats']} run(s): {format_count(row['cliff_before_iops'])} → "
             f"{format_count(row['cliff_after_iops'])} IOPS"
         )
-        footnotes.append(f"{row['job']} on {row['label']}: {cell.cliff}")
-        cell.cliff_footnote = len(footnotes)
+        cell.cliff_footnote = _note(footnotes, f"{row['job']} on {row['label']}: {cell.cliff}")
 
 
 def _groups(
@@ -366,7 +382,7 @@ def _groups(
     ratios: pd.DataFrame,
     labels: list[str],
     baseline: str,
-    footnotes: list[str],
+    footnotes: Footnotes,
 ) -> list[Group]:
     """The table's rows, one per job, grouped by family (random reads, ...) in reading
     order; a cell per device. Footnotes are added to `footnotes` as cells need them."""
@@ -437,7 +453,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
     summary = job_summary(frame, baseline, aggregate)
     labels = list(dict.fromkeys(summary["label"]))
-    footnotes: list[str] = []
+    footnotes = Footnotes()
     ratios = side_by_side(summary, "iops", baseline)
     groups = _groups(summary, ratios, labels, baseline, footnotes)
     # outside the main table one mark stands for both: the CPU or the host was the limit
@@ -838,7 +854,7 @@ def _distributions(
 
 _THREE = ("lat_p50_us", "lat_p99_us", "lat_p999_us")
 _SAID = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999)  # a distribution's tooltip names these
-DISTRIBUTIONS_UP_TO = 200  # jobs; a larger suite draws them at each curve's ends (see below)
+PER_JOB_UP_TO = 200  # jobs; a larger suite draws per-job charts for some of them (_charts)
 
 
 def _curve_ends(ok: pd.DataFrame) -> set[object]:
@@ -947,11 +963,10 @@ def _overview(
             ratio = float(ratio) if ratio is not None and pd.notna(ratio) else None
             limits = {_record_limit(row), _record_limit(base)} - {""}
             tip = f"{job}: {label} " + (f"×{ratio:.2f}" if ratio is not None else "no ratio")
-            tip += f" the IOPS of {baseline}"
-            if limits:
-                tip += f"; {' / '.join(sorted(limits))}: says little about the drives"
+            if limits:  # the heading says the rest: IOPS against the baseline
+                tip += f", {' / '.join(sorted(limits))}"
             elif is_false(row.get("significant")):
-                tip += "; not significant"
+                tip += ", not significant"
             cells[(r, c)] = (ratio, tip, bool(limits))
     return charts.heatmap(f"IOPS against {baseline}, every job", order, others, cells)
 
@@ -998,19 +1013,23 @@ def _charts(
     for job in order:
         if job in job_family:
             jobs_of.setdefault(job_family[job], []).append(job)
-    if len(order) > DISTRIBUTIONS_UP_TO:
-        # a thousand small distributions say less than a few: each queue-depth curve's
-        # lightest and heaviest load, and every job outside such a curve
+    shown = order
+    if len(order) > PER_JOB_UP_TO:
+        # a thousand small charts say less than a few: each queue-depth curve's lightest and
+        # heaviest load, every job outside such a curve, and (over time) every write cliff
         ends = _curve_ends(ok)
+        cliffs = set(ok.loc[ok["cliff_s"].notna(), "job"])
         jobs_of = {name: [j for j in jobs if j in ends] for name, jobs in jobs_of.items()}
+        shown = [j for j in order if j in ends or j in cliffs]
         notes.append(
-            f"Latency distributions: {len(order)} jobs, so they are drawn for each queue-depth "
-            "curve's lowest and highest depth (and every job outside such a curve); the "
-            "frame's lat_dist_us column holds every job's."
+            f"Latency distributions and IOPS over time: {len(order)} jobs, so they are drawn "
+            "for each queue-depth curve's lowest and highest depth, every job outside such a "
+            "curve, and (over time) every job with a write cliff. ssdcompare.load() (column "
+            "lat_dist_us) and ssdcompare.timeseries() hold every job's."
         )
     for name, jobs in jobs_of.items():
         _distributions(sections.setdefault(name, ChartSection(name)), notes, frame, jobs, labels)
-    _timeseries_charts(sections, notes, frame, ok, labels, order)
+    _timeseries_charts(sections, notes, frame, ok, labels, shown)
     ranked = sorted(sections.values(), key=lambda s: _FAMILY_ORDER.get(s.name, 99))
     return found + [s for s in ranked if s.groups], notes
 
