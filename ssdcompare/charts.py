@@ -94,7 +94,8 @@ def _ticks(axis: Axis, low: float, high: float, data: Sequence[float]) -> list[f
             values = values[::2]
         return values
     if axis.scale == "nines":
-        return [p for p in (50, 90, 99, 99.9, 99.99, 99.999, 99.9999) if low <= p <= high]
+        # the last nines sit close together: 99.9999 would run into 99.999's label
+        return [p for p in (50, 90, 99, 99.9, 99.99, 99.999) if low <= p <= high]
     if axis.scale == "log10":
         first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
         decades = [10.0**k for k in range(first, last + 1)]
@@ -404,11 +405,17 @@ def heatmap(
             out.append(
                 f'<rect x="{left + c * cell_w}" y="{y}" width="{cell_w - 1}" '
                 f'height="{cell_h - 1}" fill="{fill}"><title>{escape(tip)}</title></rect>'
-                f'<text x="{left + c * cell_w + cell_w / 2:.0f}" y="{y + 9}" class="n">'
+                f'<text x="{left + c * cell_w + cell_w / 2:.0f}" y="{y + 9}" '
+                f'class="n{" on-dark" if not limited and _strong(ratio) else ""}">'
                 f"{text}</text>"
             )
     out.append("</svg>")
     return "".join(out)
+
+
+def _strong(ratio: float | None) -> bool:
+    """A ratio whose colour is dark enough to need white figures on it."""
+    return ratio is not None and ratio > 0 and math.isfinite(ratio) and abs(math.log2(ratio)) > 0.6
 
 
 def _diverging(ratio: float | None) -> str:

@@ -725,7 +725,7 @@ def _curves(
                 f"latency (mean, thin: p99) — {what}",
                 mean + p99,
                 charts.Axis("queue depth", "log2", ticks=_int_text, at_data=True),
-                charts.Axis("latency (µs, log)", "log10", ticks=_latency_tick),
+                charts.Axis("latency (log)", "log10", ticks=_latency_tick),
                 caption=caption,
             )
         elif sweep == "bs_bytes":
@@ -793,7 +793,11 @@ def _size_tick(value: float) -> str:
 
 
 def _latency_tick(value: float) -> str:
-    return format_latency(value).replace(" ", "")
+    """A latency tick (µs) in few characters: 20µs, 1ms, 2.5s."""
+    for limit, unit in ((1e6, "s"), (1e3, "ms")):
+        if value >= limit:
+            return f"{value / limit:g}{unit}"
+    return f"{value:g}µs"
 
 
 def _distributions(
@@ -846,7 +850,7 @@ def _distributions(
             f"{job}: latency by percentile",
             lines,
             charts.Axis("percentile (%)", "nines", ticks=lambda v: f"{v:g}"),
-            charts.Axis("latency (µs, log)", "log10", ticks=_latency_tick),
+            charts.Axis("latency (log)", "log10", ticks=_latency_tick),
         )
     if group.charts:
         section.groups.append(group)
