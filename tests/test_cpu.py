@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import namedtuple
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from ssdcompare import sampler
 from ssdcompare.cpu import CATEGORIES, CpuTrace, judge
 from ssdcompare.sampler import CpuSampler
 
@@ -360,3 +362,184 @@ def test_a_process_that_is_gone_before_sampling_gives_an_empty_but_valid_trace()
     assert summary is not None and summary.samples == len(trace.samples)
     assert summary.fio_worker_max_pct is None and summary.fio_workers_total_cores is None
     assert summary.workers == []
+
+
+# --- the direct /proc readers ------------------------------------------------------------
+
+LINUX_PROC = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+
+
+def test_a_proc_stat_cpu_line_is_read_in_category_order() -> None:
+    """Steal is its own category; guest and guest_nice are left out (the kernel counts them
+    in user and nice already); a column an old kernel does not write is 0."""
+    data = (
+        b"cpu  30 2 13 400 5 0 7 9 11 0\n"
+        b"cpu0 10 1 3 200 4 0 5 6 7 0\n"  # user nice system idle iowait irq softirq steal ...
+        b"cpu1 20 1 10 200 1 8 2 3 4 1\n"
+        b"cpu3 5 0 1 90 0 0 0\n"  # an old kernel: no steal; CPU2 is offline
+        b"intr 12345 0 0 1 cpu 2\n"
+        b"ctxt 99\n"
+    )
+    rows = sampler.parse_cpu_lines(data)
+    assert [dict(zip(CATEGORIES, row, strict=True)) for row in rows] == [
+        {"user": 10, "nice": 1, "system": 3, "irq": 0, "softirq": 5, "iowait": 4, "steal": 6,
+         "idle": 200},
+        {"user": 20, "nice": 1, "system": 10, "irq": 8, "softirq": 2, "iowait": 1, "steal": 3,
+         "idle": 200},
+        {"user": 5, "nice": 0, "system": 1, "irq": 0, "softirq": 0, "iowait": 0, "steal": 0,
+         "idle": 90},
+    ]  # fmt: skip
+
+
+def test_a_proc_stat_line_is_read_whatever_the_name_holds() -> None:
+    name, fields = sampler.parse_stat(b"42 (a) b (c) S 1 42 42 0 -1 4194560 0 0 0 0 17 3 0 0\n")
+    assert name == "a) b (c"
+    assert fields[0] == b"S" and int(fields[1]) == 1  # the state, then the parent pid
+    assert sampler._stat_seconds(fields) == (17 / sampler._TICKS, 3 / sampler._TICKS)
+    with pytest.raises(ValueError):
+        sampler.parse_stat(b"")
+
+
+@LINUX_PROC
+def test_the_direct_cpu_times_are_psutils() -> None:
+    files = sampler.ProcFiles()
+    try:
+        before = psutil.cpu_times(percpu=True)
+        ours = files.cpu_times()
+        after = psutil.cpu_times(percpu=True)
+        again = files.cpu_times()  # read again through the kept descriptor
+    finally:
+        files.close()
+    assert len(ours) == len(again) == len(before) == psutil.cpu_count()
+    tick = 1 / sampler._TICKS
+    for low, row, high, later in zip(before, ours, after, again, strict=True):
+        for name, value, next_value in zip(CATEGORIES, row, later, strict=True):
+            seconds = value / sampler._TICKS
+            assert getattr(low, name) - tick / 2 <= seconds <= getattr(high, name) + tick / 2
+            assert next_value >= value
+
+
+@LINUX_PROC
+def test_the_direct_process_reader_agrees_with_psutil() -> None:
+    """Name, children and per-thread CPU seconds of a real process tree."""
+    files = sampler.ProcFiles()
+    me = psutil.Process()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        proc = sampler.ProcProcess(files, os.getpid())
+        assert proc.name() == me.name()
+        assert child.pid in [p.pid for p in proc.children(recursive=True)]
+        assert {p.pid for p in proc.children(recursive=True)} == {
+            p.pid for p in me.children(recursive=True)
+        }
+        before = {t.id: t.user_time + t.system_time for t in me.threads()}
+        files.new_sample()
+        ours = dict(proc.thread_seconds())
+        after = {t.id: t.user_time + t.system_time for t in me.threads()}
+        assert set(ours) == set(before) == set(after)
+        tick = 1 / sampler._TICKS
+        for tid, seconds in ours.items():  # on-CPU nanoseconds against clock ticks
+            assert before[tid] - tick <= seconds <= after[tid] + 2 * tick, tid
+            assert proc.runnable_seconds(tid) is None or proc.runnable_seconds(tid) >= seconds
+        low, times, high = me.cpu_times(), proc.cpu_times(), me.cpu_times()
+        assert low.user <= times.user <= high.user and low.system <= times.system <= high.system
+    finally:
+        child.kill()
+        child.wait()
+        files.close()
+
+
+@LINUX_PROC
+def test_threads_that_start_and_end_are_followed_and_their_files_closed() -> None:
+    files = sampler.ProcFiles()
+    proc = sampler.ProcProcess(files, os.getpid())
+    done = threading.Event()
+    worker = threading.Thread(target=done.wait)
+    try:
+        files.new_sample()
+        tids = [tid for tid, _ in proc.thread_seconds()]
+        worker.start()
+        assert worker.native_id is not None
+        files.new_sample()  # a thread was started: listed again
+        assert worker.native_id in [tid for tid, _ in proc.thread_seconds()]
+        kept = f"/proc/{os.getpid()}/task/{worker.native_id}/"
+        assert any(path.startswith(kept) for path in files._fds)
+        done.set()
+        worker.join()
+        gone = time.monotonic() + PATIENCE_S  # join() returns a moment before the thread ends
+        while Path(f"/proc/{os.getpid()}/task/{worker.native_id}").exists():
+            assert time.monotonic() < gone, "the thread never ended"
+            time.sleep(0.01)
+        files.new_sample()  # nothing started: the list is kept, the ended thread noticed
+        assert [tid for tid, _ in proc.thread_seconds()] == tids
+        assert not any(path.startswith(kept) for path in files._fds)
+    finally:
+        done.set()
+        files.close()
+    assert files._fds == {}
+
+
+@LINUX_PROC
+def test_a_process_that_ends_raises_lookup_error_and_keeps_no_files() -> None:
+    files = sampler.ProcFiles()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    proc = sampler.ProcProcess(files, child.pid)
+    files.new_sample()
+    assert [tid for tid, _ in proc.thread_seconds()] == [child.pid]
+    assert proc.runnable_seconds(child.pid) is not None
+    child.kill()
+    child.wait()
+    files.new_sample()
+    with pytest.raises(ProcessLookupError):
+        proc.thread_seconds()
+    assert files._fds.keys() <= {"/proc/loadavg"}
+    with pytest.raises(ProcessLookupError):
+        sampler.ProcProcess(files, child.pid).name()
+    with pytest.raises(ProcessLookupError):
+        proc.cpu_times()
+    assert sampler.ProcProcess(files, child.pid).children(recursive=True) == []
+    files.close()
+
+
+@LINUX_PROC
+def test_other_processes_leave_kernel_threads_out() -> None:
+    files = sampler.ProcFiles()
+    found = files.user_processes()
+    again = files.user_processes()  # kernel threads known: not read again
+    me = psutil.Process()
+    assert found[os.getpid()][0] == me.name() and os.getpid() in again
+    assert found[os.getpid()][1] >= me.cpu_times().user - 1 / sampler._TICKS
+    kernel = [p.pid for p in psutil.process_iter(["ppid"]) if p.info["ppid"] == 2] + [2]
+    assert not set(kernel) & set(found) and not set(kernel) & set(again)
+
+
+@LINUX_PROC
+def test_a_sampled_worker_that_ends_is_dropped_without_an_error() -> None:
+    """With the direct readers: the worker's samples stop, its files are closed."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    sampler_ = CpuSampler(interval_s=0.1)
+    drive_by_hand(sampler_, child.pid)
+    sampler_.sample_once()
+    assert child.pid in sampler_._tracked
+    child.kill()
+    child.wait()
+    sampler_.sample_once()
+    assert child.pid not in sampler_._tracked
+    trace = sampler_.stop()
+    assert trace.errors == 0
+    assert str(child.pid) in trace.samples[0].workers
+    assert trace.samples[1].workers == {}
+    assert list(trace.worker_names) == [str(child.pid)] and trace.worker_names[str(child.pid)]
+    assert sampler_._files._fds == {}
+
+
+@LINUX_PROC
+def test_past_the_descriptor_budget_files_are_opened_for_each_read() -> None:
+    files = sampler.ProcFiles(keep=0)
+    proc = sampler.ProcProcess(files, os.getpid())
+    for _ in range(2):
+        files.new_sample()
+        assert len(files.cpu_times()) == psutil.cpu_count()
+        assert os.getpid() in dict(proc.thread_seconds())
+        assert proc._thread_count() == len(psutil.Process().threads())
+    assert files._fds == {}
