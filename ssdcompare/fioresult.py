@@ -336,7 +336,7 @@ def _parse(text: str, source: str) -> FioOutput:
     doc = documents[-1]
     issues = _Issues()
     entries, client_server = _entries(doc, source)
-    if _MAYBE_NON_FINITE.search(text):  # no such word, no such number: skip the walk
+    if _may_hold_non_finite(text):  # no such word, no such number: skip the walk
         _note_non_finite(doc, entries, client_server, issues)
     top = _Reader(issues, "fio's output")
     servers = {
@@ -476,6 +476,15 @@ def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str
             notes = [line.rstrip() for line in text[:notes_end].splitlines() if line.strip()]
             return notes, documents, text[end:].strip()
         pos = following.start()
+
+
+def _may_hold_non_finite(text: str) -> bool:
+    """Whether `text` can hold a nan or inf (as fio's %f or JSON's NaN / Infinity write them):
+    a look for the letters first, as most outputs hold neither, then the word itself."""
+    lowered = text.lower()
+    if "nan" not in lowered and "inf" not in lowered:
+        return False
+    return _MAYBE_NON_FINITE.search(text) is not None
 
 
 def _number_token(match: re.Match[str]) -> str:
@@ -1055,6 +1064,10 @@ def _bins(raw: Any, in_ns: bool, reader: _Reader, path: str) -> dict[int, int] |
         return None
     if not raw:
         return None
+    if in_ns:
+        quick = _plain_bins(raw)
+        if quick is not None:
+            return quick
     counts: list[tuple[int, int]] = []
     for key in raw:
         if str(key).startswith("FIO_IO_U_PLAT"):
@@ -1095,6 +1108,28 @@ def _bins(raw: Any, in_ns: bool, reader: _Reader, path: str) -> dict[int, int] |
     for value, count in counts:
         if count:
             bins[value * scale] = bins.get(value * scale, 0) + count
+    return bins
+
+
+def _plain_bins(raw: dict[str, Any]) -> dict[int, int] | None:
+    """The common json+ histogram read in one pass: every key a latency in ns written in
+    ASCII digits, every count a non-negative integer of fio's range, no two keys the same
+    number. None for anything else, which _bins reads (and names) the careful way."""
+    bins: dict[int, int] = {}
+    kept = 0
+    for key, count in raw.items():
+        if (
+            type(key) is not str
+            or not (key.isascii() and key.isdigit())
+            or type(count) is not int
+            or not 0 <= count < _COUNT_MAX
+        ):
+            return None
+        if count:
+            bins[int(key)] = count
+            kept += 1
+    if len(bins) != kept or any(value >= _COUNT_MAX for value in bins):
+        return None
     return bins
 
 
