@@ -1110,3 +1110,23 @@ def test_a_failure_nobody_foresaw_still_comes_out_as_fio_output_error(
     monkeypatch.setattr(fioresult, "_combine", broken)
     with pytest.raises(FioOutputError, match="^run-7: fio's JSON holds something the parser"):
         parse_fio_text((DATA / DOC).read_text(), source="run-7")
+
+
+def test_the_one_pass_histogram_reading_matches_the_careful_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every json+ output recorded here reads the same with the one-pass histogram reader
+    as with the careful one; keys it cannot read alone ("01" beside "1") go the careful way."""
+    files = sorted(DATA.glob("*jsonplus*.json"))
+    assert files
+    readable = [f for f in files if "sigkill" not in f.name and "truncated" not in f.name]
+    quick = {f.name: parse_fio_file(f) for f in readable}
+    monkeypatch.setattr(fioresult, "_plain_bins", lambda raw: None)
+    careful = {name: parse_fio_file(DATA / name) for name in quick}
+    assert quick == careful
+    assert any(d.latency is not None and d.latency.bins for o in quick.values()
+               for j in o.jobs for d in j.directions.values())  # fmt: skip
+    monkeypatch.undo()
+    assert fioresult._plain_bins({"01": 2, "1": 3}) is None  # one bucket written twice
+    assert fioresult._plain_bins({"1": -1}) is None and fioresult._plain_bins({"x": 1}) is None
+    assert fioresult._plain_bins({"1000": 2, "2000": 0}) == {1000: 2}
