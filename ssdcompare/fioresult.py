@@ -48,8 +48,10 @@ import codecs
 import json
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Literal
 
@@ -1116,12 +1118,16 @@ def _plain_bins(raw: dict[str, Any]) -> dict[int, int] | None:
     ASCII digits, every count a non-negative integer of fio's range, no two keys the same
     number. None for anything else, which _bins reads (and names) the careful way."""
     keys, counts = list(raw), list(raw.values())
-    if not all(type(k) is str and k.isascii() and k.isdigit() for k in keys):
+    # checked a whole list at a time: a histogram has hundreds of buckets
+    if set(map(type, keys)) != {str} or min(map(len, keys)) == 0:
         return None
-    if not all(type(c) is int and 0 <= c < _COUNT_MAX for c in counts):
+    joined = "".join(keys)
+    if not (joined.isascii() and joined.isdigit()) or set(map(type, counts)) != {int}:
         return None
-    bins = {int(k): c for k, c in zip(keys, counts, strict=True) if c}
-    if len(bins) != sum(1 for c in counts if c) or any(v >= _COUNT_MAX for v in bins):
+    if min(counts) < 0 or max(counts) >= _COUNT_MAX:
+        return None
+    bins = {value: c for value, c in zip(map(int, keys), counts, strict=True) if c}
+    if len(bins) != len(counts) - counts.count(0) or max(bins, default=0) >= _COUNT_MAX:
         return None  # "01" and "1": one bucket twice, for the careful reading to sum
     return bins
 
@@ -1149,22 +1155,18 @@ DISTRIBUTION_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 
 
 
 def _distribution_from_bins(bins: dict[int, int]) -> tuple[float, ...] | None:
-    """DISTRIBUTION_PERCENTILES from a json+ histogram in one pass over its sorted buckets
-    (fio's rule: the first bucket whose running count reaches p % of all)."""
+    """DISTRIBUTION_PERCENTILES from a json+ histogram (fio's rule: the first bucket whose
+    running count reaches p % of all), by a search in the running counts."""
     ordered = sorted(bins.items())
-    total = sum(count for _, count in ordered)
+    running = list(accumulate(count for _, count in ordered))
+    total = running[-1] if running else 0
     if total <= 0:
         return None
-    found = []
-    running = 0
-    position = 0
-    for percent in DISTRIBUTION_PERCENTILES:
-        threshold = percent * total / 100
-        while running < threshold and position < len(ordered):
-            running += ordered[position][1]
-            position += 1
-        found.append(ordered[max(position - 1, 0)][0] / 1000)
-    return tuple(found)
+    last = len(ordered) - 1
+    return tuple(
+        ordered[min(bisect_left(running, percent * total / 100), last)][0] / 1000
+        for percent in DISTRIBUTION_PERCENTILES
+    )
 
 
 def percentiles_from_bins(bins: dict[int, int], keys: Iterable[str]) -> dict[str, float]:
