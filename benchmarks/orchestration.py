@@ -199,7 +199,7 @@ def passthrough_figures(quick: bool) -> list[Figure]:
     median of the pairs' ratios."""
     from ssdcompare.fio import find_fio
 
-    seconds, pairs = (1, 3) if quick else (3, 7)
+    seconds, pairs = (1, 1) if quick else (3, 7)
     fio = find_fio()
     ratios = []
     with tempfile.TemporaryDirectory(prefix="ssdcompare-iops-") as name:
