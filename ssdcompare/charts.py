@@ -2,9 +2,10 @@
 (a thousand panels take well under a second), and every point says its figures on hover.
 
 Readable in greyscale and by colour-blind readers: every device has its own colour (Okabe-Ito
-palette), marker shape and dash pattern. CPU- or host-bound points are drawn hollow inside a
-black ring with a cross. Legends are not drawn inside plots (they would cover data): the report
-shows one legend per chart section, made by `legend`.
+palette), marker shape and dash pattern (colours and markers come round again after 8 devices,
+dashes after 7, so the first 56 differ in something). CPU- or host-bound points are drawn
+hollow inside a black ring with a cross. Legends are not drawn inside plots (they would cover
+data): the report shows one legend above its charts, made by `legend`.
 
 A chart function returns SVG markup, or None when there is nothing it can draw. Values that
 are missing, or not positive on a log axis, are left out; log axes are used only for values
@@ -19,9 +20,11 @@ from dataclasses import dataclass, field
 from html import escape
 
 # Okabe-Ito colours, distinct for the common colour-vision deficiencies
-COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+# (the eighth, Okabe-Ito's black, is a dark grey: black rings mark CPU-bound points)
+COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#5A5A5A"]
 MARKERS = ["circle", "square", "triangle", "diamond", "down", "plus", "cross", "star"]
-DASHES = ["", "6 3", "2 2", "8 3 2 3", "4 1", "1 3", "10 2", ""]
+# seven patterns against eight colours and markers: no two of the first 56 devices look alike
+DASHES = ["", "6 3", "2 2", "8 3 2 3", "4 1", "1 3", "10 2"]
 
 WIDTH, HEIGHT = 330, 210  # one small chart; sections lay them out side by side
 _LEFT, _RIGHT, _TOP, _BOTTOM = 54, 22, 22, 34
@@ -96,6 +99,9 @@ def _ticks(axis: Axis, low: float, high: float, data: Sequence[float]) -> list[f
     if axis.scale == "nines":
         # the last nines sit close together: 99.9999 would run into 99.999's label
         return [p for p in (50, 90, 99, 99.9, 99.99, 99.999) if low <= p <= high]
+    if axis.scale == "log2":
+        first, last = math.ceil(math.log2(low)), math.floor(math.log2(high))
+        return [2.0**k for k in range(first, last + 1)][-9:] or [low]
     if axis.scale == "log10":
         first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
         decades = [10.0**k for k in range(first, last + 1)]
@@ -118,10 +124,8 @@ def _range(axis: Axis, values: list[float]) -> tuple[float, float]:
     if axis.scale in ("log10", "log2"):
         if low == high:
             return low / 2, high * 2
-        pad = (high / low) ** 0.04
-        return (
-            (low / pad, high * pad) if axis.scale == "log10" and not axis.at_data else (low, high)
-        )
+        pad = (high / low) ** 0.05  # points at the ends keep clear of the axes' labels
+        return low / pad, high * pad
     if axis.zero:
         low = min(low, 0.0)
     if low == high:
@@ -246,7 +250,7 @@ def line_chart(
     plot = _Plot(x, y, xs, ys, width, height)
     out = [_frame(plot, title)]
     for index, t, tip in marks:
-        if x.scale == "linear" or _drawable(x.scale, t):
+        if _drawable(x.scale, t):
             px = plot.px(t)
             out.append(
                 f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{_TOP}" y2="{height - _BOTTOM}" '
@@ -274,9 +278,9 @@ def line_chart(
                         f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{plot.py(low):.0f}" '
                         f'y2="{plot.py(high):.0f}" stroke="{colour}" stroke-width="1"/>'
                     )
-            shape = (
-                _marker(marker, px, py, colour, 2.2 if line.thin else 3.2) if line.markers else ""
-            )
+            # a line of one point is no line: its marker is drawn whatever the line asks
+            drawn = line.markers or len(good) == 1
+            shape = _marker(marker, px, py, colour, 2.2 if line.thin else 3.2) if drawn else ""
             bound = _bound_mark(px, py) if i < len(line.bound) and line.bound[i] else ""
             tip = f"<title>{escape(line.tips[i])}</title>" if i < len(line.tips) else ""
             if shape and not (bar or bound):  # the tooltip inside the marker: no group needed
@@ -326,13 +330,14 @@ def _frame(plot: _Plot, title: str) -> str:
         f"{escape(plot.x.label)}</text>"
         f'<text transform="translate(11 {(h - _BOTTOM + _TOP) / 2:.0f}) rotate(-90)" '
         f'class="axis">{escape(plot.y.label)}</text>'
-        f'<text x="{_LEFT}" y="14" class="title">{escape(_fit(title, w - _LEFT))}</text>'
+        f'<text x="{_LEFT}" y="14" class="title">{escape(_fit(title, w - _LEFT - 4))}</text>'
     )
     return "".join(parts)
 
 
-def _fit(text: str, width: float) -> str:
-    most = int(width / 6.2)  # about 6 px a character at the title's size
+def _fit(text: str, width: float, per_character: float = 7.0) -> str:
+    """`text` cut to fit `width` pixels (about 7 px a character in a bold title), with "…"."""
+    most = int(width / per_character)
     return text if len(text) <= most else text[: most - 1] + "…"
 
 
@@ -370,7 +375,9 @@ def heatmap(
     grey, a missing one left empty. None without any cell."""
     if not cells or not rows or not columns:
         return None
-    cell_w, cell_h = 56, 12
+    # a column as wide as its heading (up to 24 characters), so headings never run together
+    cell_w = max(56, min(24, max(len(c) for c in columns)) * 6 + 8)
+    cell_h = 12
     left = min(8 + 6 * max(len(r) for r in rows), 260)
     top = 30
     width = left + cell_w * len(columns) + 10
@@ -387,7 +394,7 @@ def heatmap(
         x = left + c * cell_w + cell_w / 2
         out.append(
             f'<text x="{x:.0f}" y="{top - 6}" text-anchor="middle">'
-            f"{escape(_fit(name, cell_w + 30))}</text>"
+            f"{escape(_fit(name, cell_w - 4, 6.0))}<title>{escape(name)}</title></text>"
         )
     for r, name in enumerate(rows):
         y = top + r * cell_h
@@ -400,7 +407,7 @@ def heatmap(
                 continue
             ratio, tip, limited = found
             fill = "url(#limited)" if limited else _diverging(ratio)
-            text = "" if ratio is None else f"{ratio:.2f}"
+            text = f"{ratio:.2f}" if ratio is not None and math.isfinite(ratio) else ""
             # the tooltip on the cell; its number lets the pointer through to it
             out.append(
                 f'<rect x="{left + c * cell_w}" y="{y}" width="{cell_w - 1}" '

@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -43,10 +44,11 @@ def _code_digest() -> str:
     return digest.hexdigest()
 
 
-def key(folder: Path, extra: str) -> str:
+def key(folder: Path, extra: str) -> str | None:
     """What the frame of `folder` depends on, as one digest: every file but the cache's own
     (relative path, size, inode, ctime and mtime in ns), the folder's own path, `extra` (e.g.
-    the thresholds) and the code."""
+    the thresholds) and the code. None when the folder holds a symbolic link: what it points
+    to can change without any of this changing, so such a folder is always read anew."""
     digest = hashlib.sha1()
     digest.update(f"{FORMAT}\0{folder.resolve()}\0{extra}\0{_code_digest()}\0".encode())
     stack = [""]
@@ -62,6 +64,8 @@ def key(folder: Path, extra: str) -> str:
             name = f"{relative}/{entry.name}" if relative else entry.name
             if name == FOLDER:
                 continue
+            if entry.is_symlink():
+                return None
             if entry.is_dir(follow_symlinks=False):
                 stack.append(name)
                 continue
@@ -82,6 +86,8 @@ def cached(folder: Path, name: str, extra: str, build: Callable[[], pd.DataFrame
     """The frame `name` of `folder` ("frame", "timeseries"): the kept copy while its key
     still holds, else `build()`, kept for next time."""
     wanted = key(folder, extra)
+    if wanted is None:
+        return build()
     found = read(folder, wanted, name)
     if found is not None:
         return found
@@ -90,8 +96,12 @@ def cached(folder: Path, name: str, extra: str, build: Callable[[], pd.DataFrame
     return frame
 
 
-def read(folder: Path, wanted: str, name: str = "frame") -> pd.DataFrame | None:
-    """The cached frame `name` of `folder` if its key is `wanted`; None otherwise."""
+def read(folder: Path, wanted: str | None, name: str = "frame") -> pd.DataFrame | None:
+    """The cached frame `name` of `folder` if its key is `wanted`; None otherwise. Paths in
+    it (the sweep column, each row's fio_json) are written as `folder` is now, however the
+    folder was named when the frame was kept."""
+    if wanted is None or not _own_folder(folder):
+        return None
     try:
         data = json.loads((folder / FOLDER / f"{name}.json").read_bytes())
     except (OSError, ValueError):
@@ -99,9 +109,39 @@ def read(folder: Path, wanted: str, name: str = "frame") -> pd.DataFrame | None:
     if not isinstance(data, dict) or data.get("key") != wanted or data.get("format") != FORMAT:
         return None
     try:
-        return _frame(data["columns"], data["dtypes"], int(data["rows"]))
+        frame = _frame(data["columns"], data["dtypes"], int(data["rows"]))
+        return _respelled(frame, str(data["folder"]), str(folder))
     except (KeyError, TypeError, ValueError):
         return None  # a damaged cache is no cache
+
+
+_PATH_COLUMNS = ("sweep", "fio_json")
+
+
+def _respelled(frame: pd.DataFrame, kept: str, now: str) -> pd.DataFrame:
+    """`frame` with the folder's path written `now` where it was written `kept`."""
+    if kept == now:
+        return frame
+    for column in _PATH_COLUMNS:
+        if column in frame.columns:
+            frame[column] = pd.array(
+                [now + v[len(kept):] if isinstance(v, str) and (v == kept or v.startswith(
+                    kept + os.sep)) else v for v in frame[column]],
+                dtype="object",
+            )  # fmt: skip
+    return frame
+
+
+def _own_folder(folder: Path) -> bool:
+    """Whether `folder`/.cache is absent or a real folder (never a link that would carry
+    what is written or read to another place)."""
+    try:
+        info = os.lstat(folder / FOLDER)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode)
 
 
 def write(folder: Path, made: str, frame: pd.DataFrame, name: str = "frame") -> None:
@@ -116,13 +156,18 @@ def write(folder: Path, made: str, frame: pd.DataFrame, name: str = "frame") -> 
     data = {
         "format": FORMAT,
         "key": made,
+        "folder": str(folder),
         "rows": len(frame),
         "dtypes": {column: str(dtype) for column, dtype in frame.dtypes.items()},
         "columns": columns,
     }
     try:
         (folder / FOLDER).mkdir(exist_ok=True)
-        write_atomic(folder / FOLDER / f"{name}.json", json.dumps(data, separators=(",", ":")))
+        # a .cache that is a link (a shared folder's, made so on purpose) is never written
+        # through: the write would land wherever it points
+        if _own_folder(folder):
+            text = json.dumps(data, separators=(",", ":"))
+            write_atomic(folder / FOLDER / f"{name}.json", text)
     except (OSError, WriteError):
         pass
 

@@ -238,7 +238,7 @@ def timeseries(
             )
             if errors and damaged is not None:
                 damaged += errors
-            else:
+            elif wanted is not None:
                 framecache.write(folder, wanted, frame, "timeseries")
         parts.append(frame)
     if not parts:

@@ -87,3 +87,41 @@ def test_a_damaged_or_unwritable_cache_costs_only_time(copy: Path) -> None:
         pd.testing.assert_frame_equal(built, load(copy))
     finally:
         os.chmod(copy, 0o755)
+
+
+def test_the_folder_is_named_as_the_caller_names_it(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(copy.parent)
+    relative = load("results")  # kept with this spelling ...
+    absolute = load(copy)  # ... and read again with another
+    assert set(relative["sweep"]) == {"results"}
+    assert set(absolute["sweep"]) == {str(copy)}
+    assert all(str(p).startswith(str(copy) + "/") for p in absolute["fio_json"].dropna())
+    pd.testing.assert_frame_equal(absolute, load(copy, cache=False))
+    seconds = ssdcompare.timeseries(copy)
+    assert set(seconds["sweep"]) == {str(copy)}
+
+
+def test_a_folder_holding_a_link_is_always_read_anew(copy: Path, tmp_path: Path) -> None:
+    path = sorted(copy.glob(f"runs/*/{JOB}/r1/fio.json"))[0]
+    elsewhere = tmp_path / "elsewhere.json"
+    shutil.move(path, elsewhere)
+    path.symlink_to(elsewhere)
+    load(copy)
+    output = json.loads(elsewhere.read_text())
+    output["jobs"][0]["read"]["iops"] = 7.5
+    elsewhere.write_text(json.dumps(output))
+    assert 7.5 in set(load(copy)["iops"])
+    assert not (copy / framecache.FOLDER / "frame.json").exists()
+
+
+def test_a_cache_that_is_a_link_is_never_written_through(copy: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "frame.json").write_text("precious")
+    (copy / framecache.FOLDER).symlink_to(victim)
+    pd.testing.assert_frame_equal(load(copy), load(copy, cache=False))
+    ssdcompare.timeseries(copy)
+    assert (victim / "frame.json").read_text() == "precious"
+    assert sorted(p.name for p in victim.iterdir()) == ["frame.json"]
