@@ -101,13 +101,15 @@ def synthetic_results(folder: Path, jobs: int, devices: int) -> Path:
         repeat=1, ioengine=plan.default_ioengine,
     )  # fmt: skip
     results = ResultsDir.create(folder / "results", manifest)
-    recorded = _recorded()
+    recorded, name = _recorded()
     for job in plan.jobs:
         run = results.prepare_run(job.target.name, job.job_id, 1)
         write_atomic(run / "jobfile.fio", job.text)
-        output = json.loads(json.dumps(recorded))
-        output["jobs"][0]["jobname"] = job.job_id
-        write_atomic(run / "fio.json", json.dumps(output, indent=1))
+        # fio's own text, under the job's name
+        write_atomic(
+            run / "fio.json",
+            recorded.replace(f'"jobname" : "{name}"', f'"jobname" : "{job.job_id}"'),
+        )
         for kind, value in (("iops", 70000), ("bw", 280000), ("lat", 46000)):
             lines = "".join(f"{t * 1000}, {value + t}, 0, 4096, 0\n" for t in range(1, 6))
             write_atomic(run / f"timeseries_{kind}.1.log", lines)
@@ -118,13 +120,13 @@ def synthetic_results(folder: Path, jobs: int, devices: int) -> Path:
     return results.path
 
 
-def _recorded() -> dict:
-    """The JSON of the recorded fio output (the file also holds fio's normal report)."""
+def _recorded() -> tuple[str, str]:
+    """The JSON text of the recorded fio output, as fio wrote it (the file also holds fio's
+    normal report), and its job's name."""
     text = RECORDED.read_text()
     start = text.index("\n{") + 1
-    decoder = json.JSONDecoder()
-    value, _ = decoder.raw_decode(text[start:])
-    return value
+    value, end = json.JSONDecoder().raw_decode(text[start:])
+    return text[start : start + end] + "\n", value["jobs"][0]["jobname"]
 
 
 def _timed(work: Callable[[], object], rounds: int = 1) -> float:

@@ -331,9 +331,223 @@ def parse_fio_text(text: str, source: str = "<text>") -> FioOutput:
         ) from err
 
 
+# --- the quick reading of a plain, modern output ------------------------------------------
+#
+# Most outputs are one JSON document written by fio 3.18 or later, alone in its file, for jobs
+# run on this machine. Such an output is read here with the C JSON decoder and without the
+# careful reader's checks, which then have nothing to find; anything else at all (text around
+# the JSON, nan/inf, client/server, older layouts, a value of another type, a job name twice, a
+# histogram bucket written oddly) returns None and is read the careful way. A test reads every
+# recorded output both ways and compares.
+
+_QUICK_VERSION = re.compile(r"fio-3\.(\d+)")
+
+
+class _NotQuick(Exception):
+    """The output is not one the quick reading can take."""
+
+
+def _quick(text: str, source: str) -> FioOutput | None:
+    if not text.startswith("{") or "NaN" in text or "Infinity" in text:
+        return None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or "client_stats" in doc:
+        return None
+    version = doc.get("fio version")
+    found = _QUICK_VERSION.match(version) if isinstance(version, str) else None
+    entries = doc.get("jobs")
+    if found is None or int(found.group(1)) < 18 or not isinstance(entries, list) or not entries:
+        return None
+    try:
+        common = _quick_options(doc.get("global options"))
+        jobs = [_quick_job(entry, common) for entry in entries]
+        timestamp = doc.get("timestamp")
+        disk_util = doc.get("disk_util", [])
+        if (timestamp is not None and type(timestamp) is not int) or not isinstance(
+            disk_util, list
+        ):
+            raise _NotQuick
+    except _NotQuick:
+        return None
+    if len({(job.groupid, job.name) for job in jobs}) != len(jobs):
+        return None  # numjobs clones or a name twice: the careful reading merges or says
+    # an option set twice in one object is lost to the C decoder (the last is kept, as the
+    # careful reading keeps it, but that one also says so, and joins every filename)
+    objects = [("global options", common)] * ("global options" in doc)
+    if not _written_once(text, objects + [("job options", job.job_options) for job in jobs]):
+        return None
+    return FioOutput.model_construct(
+        fio_version=version, timestamp=timestamp, jobs=jobs, global_options=common,
+        disk_util=[d for d in disk_util if isinstance(d, dict)], client_server=False,
+        client_aggregates=[], notes=[], trailing_text="", interim_reports=0, warnings=[],
+        source=source,
+    )  # fmt: skip
+
+
+def _written_once(text: str, objects: list[tuple[str, dict[str, str]]]) -> bool:
+    """Whether each options object, in the order fio writes them, holds as many "key": "value"
+    pairs in the text as the decoded object has keys (no key written twice)."""
+    position = 0
+    for name, options in objects:
+        start = text.find(f'"{name}"', position)
+        if start < 0:
+            if options:
+                return False
+            continue
+        end = text.find("}", start)
+        if end < 0:
+            return False
+        pairs = text.count('" : "', start, end) + text.count('": "', start, end)
+        if pairs != len(options):
+            return False
+        position = end
+    return True
+
+
+def _quick_options(raw: Any) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(type(v) is str for v in raw.values()):
+        raise _NotQuick
+    return raw
+
+
+def _quick_count(raw: dict[str, Any], key: str) -> int | None:
+    value = raw.get(key)
+    if value is None and key not in raw:
+        return None
+    if type(value) is not int or not _COUNT_MIN <= value < _COUNT_MAX:
+        raise _NotQuick
+    return value
+
+
+def _quick_number(raw: dict[str, Any], key: str) -> float | None:
+    if key not in raw:
+        return None
+    value = raw[key]
+    if type(value) is int:
+        return float(value)
+    if type(value) is not float or not math.isfinite(value):
+        raise _NotQuick
+    return value
+
+
+def _quick_job(raw: Any, common: dict[str, str]) -> JobResult:
+    if not isinstance(raw, dict) or type(raw.get("jobname")) is not str or "hostname" in raw:
+        raise _NotQuick
+    error = raw.get("error")
+    if type(error) is not int or not -_ERRNO_MAX <= error < _ERRNO_MAX:
+        raise _NotQuick
+    own = _quick_options(raw.get("job options"))
+    directions: dict[str, DirectionResult] = {}
+    if error == 0:
+        for name in DIRECTIONS:
+            section = raw.get(name)
+            if section is None:
+                continue
+            if not isinstance(section, dict):
+                raise _NotQuick
+            result = _quick_direction(name, section)
+            if result is not None:
+                directions[name] = result
+    usr, sys_ = _quick_number(raw, "usr_cpu"), _quick_number(raw, "sys_cpu")
+    steadystate = raw.get("steadystate")
+    options = {**common, **own}
+    numjobs = _numjobs(options)
+    setting = options.get("group_reporting")
+    grouped = (setting.strip().lower() not in ("0", "false", "no") if setting is not None
+               else True if numjobs > 1 else None)  # fmt: skip
+    groupid = _quick_count(raw, "groupid")
+    return JobResult.model_construct(
+        name=raw["jobname"], groupid=groupid if groupid is not None else 0, error=error,
+        hostname=None, port=None, job_runtime_ms=_quick_count(raw, "job_runtime"),
+        usr_cpu_pct=usr if usr is not None else math.nan,
+        sys_cpu_pct=sys_ if sys_ is not None else math.nan, ctx=_quick_count(raw, "ctx"),
+        processes=numjobs if grouped else 1, group_reporting=grouped, job_options=own,
+        global_options=common, directions=directions,
+        steadystate=steadystate if isinstance(steadystate, dict) else None,
+    )  # fmt: skip
+
+
+def _quick_direction(name: str, raw: dict[str, Any]) -> DirectionResult | None:
+    if not any(key in raw for key in ("slat_ns", "clat_ns", "lat_ns")):
+        raise _NotQuick  # a layout before fio 3.x: the careful reading knows them
+
+    def stats(kind: str) -> LatencyStats | None:
+        section = raw.get(kind + "_ns")
+        if section is None:
+            return None
+        if not isinstance(section, dict):
+            raise _NotQuick
+        return _quick_latency(section)
+
+    slat, clat, lat = stats("slat"), stats("clat"), stats("lat")
+    total_ios = _quick_count(raw, "total_ios")
+    if name == "sync":
+        return _sync_direction(lat, total_ios)
+    io_bytes = _quick_count(raw, "io_bytes")
+    iops = _quick_number(raw, "iops")
+    runtime_ms = _quick_count(raw, "runtime")
+    if total_ios is None:
+        raise _NotQuick
+    moved = [value for value in (io_bytes, total_ios) if value is not None]
+    if not any(moved):
+        return None  # fio prints empty directions with zeros: nothing was done
+    bw_bytes = _quick_number(raw, "bw_bytes") if "bw_bytes" in raw else None
+    if bw_bytes is None:
+        raise _NotQuick
+    return DirectionResult.model_construct(
+        direction=name, io_bytes=io_bytes, bw_bytes=bw_bytes,
+        iops=iops if iops is not None else math.nan, runtime_ms=runtime_ms,
+        total_ios=total_ios, short_ios=_quick_count(raw, "short_ios"),
+        drop_ios=_quick_count(raw, "drop_ios"), clat=clat, slat=slat, lat=lat,
+    )  # fmt: skip
+
+
+def _quick_latency(raw: dict[str, Any]) -> LatencyStats | None:
+    n = _quick_count(raw, "N")
+    low, high = _quick_number(raw, "min"), _quick_number(raw, "max")
+    mean, stddev = _quick_number(raw, "mean"), _quick_number(raw, "stddev")
+    if n is None:
+        raise _NotQuick  # fio 3.18 and later print N
+    if n == 0:
+        return None
+    listed = raw.get("percentile") or {}
+    if not isinstance(listed, dict):
+        raise _NotQuick
+    percentiles: dict[str, float] = {}
+    for key, value in listed.items():
+        if _percent(key) is None:
+            continue
+        if type(value) not in (int, float) or not math.isfinite(value):
+            raise _NotQuick
+        percentiles[key] = value / 1000.0
+    bins = None
+    if raw.get("bins") is not None:
+        if not isinstance(raw["bins"], dict):
+            raise _NotQuick
+        if raw["bins"]:
+            bins = _plain_bins(raw["bins"])
+            if bins is None:
+                raise _NotQuick
+    return LatencyStats.model_construct(
+        n=n, min_us=low / 1000.0 if low is not None else math.nan,
+        max_us=high / 1000.0 if high is not None else math.nan,
+        mean_us=mean / 1000.0 if mean is not None else math.nan,
+        stddev_us=stddev / 1000.0 if stddev is not None else math.nan,
+        percentiles_us=percentiles, bins=bins, percentiles_lost=False,
+    )  # fmt: skip
+
+
 def _parse(text: str, source: str) -> FioOutput:
     # a byte-order mark left in by whoever decoded the file
     text = text.removeprefix("\ufeff")
+    quick = _quick(text, source)
+    if quick is not None:
+        return quick
     notes, documents, trailing = _split(text, source)
     doc = documents[-1]
     issues = _Issues()

@@ -1130,3 +1130,38 @@ def test_the_one_pass_histogram_reading_matches_the_careful_one(
     assert fioresult._plain_bins({"01": 2, "1": 3}) is None  # one bucket written twice
     assert fioresult._plain_bins({"1": -1}) is None and fioresult._plain_bins({"x": 1}) is None
     assert fioresult._plain_bins({"1000": 2, "2000": 0}) == {1000: 2}
+
+
+def _dumped(output: fioresult.FioOutput) -> str:
+    """An output as comparable text: NaN equals NaN, 5 differs from 5.0."""
+    return json.dumps(output.model_dump(), sort_keys=True, default=str)
+
+
+def test_the_quick_reading_gives_what_the_careful_one_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every recorded output (and the example sweep's) that the quick reading takes reads the
+    same both ways; outputs it is not sure of are left to the careful reading."""
+    example = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
+    files = sorted(DATA.glob("*.json")) + sorted(example.glob("runs/*/*/r1/fio.json"))
+    taken = []
+    for path in files:
+        text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
+        quick = fioresult._quick(text, str(path))
+        if quick is None:
+            continue
+        taken.append(path.name)
+        with monkeypatch.context() as patched:
+            patched.setattr(fioresult, "_quick", lambda text, source: None)
+            careful = parse_fio_text(text, str(path))
+        assert _dumped(quick) == _dumped(careful), path.name
+    assert len(taken) >= 10  # the example's outputs and the plain recorded ones
+    # what it leaves alone: text before the JSON, client/server, nan, a layout before 3.18
+    for name in ("randread-libaio-jsonplus-normal.json", "client-server-numjobs2-json.json",
+                 "synthetic-fio-3.16-layout.json", "numjobs2-separate-json.json"):  # fmt: skip
+        assert name not in taken, name
+    text = (DATA / "randrw-latpct-json.json").read_text()
+    assert fioresult._quick(text, "x") is not None
+    assert fioresult._quick(text.replace('"iops" : ', '"iops" : nan, "x" : ', 1), "x") is None
+    twice = text.replace('"rw" : "randrw"', '"rw" : "randrw", "rw" : "read"', 1)
+    assert twice != text and fioresult._quick(twice, "x") is None  # an option set twice
