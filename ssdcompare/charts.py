@@ -376,7 +376,7 @@ def heatmap(
     if not cells or not rows or not columns:
         return None
     # a column as wide as its heading (up to 24 characters), so headings never run together
-    cell_w = max(56, min(24, max(len(c) for c in columns)) * 6 + 8)
+    cell_w = max(56, min(24, max(len(c) for c in columns)) * 7 + 12)
     cell_h = 12
     left = min(8 + 6 * max(len(r) for r in rows), 260)
     top = 30
@@ -394,7 +394,7 @@ def heatmap(
         x = left + c * cell_w + cell_w / 2
         out.append(
             f'<text x="{x:.0f}" y="{top - 6}" text-anchor="middle">'
-            f"{escape(_fit(name, cell_w - 4, 6.0))}<title>{escape(name)}</title></text>"
+            f"{escape(_fit(name, cell_w - 8))}<title>{escape(name)}</title></text>"
         )
     for r, name in enumerate(rows):
         y = top + r * cell_h

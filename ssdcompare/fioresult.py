@@ -392,6 +392,8 @@ def _written_once(text: str, objects: list[tuple[str, dict[str, str]]]) -> bool:
     pairs in the text as the decoded object has keys (no key written twice)."""
     position = 0
     for name, options in objects:
+        if any("}" in value or '":' in value or '" :' in value for value in options.values()):
+            return False  # a value that could end the object early or look like a pair
         start = text.find(f'"{name}"', position)
         if start < 0:
             if options:

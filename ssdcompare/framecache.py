@@ -22,7 +22,7 @@ import os
 import stat
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import pandas as pd
@@ -119,16 +119,25 @@ _PATH_COLUMNS = ("sweep", "fio_json")
 
 
 def _respelled(frame: pd.DataFrame, kept: str, now: str) -> pd.DataFrame:
-    """`frame` with the folder's path written `now` where it was written `kept`."""
+    """`frame` with paths under the folder written as the folder is named `now` (as a frame
+    built now would write them), where they were written under its name `kept`."""
     if kept == now:
         return frame
+    old, new = PurePath(kept), PurePath(now)
     for column in _PATH_COLUMNS:
-        if column in frame.columns:
-            frame[column] = pd.array(
-                [now + v[len(kept):] if isinstance(v, str) and (v == kept or v.startswith(
-                    kept + os.sep)) else v for v in frame[column]],
-                dtype="object",
-            )  # fmt: skip
+        if column not in frame.columns:
+            continue
+        values = []
+        for value in frame[column]:
+            if isinstance(value, str):
+                try:
+                    inside = PurePath(value).relative_to(old)
+                except ValueError:
+                    pass  # not under the folder: left as it is
+                else:
+                    value = str(new / inside) if inside.parts else now
+            values.append(value)
+        frame[column] = pd.array(values, dtype="object")
     return frame
 
 

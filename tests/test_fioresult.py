@@ -1165,3 +1165,6 @@ def test_the_quick_reading_gives_what_the_careful_one_gives(
     assert fioresult._quick(text.replace('"iops" : ', '"iops" : nan, "x" : ', 1), "x") is None
     twice = text.replace('"rw" : "randrw"', '"rw" : "randrw", "rw" : "read"', 1)
     assert twice != text and fioresult._quick(twice, "x") is None  # an option set twice
+    # ... also when a value holds a brace, which could end the object early for the count
+    braced = twice.replace('"rw" : "randrw"', '"x" : "a}b", "rw" : "randrw"', 1)
+    assert braced != twice and fioresult._quick(braced, "x") is None

@@ -101,6 +101,11 @@ def test_the_folder_is_named_as_the_caller_names_it(
     pd.testing.assert_frame_equal(absolute, load(copy, cache=False))
     seconds = ssdcompare.timeseries(copy)
     assert set(seconds["sweep"]) == {str(copy)}
+    # from inside the folder, "." names it, and paths under it are relative, as without a cache
+    monkeypatch.chdir(copy)
+    here = load(".")
+    pd.testing.assert_frame_equal(here, load(".", cache=False))
+    assert all(not str(p).startswith("/") and Path(p).is_file() for p in here["fio_json"].dropna())
 
 
 def test_a_folder_holding_a_link_is_always_read_anew(copy: Path, tmp_path: Path) -> None:
