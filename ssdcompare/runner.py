@@ -8,6 +8,7 @@ import contextlib
 import ctypes
 import errno
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -82,6 +83,23 @@ def raise_if_stopped(outcome: RunOutcome) -> None:
     if outcome.state == "interrupted":
         by = outcome.stopped_by or "Ctrl-C"
         raise Stopped(signal.Signals[by]) if by.startswith("SIG") else KeyboardInterrupt()
+
+
+# setpriv (util-linux) sets the parent-death signal and execs a shell that checks the parent is
+# still ours (else the signal was set too late: exit) and execs fio, all in the one process:
+# this saves Python forking itself whole to run _die_with_parent (about 7 ms per run here)
+_SETPRIV = shutil.which("setpriv")
+_SHELL = "/bin/sh"
+_CHECK_PARENT = '[ "$PPID" = "$0" ] || exit 1; exec "$@"'
+
+
+def _launch(command: list[str], parent_pid: int) -> tuple[list[str], Callable[[], None] | None]:
+    """The command line that starts `command` so that fio dies with `parent_pid`, and the
+    function to run in the child first (None when the command line itself sees to it)."""
+    if _SETPRIV is not None and os.access(_SHELL, os.X_OK) and os.access(command[0], os.X_OK):
+        prefix = [_SETPRIV, "--pdeathsig", "TERM", "--", _SHELL, "-c", _CHECK_PARENT]
+        return [*prefix, str(parent_pid), *command], None
+    return command, _die_with_parent(parent_pid)
 
 
 def _die_with_parent(parent_pid: int) -> Callable[[], None]:
@@ -191,10 +209,11 @@ def run_fio(
     started = clock()
     with open(folder / STDOUT, "wb") as out, open(folder / STDERR, "wb") as err:
         try:
+            launch, setup = _launch(command, os.getpid())
             proc = subprocess.Popen(
-                command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # Ctrl-C reaches us, and we stop fio cleanly
-                preexec_fn=_die_with_parent(os.getpid()), cwd=folder,
+                preexec_fn=setup, cwd=folder,
             )  # fmt: skip
         except OSError as exc:
             return RunOutcome(

@@ -349,3 +349,23 @@ def test_a_sweep_started_without_stderr_runs_to_the_end(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0
     assert "3/3 runs ok" in done.stdout and (out / "report.html").is_file()
+
+
+def test_the_launcher_runs_fio_only_while_its_parent_is_the_sweep(tmp_path: Path) -> None:
+    """fio is started by setpriv (parent-death signal) and a shell that execs it only if the
+    sweep is still its parent: a sweep that died before the signal was set starts nothing."""
+    from ssdcompare.runner import _launch
+
+    marker = tmp_path / "ran"
+    command = ["/usr/bin/touch", str(marker)]
+    launch, setup = _launch(command, os.getpid())
+    assert setup is None and launch[-2:] == command  # no fork of the whole interpreter
+    assert subprocess.run(launch, check=False).returncode == 0 and marker.exists()
+    marker.unlink()
+    # as if the sweep had died and the child had been handed to another parent
+    orphan, _ = _launch(command, os.getpid() + 1_000_000)
+    assert subprocess.run(orphan, check=False).returncode == 1 and not marker.exists()
+    # without an executable to start, the child falls back to the preexec check (and Popen
+    # then says it cannot start it)
+    missing, setup = _launch([str(tmp_path / "no-fio")], os.getpid())
+    assert setup is not None and missing == [str(tmp_path / "no-fio")]
