@@ -102,6 +102,30 @@ def _launch(command: list[str], parent_pid: int) -> tuple[list[str], Callable[[]
     return command, _die_with_parent(parent_pid)
 
 
+def _until_launched(pid: int, program: str, limit_s: float = 2.0) -> None:
+    """Wait until the new process runs `program`, or anything but what it passes through on
+    the way (a copy of this process, setpriv, the shell): samples taken before would name
+    fio after one of them. A few ms; at most `limit_s`."""
+    wanted = Path(program).name[:15]  # the kernel keeps 15 characters of a process's name
+    passing = {_comm("self"), "setpriv", Path(_SHELL).name} - {wanted}
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        name = _comm(str(pid))
+        if name is None and not os.path.exists(f"/proc/{pid}"):
+            return  # it has ended already: nothing to wait for
+        if name is not None and name not in passing:
+            return
+        time.sleep(0.001)
+
+
+def _comm(pid: str) -> str | None:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
 def _die_with_parent(parent_pid: int) -> Callable[[], None]:
     """Runs in the child before fio starts: if this process dies, however it dies (SIGKILL,
     OOM), the kernel sends fio SIGTERM, and fio stops its workers instead of measuring on
@@ -220,7 +244,7 @@ def run_fio(
                 "failed", None, 0.0, error=f"cannot start fio: {exc}", command=command
             )
         servers = [p for h in hosts for p in local_server_pids(h)] if sampler is not None else []
-        watch = _watch(proc, timeout_s, sampler, folder, servers)
+        watch = _watch(proc, timeout_s, sampler, folder, servers, command[0])
     if partial.exists():
         os.replace(partial, folder / FIO_JSON)
     if hosts:
@@ -328,6 +352,7 @@ def _watch(
     sampler: Sampler | None,
     folder: Path,
     servers: Sequence[int] = (),
+    program: str = "fio",
 ) -> _Watch:
     """Wait for fio while the sampler runs; stop it on a timeout or Ctrl-C; store the CPU
     samples. fio never outlives this call."""
@@ -335,6 +360,7 @@ def _watch(
     try:
         try:
             if sampler is not None:  # inside: a stop while it starts still stops fio
+                _until_launched(proc.pid, program)
                 sampler.start(proc.pid, *servers)
             watch.exit_code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
