@@ -457,18 +457,14 @@ def _quick_job(raw: Any, common: dict[str, str]) -> JobResult:
                 directions[name] = result
     usr, sys_ = _quick_number(raw, "usr_cpu"), _quick_number(raw, "sys_cpu")
     steadystate = raw.get("steadystate")
-    options = {**common, **own}
-    numjobs = _numjobs(options)
-    setting = options.get("group_reporting")
-    grouped = (setting.strip().lower() not in ("0", "false", "no") if setting is not None
-               else True if numjobs > 1 else None)  # fmt: skip
+    grouped, processes = _reporting({**common, **own})
     groupid = _quick_count(raw, "groupid")
     return JobResult.model_construct(
         name=raw["jobname"], groupid=groupid if groupid is not None else 0, error=error,
         hostname=None, port=None, job_runtime_ms=_quick_count(raw, "job_runtime"),
         usr_cpu_pct=usr if usr is not None else math.nan,
         sys_cpu_pct=sys_ if sys_ is not None else math.nan, ctx=_quick_count(raw, "ctx"),
-        processes=numjobs if grouped else 1, group_reporting=grouped, job_options=own,
+        processes=processes, group_reporting=grouped, job_options=own,
         global_options=common, directions=directions,
         steadystate=steadystate if isinstance(steadystate, dict) else None,
     )  # fmt: skip
@@ -1465,6 +1461,19 @@ def _numjobs(options: dict[str, str]) -> int:
         return 1
 
 
+def _reporting(options: dict[str, str]) -> tuple[bool | None, int]:
+    """Whether one entry's clones were reported together (None: the output cannot tell), and
+    how many fio processes the entry covers."""
+    numjobs = _numjobs(options)
+    setting = options.get("group_reporting")
+    if setting is not None:
+        grouped: bool | None = setting.strip().lower() not in ("0", "false", "no")
+    else:
+        # several clones, one entry: fio reported them together
+        grouped = True if numjobs > 1 else None
+    return grouped, numjobs if grouped else 1
+
+
 def _combine(jobs: list[JobResult], issues: _Issues) -> list[JobResult]:
     """Merge entries of one job (host, port, group, name and options); settle processes."""
     groups: dict[tuple[Any, ...], list[JobResult]] = {}
@@ -1487,15 +1496,7 @@ def _combine(jobs: list[JobResult], issues: _Issues) -> list[JobResult]:
             combined.append(merge_jobs(entries))
             continue
         job = entries[0]
-        options = job.options
-        numjobs = _numjobs(options)
-        setting = options.get("group_reporting")
-        if setting is not None:
-            grouped: bool | None = setting.strip().lower() not in ("0", "false", "no")
-        else:
-            # several clones, one entry: fio reported them together
-            grouped = True if numjobs > 1 else None
-        processes = numjobs if grouped else 1
+        grouped, processes = _reporting(job.options)
         combined.append(
             job.model_copy(update={"group_reporting": grouped, "processes": processes})
         )

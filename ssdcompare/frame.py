@@ -899,8 +899,8 @@ def _cliffs(runs: list[tuple[float, float, float]]) -> dict[str, object]:
     return {
         "cliff_runs": len(cliffs),
         "cliff_s": min(c[0] for c in cliffs),
-        "cliff_before_iops": _median([c[1] for c in cliffs]),
-        "cliff_after_iops": _median([c[2] for c in cliffs]),
+        "cliff_before_iops": aggregate_values([c[1] for c in cliffs], "median"),
+        "cliff_after_iops": aggregate_values([c[2] for c in cliffs], "median"),
     }
 
 
@@ -915,14 +915,6 @@ def _mean(values: list[float]) -> float:
     """The mean of the known values (NaN left out, as pandas does); NaN without any."""
     known = _known_values(values)
     return sum(known) / len(known) if known else math.nan
-
-
-def _median(values: list[float]) -> float:
-    known = sorted(_known_values(values))
-    if not known:
-        return math.nan
-    middle = len(known) // 2
-    return known[middle] if len(known) % 2 else (known[middle - 1] + known[middle]) / 2
 
 
 def _spread(metric: str, values: list[float]) -> dict[str, float]:
@@ -1014,19 +1006,7 @@ def job_summary(
     summary = pd.DataFrame(rows)
     if not summary.empty:
         summary["cpu_bound"] = summary["cpu_bound"].astype("boolean")
-        for column in (
-            "bs_bytes",
-            "iodepth",
-            "numjobs",
-            "rwmixread",
-            "fsync",
-            "fdatasync",
-            "runtime_s",
-            "ramp_s",
-            "thinktime_us",
-            "io_size_bytes",
-            "member",
-        ):
+        for column in [c for c in _INT_COLUMNS if c in summary.columns]:
             summary[column] = pd.to_numeric(summary[column], errors="coerce").astype("Int64")
         chosen = _baseline(list(dict.fromkeys(summary["label"])), baseline)
         summary["comparable"], summary["comparable_note"] = _comparability(summary, chosen)
@@ -1036,10 +1016,11 @@ def job_summary(
     return summary
 
 
+# what makes results one workload but for its queue depth (the report's curves use it too)
+SERIES_SETTINGS = ["rw", "bs_bytes", "numjobs", "rwmixread", "fsync", "fdatasync",
+                   "extra_options", "state", "thinktime_us", "io_size_bytes"]  # fmt: skip
 # a queue-depth series: the same workload on the same device at rising iodepth
-_SERIES_KEYS = ["sweep", "host", "device", "label", "rw", "bs_bytes", "numjobs", "rwmixread",
-                "fsync", "fdatasync", "extra_options", "state", "thinktime_us",
-                "io_size_bytes"]  # fmt: skip
+_SERIES_KEYS = ["sweep", "host", "device", "label", *SERIES_SETTINGS]
 
 
 def _knees(summary: pd.DataFrame) -> pd.Series:

@@ -82,9 +82,16 @@ def key(folder: Path, extra: str) -> str | None:
     return digest.hexdigest()
 
 
-def cached(folder: Path, name: str, extra: str, build: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+def cached(
+    folder: Path,
+    name: str,
+    extra: str,
+    build: Callable[[], pd.DataFrame],
+    keep: Callable[[], bool] = lambda: True,
+) -> pd.DataFrame:
     """The frame `name` of `folder` ("frame", "timeseries"): the kept copy while its key
-    still holds, else `build()`, kept for next time."""
+    still holds, else `build()`, kept for next time unless `keep()` (asked after the build)
+    says it must not be, e.g. because it left out a damaged part that must be said again."""
     wanted = key(folder, extra)
     if wanted is None:
         return build()
@@ -92,7 +99,8 @@ def cached(folder: Path, name: str, extra: str, build: Callable[[], pd.DataFrame
     if found is not None:
         return found
     frame = build()
-    write(folder, wanted, frame, name)
+    if keep():
+        write(folder, wanted, frame, name)
     return frame
 
 

@@ -94,19 +94,16 @@ def _has_logs(results: ResultsDir, status: RunStatus) -> bool:
     return bool(results.timeseries_logs(status, "iops") or results.timeseries_logs(status, "lat"))
 
 
-def run_series(results: ResultsDir, status: RunStatus) -> pd.DataFrame:
-    """One run's seconds: direction, t_s, iops, bw_bytes, lat_mean_us (empty without logs)."""
-    if logged_each_io(results, status):
-        return _seconds_of_each_io(results.timeseries_logs(status, "lat"))
-    return pd.DataFrame(_run_seconds(results, status), columns=_SERIES_COLUMNS)
-
-
 def _run_seconds(
     results: ResultsDir, status: RunStatus
 ) -> list[tuple[str, int, float, float, float]]:
     """One run's seconds from its per-second logs, as (direction, t_s, iops, bw_bytes,
     lat_mean_us) in order of direction and second: the processes' IOPS and bandwidth added,
-    their mean latencies weighted by their IOPS. A value no log gave is NaN."""
+    their mean latencies weighted by their IOPS. A value no log gave is NaN. A bursty run's
+    come from its log of every I/O."""
+    if logged_each_io(results, status):
+        seconds = _seconds_of_each_io(results.timeseries_logs(status, "lat"))
+        return list(seconds.itertuples(index=False, name=None))
     logs = {kind: results.timeseries_logs(status, kind) for kind in ("iops", "bw", "lat")}
     if not logs["iops"]:
         return []
@@ -229,17 +226,16 @@ def timeseries(
     for folder in unique_folders(paths):
         # kept in the folder's cache while no file of it changes (ssdcompare.framecache);
         # a folder with a damaged log is read again each time, so the damage is said each time
-        wanted = framecache.key(folder, "timeseries")
-        frame = framecache.read(folder, wanted, "timeseries")
-        if frame is None:
-            errors: list[str] = []
-            frame = _folder_seconds(
-                ResultsDir.open(folder), errors if damaged is not None else None
-            )
-            if errors and damaged is not None:
-                damaged += errors
-            elif wanted is not None:
-                framecache.write(folder, wanted, frame, "timeseries")
+        errors: list[str] = []
+        collect = errors if damaged is not None else None  # else a damaged log raises
+        frame = framecache.cached(
+            folder, "timeseries", "",
+            lambda folder=folder, collect=collect: _folder_seconds(ResultsDir.open(folder),
+                                                                   collect),
+            keep=lambda errors=errors: not errors,
+        )  # fmt: skip
+        if damaged is not None:
+            damaged += errors
         parts.append(frame)
     if not parts:
         return _seconds_frame([])
@@ -257,11 +253,7 @@ def _folder_seconds(folder: ResultsDir, damaged: list[str] | None) -> pd.DataFra
             continue
         run = (*where, status.target, status.job, status.repeat)
         try:
-            if logged_each_io(folder, status):
-                seconds = _seconds_of_each_io(folder.timeseries_logs(status, "lat"))
-                found = list(seconds.itertuples(index=False, name=None))
-            else:
-                found = _run_seconds(folder, status)
+            found = _run_seconds(folder, status)
         except LogError as err:
             if damaged is None:
                 raise

@@ -21,6 +21,7 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.fioresult import DISTRIBUTION_PERCENTILES
 from ssdcompare.frame import (
+    SERIES_SETTINGS,
     is_false,
     is_true,
     job_summary,
@@ -30,6 +31,7 @@ from ssdcompare.frame import (
 )
 from ssdcompare.persecond import timeseries
 from ssdcompare.resources import templates
+from ssdcompare.stats import aggregate_values
 from ssdcompare.store import ResultsDir, unique_folders, write_atomic
 from ssdcompare.units import (
     format_bytes,
@@ -377,8 +379,17 @@ def _drive_notes(cell: Cell, row: dict[str, Any], footnotes: Footnotes) -> None:
         cell.cliff_footnote = _note(footnotes, f"{row['job']} on {row['label']}: {cell.cliff}")
 
 
+def _first_rows(summary: pd.DataFrame) -> dict[tuple[object, object], dict[str, Any]]:
+    """The summary's row of each (job, device), the first one, as the table shows it."""
+    found: dict[tuple[object, object], dict[str, Any]] = {}
+    for record in summary.to_dict("records"):
+        found.setdefault((record["job"], record["label"]), record)
+    return found
+
+
 def _groups(
     summary: pd.DataFrame,
+    rows_of: dict[tuple[object, object], dict[str, Any]],
     ratios: pd.DataFrame,
     labels: list[str],
     baseline: str,
@@ -393,17 +404,13 @@ def _groups(
         ["family", "bs_bytes", "numjobs", "fsync", "fdatasync", "rwmixread", "iodepth"],
         ascending=[True, True, True, True, True, False, True], kind="stable",
     )  # fmt: skip
-    records = summary.to_dict("records")
-    rows_of: dict[tuple[object, object], dict[str, Any]] = {}
     limits_of: dict[object, set[str]] = {}
-    for record in records:  # the first row of a (job, device) pair, as the table shows it
-        rows_of.setdefault((record["job"], record["label"]), record)
-        if record["label"] == baseline:
-            limits_of.setdefault(record["job"], set()).add(_record_limit(record))
+    for record in summary[summary["label"] == baseline].to_dict("records"):
+        limits_of.setdefault(record["job"], set()).add(_record_limit(record))
     ratio_of = ratios.to_dict("index")
     for order, job_row in enumerate(jobs.to_dict("records")):
         job = job_row["job"]
-        name = _FAMILY.get(job_row["rw"], (9, str(job_row["rw"])))[1]
+        name = _family_name(job_row["rw"])
         group = groups.setdefault(name, Group(name))
         cells = []
         baseline_limit = _worst_limit(limits_of.get(job, set()))
@@ -455,14 +462,16 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
     labels = list(dict.fromkeys(summary["label"]))
     footnotes = Footnotes()
     ratios = side_by_side(summary, "iops", baseline)
-    groups = _groups(summary, ratios, labels, baseline, footnotes)
+    rows_of = _first_rows(summary)
+    groups = _groups(summary, rows_of, ratios, labels, baseline, footnotes)
     # outside the main table one mark stands for both: the CPU or the host was the limit
     limited = summary.assign(cpu_bound=known_true(summary["cpu_bound"])
                              | summary["verdict"].eq("host"))  # fmt: skip
     limited_runs = frame.assign(cpu_bound=known_true(frame["cpu_bound"])
                                 | frame["verdict"].eq("host"))  # fmt: skip
     order = [row.job for group in groups for row in group.rows]
-    sections, chart_notes = _charts(limited_runs, limited, labels, baseline, ratios, order)
+    sections, chart_notes = _charts(limited_runs, limited, rows_of, labels, baseline, ratios,
+                                    order)  # fmt: skip
     return {
         "version": __version__,
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -537,19 +546,8 @@ def _add_chart(
 
 # a chart draws one line per device: results from differing jobfiles are flagged on it
 _DIFFERING = "; includes results whose jobfiles differ from the baseline's (see the notes)"
-_CURVE_KEYS = [
-    "rw",
-    "bs_bytes",
-    "iodepth",
-    "numjobs",
-    "rwmixread",
-    "fsync",
-    "fdatasync",
-    "extra_options",
-    "state",
-    "thinktime_us",
-    "io_size_bytes",
-]
+# the workload settings a curve's points share, and the one it sweeps (here iodepth first)
+_CURVE_KEYS = ["iodepth", *SERIES_SETTINGS]
 
 
 _CURVE_COLUMNS = ["label", "job", "cpu_bound", "verdict", "knee_qd", "comparable",
@@ -632,12 +630,8 @@ def _absent(value: Any) -> bool:
 
 def _point_tip(row: dict[str, Any], where: str, what: str) -> str:
     """A point's tooltip: the device, where on the curve, the figure, and a limit."""
-    limit = ""
-    if is_true(row.get("cpu_bound")):
-        limit = " (host-bound)" if row.get("verdict") == "host" else " (CPU-bound)"
-    elif row.get("verdict") == "disturbed":
-        limit = " (disturbed)"
-    return f"{row['label']}, {where}: {what}{limit}"
+    limit = _record_limit(row)
+    return f"{row['label']}, {where}: {what}" + (f" ({limit})" if limit else "")
 
 
 def _at_depth(row: dict[str, Any]) -> str:
@@ -823,10 +817,13 @@ def _distributions(
             curves = [r["lat_dist_us"] for r in mine if isinstance(r["lat_dist_us"], tuple)]
             if curves:
                 xs = percentiles
-                ys = [_mean_known(c[i] for c in curves) for i in range(len(percentiles))]
+                ys = [
+                    aggregate_values([c[i] for c in curves], "mean")
+                    for i in range(len(percentiles))
+                ]
             else:  # results without a distribution: fio's three percentiles
                 xs = [50.0, 99.0, 99.9]
-                ys = [_mean_known(_number(r[c]) for r in mine) for c in _THREE]
+                ys = [aggregate_values([_number(r[c]) for r in mine], "mean") for c in _THREE]
             said = ", ".join(f"p{x:g} {format_latency(y)}" for x, y in zip(xs, ys, strict=True)
                              if x in _SAID and y == y)  # fmt: skip
             bound = any(is_true(r["cpu_bound"]) for r in mine)
@@ -875,11 +872,6 @@ def _curve_ends(ok: pd.DataFrame) -> set[object]:
     return found
 
 
-def _mean_known(values: Iterable[float]) -> float:
-    known = [v for v in values if v == v]
-    return sum(known) / len(known) if known else math.nan
-
-
 def _timeseries_charts(
     sections: dict[str, ChartSection],
     notes: list[str],
@@ -887,6 +879,7 @@ def _timeseries_charts(
     ok: pd.DataFrame,
     labels: list[str],
     order: list[str],
+    family: dict[object, str],
 ) -> None:
     """IOPS second by second, a small chart per job in its family's section, devices
     overlaid (repeats averaged), each device's write cliff a dashed line in its colour."""
@@ -905,7 +898,6 @@ def _timeseries_charts(
     per_run = seconds.groupby(["job", "label", "repeat", "t_s"], sort=False)["iops"].sum()
     mean = per_run.groupby(level=["job", "label", "t_s"], sort=False).mean().reset_index()
     cliffs = ok[["job", "label", "cliff_s"]].dropna()
-    family = ok.drop_duplicates("job").set_index("job")["rw"].map(_family_name).to_dict()
     groups: dict[str, ChartGroup] = {}
     parts = dict(list(mean.groupby("job", sort=False)))
     for job in [j for j in order if j in parts]:
@@ -947,15 +939,16 @@ def _timeseries_charts(
 
 
 def _overview(
-    summary: pd.DataFrame, labels: list[str], baseline: str, ratios: pd.DataFrame, order: list[str]
+    rows_of: dict[tuple[object, object], dict[str, Any]],
+    labels: list[str],
+    baseline: str,
+    ratios: pd.DataFrame,
+    order: list[str],
 ) -> str | None:
     """Every job's IOPS ratio to the baseline per device, as one heatmap."""
     others = [label for label in labels if label != baseline]
     if not others or ratios.empty:
         return None
-    rows_of = {}
-    for record in summary.to_dict("records"):
-        rows_of.setdefault((record["job"], record["label"]), record)
     cells: dict[tuple[int, int], tuple[float | None, str, bool]] = {}
     for r, job in enumerate(order):
         base = rows_of.get((job, baseline))
@@ -978,6 +971,7 @@ def _overview(
 def _charts(
     frame: pd.DataFrame,
     summary: pd.DataFrame,
+    rows_of: dict[tuple[object, object], dict[str, Any]],
     labels: list[str],
     baseline: str,
     ratios: pd.DataFrame,
@@ -994,7 +988,7 @@ def _charts(
         notes,
         f"IOPS against {baseline}, every job",
         _overview,
-        summary,
+        rows_of,
         labels,
         baseline,
         ratios,
@@ -1033,7 +1027,7 @@ def _charts(
         )
     for name, jobs in jobs_of.items():
         _distributions(sections.setdefault(name, ChartSection(name)), notes, frame, jobs, labels)
-    _timeseries_charts(sections, notes, frame, ok, labels, shown)
+    _timeseries_charts(sections, notes, frame, ok, labels, shown, job_family)
     ranked = sorted(sections.values(), key=lambda s: _FAMILY_ORDER.get(s.name, 99))
     return found + [s for s in ranked if s.groups], notes
 
