@@ -149,6 +149,7 @@ from __future__ import annotations
 
 import glob
 import math
+from collections import namedtuple
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -507,12 +508,29 @@ def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
     frame["remote"] = frame["remote"].astype("boolean")
     # one run far above the job's ceiling discredits that ceiling for all its runs
     worst = frame.groupby(["sweep", "job"], dropna=False)["ceiling_pct"].transform("max")
-    verdicts = [
-        _run_verdict(row, w) for row, w in zip(frame.itertuples(index=False), worst, strict=True)
-    ]
+    inputs = [_na_as_none(frame[column]) for column in _VerdictInputs._fields]
+    # runs alike in every input share one verdict, judged once
+    judged: dict[tuple[Any, ...], Verdict | None] = {}
+    verdicts = []
+    for values in zip(*inputs, _na_as_none(worst), strict=True):
+        if values not in judged:
+            judged[values] = _run_verdict(_VerdictInputs._make(values[:-1]), values[-1])
+        verdicts.append(judged[values])
     frame["verdict"] = [v.verdict if v else None for v in verdicts]
     frame["verdict_reason"] = [v.reason if v else None for v in verdicts]
     return frame
+
+
+# the columns a run's verdict is judged on (_run_verdict, _unsampled)
+_VerdictInputs = namedtuple("_VerdictInputs", [
+    "status", "io_size_bytes", "runtime_s", "measured_s", "cpu_bound", "cpu_bound_reason",
+    "steal_pct", "others_pct", "others_top", "ceiling_pct", "remote", "host",
+    "fio_cpu_usr_pct", "fio_cpu_sys_pct"])  # fmt: skip
+
+
+def _na_as_none(column: pd.Series) -> list[Any]:
+    """A column's values with None for every kind of NA (NaN, pd.NA)."""
+    return column.astype(object).where(column.notna(), None).tolist()
 
 
 def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:
@@ -653,7 +671,7 @@ def _fio_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
         if not found:
             raise SsdcompareError(f"no file matches {paths!r}")
         return found
-    found = [Path(p) for p in paths]
+    found = [p if isinstance(p, Path) else Path(p) for p in paths]
     if not found:
         raise SsdcompareError("no fio output files given")
     return found
@@ -669,7 +687,7 @@ def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]
             "host": job.hostname,
             "port": job.port,
             # what was measured: the filename, else the host (client/server), else the file
-            "device": options.get("filename") or job.hostname or Path(path).stem,
+            "device": options.get("filename") or job.hostname or path.stem,
             "job": job.name,
             "repeat": 1,
             "status": "ok" if job.ok else "failed",

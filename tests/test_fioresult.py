@@ -1130,6 +1130,71 @@ def test_the_one_pass_histogram_reading_matches_the_careful_one(
     assert fioresult._plain_bins({"01": 2, "1": 3}) is None  # one bucket written twice
     assert fioresult._plain_bins({"1": -1}) is None and fioresult._plain_bins({"x": 1}) is None
     assert fioresult._plain_bins({"1000": 2, "2000": 0}) == {1000: 2}
+    # keys that are no plain number of fio's range, and counts that are no count
+    for odd in ({"1.5": 1}, {"-1": 1}, {"1,2": 1}, {"": 1}, {" 1": 1}, {"1e3": 1}, {"٣": 1},
+                {str(2**64): 1}, {"1": 1.0}, {"1": True}, {"1": "2"}, {"1": None}, {"1": -3},
+                {1: 1}):  # fmt: skip
+        assert fioresult._plain_bins(odd) is None, odd  # type: ignore[arg-type]
+    assert fioresult._plain_bins({"9": 1, "10": 2, str(2**64 - 1): 3}) == {
+        9: 1, 10: 2, 2**64 - 1: 3}  # fmt: skip
+
+
+def test_models_built_by_the_quick_reading_are_what_model_construct_makes() -> None:
+    """The quick reading sets a model's attributes itself (fioresult._built): for every model
+    that is what pydantic's model_construct gives with the same values."""
+    lat = {
+        "n": 3,
+        "min_us": 1.0,
+        "max_us": 3.0,
+        "mean_us": 2.0,
+        "stddev_us": 1.0,
+        "percentiles_us": {"50.000000": 2.0},
+        "bins": {2000: 3},
+        "percentiles_lost": False,
+    }
+    direction = {
+        "direction": "read",
+        "io_bytes": 4096,
+        "bw_bytes": 1.0,
+        "iops": 2.0,
+        "runtime_ms": 1,
+        "total_ios": 3,
+        "short_ios": 0,
+        "drop_ios": 0,
+        "clat": fioresult.LatencyStats(**lat),
+        "slat": None,
+        "lat": None,
+    }
+    job = {
+        "name": "j",
+        "groupid": 0,
+        "error": 0,
+        "hostname": None,
+        "port": None,
+        "job_runtime_ms": 5,
+        "usr_cpu_pct": 1.0,
+        "sys_cpu_pct": 2.0,
+        "ctx": 7,
+        "processes": 1,
+        "group_reporting": None,
+        "job_options": {"rw": "read"},
+        "global_options": {},
+        "directions": {},
+        "steadystate": None,
+    }
+    output = {"fio_version": "fio-3.33", "timestamp": 1, "jobs": [], "global_options": {},
+              "disk_util": [], "client_server": False, "client_aggregates": [], "notes": [],
+              "trailing_text": "", "interim_reports": 0, "warnings": [],
+              "source": "x"}  # fmt: skip
+    for model, values in ((fioresult.LatencyStats, lat), (fioresult.DirectionResult, direction),
+                          (fioresult.JobResult, job), (fioresult.FioOutput, output)):  # fmt: skip
+        assert set(values) == set(model.model_fields), model  # every field named
+        built, constructed = fioresult._built(model, dict(values)), model.model_construct(**values)
+        assert built == constructed and built == model(**values)
+        for attribute in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__",
+                          "__pydantic_private__"):  # fmt: skip
+            assert getattr(built, attribute) == getattr(constructed, attribute), attribute
+        assert built.model_dump() == constructed.model_dump()
 
 
 def _dumped(output: fioresult.FioOutput) -> str:
