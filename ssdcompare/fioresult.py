@@ -47,15 +47,16 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import os
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-import orjson
+import msgspec
 from pydantic import BaseModel, Field
 
 from ssdcompare.errors import SsdcompareError
@@ -266,7 +267,7 @@ def parse_fio_file(path: str | Path) -> FioOutput:
     """
     path = path if isinstance(path, Path) else Path(path)
     try:
-        data = path.read_bytes()
+        data = _read_bytes(path)
     except OSError as err:
         raise FioOutputError(f"{path}: cannot read fio's output ({err.strerror})") from None
     text, encoding = decode_fio_bytes(data)
@@ -274,6 +275,20 @@ def parse_fio_file(path: str | Path) -> FioOutput:
     if encoding is not None:
         output.warnings.insert(0, f"the file is {encoding}; read as such")
     return output
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, read with the system calls themselves (pathlib's buffered file
+    object costs more than reading a small output does)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        # one more byte than its size, to see the end; a file still growing is read on
+        chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 1 << 16))
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def decode_fio_bytes(data: bytes) -> tuple[str, str | None]:
@@ -337,32 +352,97 @@ def parse_fio_text(text: str, source: str = "<text>") -> FioOutput:
 # --- the quick reading of a plain, modern output ------------------------------------------
 #
 # Most outputs are one JSON document written by fio 3.18 or later, alone in its file, for jobs
-# run on this machine. Such an output is read here with orjson (a strict JSON decoder, about
-# three times as fast as the standard library's) and without the careful reader's checks,
-# which then have nothing to find; anything else at all (text around the JSON, nan/inf,
-# client/server, older layouts, a value of another type, a job name twice, a histogram bucket
-# written oddly) returns None and is read the careful way. A test reads every recorded output
-# both ways and compares.
+# run on this machine. Such an output is decoded here by msgspec against the layout below: the
+# decoder checks each field's type as it reads it (in C) and skips the many fields the reading
+# does not use, so the careful reader's checks have nothing left to find. Anything else at all
+# (text around the JSON, nan/inf, client/server, older layouts, a value of another type, a job
+# name twice, a histogram bucket written oddly) returns None and is read the careful way. A
+# test reads every recorded output both ways and compares.
 
 _QUICK_VERSION = re.compile(r"fio-3\.(\d+)")
-_NUMBER_TYPES = {int, float}
-_decode_json = orjson.loads
+
+# fio's counters as the quick reading takes them: an integer of 64 bits (the careful reading
+# also takes unsigned ones above 2**63, which fio never prints for these fields)
+_Count = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+_Natural = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+_Errno = Annotated[int, msgspec.Meta(ge=-_ERRNO_MAX, lt=_ERRNO_MAX)]
+_UNSET = msgspec.UNSET
+
+
+class _QuickLatency(msgspec.Struct):
+    """One of fio's latency objects (ns) as the quick reading decodes it. Absent figures are
+    NaN and absent lists empty; a null, a text or a float where a count belongs is no plain
+    output, and the careful reading takes it."""
+
+    N: _Count  # noqa: N815 (fio's name); printed by every fio from 3.18
+    min: float = math.nan
+    max: float = math.nan
+    mean: float = math.nan
+    stddev: float = math.nan
+    percentile: dict[str, float] = {}
+    # json+ histogram {latency in ns: count}; "01", " 1" or "-1" are no such key
+    bins: dict[_Natural, _Natural] = {}
+
+
+class _QuickDirection(msgspec.Struct):
+    io_bytes: _Count | msgspec.UnsetType = _UNSET
+    bw_bytes: float | msgspec.UnsetType = _UNSET
+    iops: float = math.nan
+    runtime: _Count | msgspec.UnsetType = _UNSET
+    total_ios: _Count | msgspec.UnsetType = _UNSET
+    short_ios: _Count | msgspec.UnsetType = _UNSET
+    drop_ios: _Count | msgspec.UnsetType = _UNSET
+    slat_ns: _QuickLatency | msgspec.UnsetType = _UNSET
+    clat_ns: _QuickLatency | msgspec.UnsetType = _UNSET
+    lat_ns: _QuickLatency | msgspec.UnsetType = _UNSET
+
+
+class _QuickJob(msgspec.Struct):
+    jobname: str
+    error: _Errno
+    groupid: _Count = 0
+    job_options: dict[str, str] = msgspec.field(name="job options", default_factory=dict)
+    read: _QuickDirection | msgspec.UnsetType = _UNSET
+    write: _QuickDirection | msgspec.UnsetType = _UNSET
+    trim: _QuickDirection | msgspec.UnsetType = _UNSET
+    sync: _QuickDirection | msgspec.UnsetType = _UNSET
+    mixed: _QuickDirection | msgspec.UnsetType = _UNSET  # unified_rw_reporting
+    usr_cpu: float = math.nan
+    sys_cpu: float = math.nan
+    ctx: _Count | msgspec.UnsetType = _UNSET
+    job_runtime: _Count | msgspec.UnsetType = _UNSET
+    steadystate: Any = None
+    hostname: Any = _UNSET  # client/server output: the careful reading's
+
+
+class _QuickOutput(msgspec.Struct):
+    version: str = msgspec.field(name="fio version")
+    jobs: list[_QuickJob]
+    timestamp: _Count | None = None
+    global_options: dict[str, str] | msgspec.UnsetType = msgspec.field(
+        name="global options", default=_UNSET
+    )
+    disk_util: list[Any] = []
+    client_stats: Any = _UNSET  # client/server output: the careful reading's
+
+
+_decode_quick = msgspec.json.Decoder(_QuickOutput).decode
+_decode_naturals = msgspec.json.Decoder(list[_Natural]).decode
+
+
+def _known(value: Any) -> Any:
+    """None for a field the output left out."""
+    return None if value is _UNSET else value
 
 
 _Model = TypeVar("_Model", bound=BaseModel)
-
-
-class _NotQuick(Exception):
-    """The output is not one the quick reading can take."""
-
-
 _set = object.__setattr__
 
 
 def _built(cls: type[_Model], values: dict[str, Any]) -> _Model:
     """cls.model_construct(**values) for values that name every field: what model_construct
-    sets on an instance, without its pass over the fields for defaults (a third of the quick
-    reading's time went there). A test compares the two for every model."""
+    sets on an instance, without its pass over the fields for defaults. A test compares the
+    two for every model."""
     model = cls.__new__(cls)
     _set(model, "__dict__", values)
     _set(model, "__pydantic_fields_set__", set(values))
@@ -371,41 +451,37 @@ def _built(cls: type[_Model], values: dict[str, Any]) -> _Model:
     return model
 
 
+class _NotQuick(Exception):
+    """The output is not one the quick reading can take."""
+
+
 def _quick(text: str, source: str) -> FioOutput | None:
     if not text.startswith("{"):
         return None
     try:
-        doc = _decode_json(text)  # refuses nan and inf, which fio writes unquoted
-    except (ValueError, RecursionError):
+        # typed decoding: every field the reading uses is checked as it is decoded, and the
+        # many it does not use are skipped; nan and inf (unquoted, as fio writes them) fail
+        doc = _decode_quick(text)
+    except (msgspec.MsgspecError, RecursionError):
         return None
-    if not isinstance(doc, dict) or "client_stats" in doc:
+    found = _QUICK_VERSION.match(doc.version)
+    if found is None or int(found.group(1)) < 18 or not doc.jobs or doc.client_stats is not _UNSET:
         return None
-    version = doc.get("fio version")
-    found = _QUICK_VERSION.match(version) if isinstance(version, str) else None
-    entries = doc.get("jobs")
-    if found is None or int(found.group(1)) < 18 or not isinstance(entries, list) or not entries:
-        return None
+    common = _known(doc.global_options) or {}
     try:
-        common = _quick_options(doc.get("global options"))
-        jobs = [_quick_job(entry, common) for entry in entries]
-        timestamp = doc.get("timestamp")
-        disk_util = doc.get("disk_util", [])
-        if (timestamp is not None and type(timestamp) is not int) or not isinstance(
-            disk_util, list
-        ):
-            raise _NotQuick
+        jobs = [_quick_job(entry, common) for entry in doc.jobs]
     except _NotQuick:
         return None
     if len({(job.groupid, job.name) for job in jobs}) != len(jobs):
         return None  # numjobs clones or a name twice: the careful reading merges or says
-    # an option set twice in one object is lost to the C decoder (the last is kept, as the
+    # an option set twice in one object is lost to the decoder (the last is kept, as the
     # careful reading keeps it, but that one also says so, and joins every filename)
-    objects = [("global options", common)] * ("global options" in doc)
+    objects = [("global options", common)] * (doc.global_options is not _UNSET)
     if not _written_once(text, objects + [("job options", job.job_options) for job in jobs]):
         return None
     return _built(FioOutput, dict(
-        fio_version=version, timestamp=timestamp, jobs=jobs, global_options=common,
-        disk_util=[d for d in disk_util if isinstance(d, dict)], client_server=False,
+        fio_version=doc.version, timestamp=doc.timestamp, jobs=jobs, global_options=common,
+        disk_util=[d for d in doc.disk_util if isinstance(d, dict)], client_server=False,
         client_aggregates=[], notes=[], trailing_text="", interim_reports=0, warnings=[],
         source=source,
     ))  # fmt: skip
@@ -433,130 +509,59 @@ def _written_once(text: str, objects: list[tuple[str, dict[str, str]]]) -> bool:
     return True
 
 
-def _quick_options(raw: Any) -> dict[str, str]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict) or not all(type(v) is str for v in raw.values()):
+def _quick_job(raw: _QuickJob, common: dict[str, str]) -> JobResult:
+    if raw.hostname is not _UNSET:
         raise _NotQuick
-    return raw
-
-
-def _quick_count(raw: dict[str, Any], key: str) -> int | None:
-    value = raw.get(key)
-    if value is None and key not in raw:
-        return None
-    if type(value) is not int or not _COUNT_MIN <= value < _COUNT_MAX:
-        raise _NotQuick
-    return value
-
-
-def _quick_number(raw: dict[str, Any], key: str) -> float | None:
-    value = raw.get(key)
-    if type(value) is float:  # finite: the decoder refuses nan and inf
-        return value
-    if type(value) is int:
-        return float(value)
-    if value is None and key not in raw:
-        return None
-    raise _NotQuick
-
-
-def _quick_job(raw: Any, common: dict[str, str]) -> JobResult:
-    if not isinstance(raw, dict) or type(raw.get("jobname")) is not str or "hostname" in raw:
-        raise _NotQuick
-    error = raw.get("error")
-    if type(error) is not int or not -_ERRNO_MAX <= error < _ERRNO_MAX:
-        raise _NotQuick
-    own = _quick_options(raw.get("job options"))
     directions: dict[str, DirectionResult] = {}
-    if error == 0:
+    if raw.error == 0:
         for name in DIRECTIONS:
-            section = raw.get(name)
-            if section is None:
-                continue
-            if not isinstance(section, dict):
-                raise _NotQuick
-            result = _quick_direction(name, section)
-            if result is not None:
-                directions[name] = result
-    usr, sys_ = _quick_number(raw, "usr_cpu"), _quick_number(raw, "sys_cpu")
-    steadystate = raw.get("steadystate")
-    grouped, processes = _reporting({**common, **own})
-    groupid = _quick_count(raw, "groupid")
+            section = getattr(raw, name)
+            if section is not _UNSET:
+                result = _quick_direction(name, section)
+                if result is not None:
+                    directions[name] = result
+    steadystate = raw.steadystate
+    grouped, processes = _reporting({**common, **raw.job_options})
     return _built(JobResult, dict(
-        name=raw["jobname"], groupid=groupid if groupid is not None else 0, error=error,
-        hostname=None, port=None, job_runtime_ms=_quick_count(raw, "job_runtime"),
-        usr_cpu_pct=usr if usr is not None else math.nan,
-        sys_cpu_pct=sys_ if sys_ is not None else math.nan, ctx=_quick_count(raw, "ctx"),
-        processes=processes, group_reporting=grouped, job_options=own,
-        global_options=common, directions=directions,
-        steadystate=steadystate if isinstance(steadystate, dict) else None,
+        name=raw.jobname, groupid=raw.groupid, error=raw.error, hostname=None, port=None,
+        job_runtime_ms=_known(raw.job_runtime), usr_cpu_pct=raw.usr_cpu,
+        sys_cpu_pct=raw.sys_cpu, ctx=_known(raw.ctx), processes=processes,
+        group_reporting=grouped, job_options=raw.job_options, global_options=common,
+        directions=directions, steadystate=steadystate if isinstance(steadystate, dict) else None,
     ))  # fmt: skip
 
 
-def _quick_direction(name: str, raw: dict[str, Any]) -> DirectionResult | None:
-    if not any(key in raw for key in ("slat_ns", "clat_ns", "lat_ns")):
+def _quick_direction(name: str, raw: _QuickDirection) -> DirectionResult | None:
+    if raw.slat_ns is _UNSET and raw.clat_ns is _UNSET and raw.lat_ns is _UNSET:
         raise _NotQuick  # a layout before fio 3.x: the careful reading knows them
-
-    def stats(kind: str) -> LatencyStats | None:
-        section = raw.get(kind + "_ns")
-        if section is None:
-            return None
-        if not isinstance(section, dict):
-            raise _NotQuick
-        return _quick_latency(section)
-
-    slat, clat, lat = stats("slat"), stats("clat"), stats("lat")
-    total_ios = _quick_count(raw, "total_ios")
+    total_ios = _known(raw.total_ios)
+    lat = _quick_latency(raw.lat_ns)
     if name == "sync":
         return _sync_direction(lat, total_ios)
-    io_bytes = _quick_count(raw, "io_bytes")
-    iops = _quick_number(raw, "iops")
-    runtime_ms = _quick_count(raw, "runtime")
-    if total_ios is None:
+    if total_ios is None or raw.bw_bytes is _UNSET:
         raise _NotQuick
-    moved = [value for value in (io_bytes, total_ios) if value is not None]
-    if not any(moved):
+    io_bytes = _known(raw.io_bytes)
+    if not total_ios and not io_bytes:
         return None  # fio prints empty directions with zeros: nothing was done
-    bw_bytes = _quick_number(raw, "bw_bytes") if "bw_bytes" in raw else None
-    if bw_bytes is None:
-        raise _NotQuick
     return _built(DirectionResult, dict(
-        direction=name, io_bytes=io_bytes, bw_bytes=bw_bytes,
-        iops=iops if iops is not None else math.nan, runtime_ms=runtime_ms,
-        total_ios=total_ios, short_ios=_quick_count(raw, "short_ios"),
-        drop_ios=_quick_count(raw, "drop_ios"), clat=clat, slat=slat, lat=lat,
+        direction=name, io_bytes=io_bytes, bw_bytes=raw.bw_bytes, iops=raw.iops,
+        runtime_ms=_known(raw.runtime), total_ios=total_ios, short_ios=_known(raw.short_ios),
+        drop_ios=_known(raw.drop_ios), clat=_quick_latency(raw.clat_ns),
+        slat=_quick_latency(raw.slat_ns), lat=lat,
     ))  # fmt: skip
 
 
-def _quick_latency(raw: dict[str, Any]) -> LatencyStats | None:
-    n = _quick_count(raw, "N")
-    low, high = _quick_number(raw, "min"), _quick_number(raw, "max")
-    mean, stddev = _quick_number(raw, "mean"), _quick_number(raw, "stddev")
-    if n is None:
-        raise _NotQuick  # fio 3.18 and later print N
-    if n == 0:
+def _quick_latency(raw: _QuickLatency | msgspec.UnsetType) -> LatencyStats | None:
+    if raw is _UNSET or raw.N == 0:
         return None
-    listed = raw.get("percentile") or {}
-    if not isinstance(listed, dict):
-        raise _NotQuick
-    if not set(map(type, listed.values())) <= _NUMBER_TYPES:
-        raise _NotQuick
-    percentiles = {key: value / 1000.0 for key, value in listed.items() if _is_percent(key)}
-    bins = None
-    if raw.get("bins") is not None:
-        if not isinstance(raw["bins"], dict):
-            raise _NotQuick
-        if raw["bins"]:
-            bins = _plain_bins(raw["bins"])
-            if bins is None:
-                raise _NotQuick
+    bins: dict[int, int] | None = raw.bins or None
+    if bins is not None and 0 in bins.values():
+        bins = {value: count for value, count in bins.items() if count} or None
     return _built(LatencyStats, dict(
-        n=n, min_us=low / 1000.0 if low is not None else math.nan,
-        max_us=high / 1000.0 if high is not None else math.nan,
-        mean_us=mean / 1000.0 if mean is not None else math.nan,
-        stddev_us=stddev / 1000.0 if stddev is not None else math.nan,
-        percentiles_us=percentiles, bins=bins, percentiles_lost=False,
+        n=raw.N, min_us=raw.min / 1000.0, max_us=raw.max / 1000.0, mean_us=raw.mean / 1000.0,
+        stddev_us=raw.stddev / 1000.0,
+        percentiles_us={k: v / 1000.0 for k, v in raw.percentile.items() if _is_percent(k)},
+        bins=bins, percentiles_lost=False,
     ))  # fmt: skip
 
 
@@ -1360,29 +1365,21 @@ def _bins(raw: Any, in_ns: bool, reader: _Reader, path: str) -> dict[int, int] |
 
 def _plain_bins(raw: dict[str, Any]) -> dict[int, int] | None:
     """The common json+ histogram read in one pass: every key a latency in ns written in
-    plain digits, every count a non-negative integer of fio's range, no two keys the same
-    number. None for anything else, which _bins reads (and names) the careful way."""
-    # checked a whole list at a time: a histogram has hundreds of buckets
+    plain digits, every count a non-negative integer, no two keys the same number. None for
+    anything else, which _bins reads (and names) the careful way.
+
+    A histogram has hundreds of buckets: the keys are read as numbers by the JSON decoder in
+    one call, and the counts checked as a list."""
     try:
         keys = ",".join(raw)
-    except TypeError:
-        return None  # a key that is not text
-    if not (keys.isascii() and keys.replace(",", "").isdigit()):
+        values = _decode_naturals("[" + keys + "]")  # "01", " 1", "-1" or "1.0" fail
+        counts = msgspec.convert(list(raw.values()), list[_Natural])
+    except (TypeError, msgspec.MsgspecError):
         return None
-    try:
-        values = _decode_json("[" + keys + "]")  # the keys as numbers, read in one call
-    except ValueError:
-        return None  # "01", or an empty key
-    counts = list(raw.values())
-    if len(values) != len(counts) or max(values) >= _COUNT_MAX:
-        return None  # a key with a comma; or beyond fio's range (then decoded as a float)
-    if set(map(type, counts)) != {int} or min(counts) < 0:
-        return None  # (an integer that decodes as int is below _COUNT_MAX)
-    if 0 in counts:  # fio writes only buckets that hold samples; an empty one adds nothing
-        values = [v for v, c in zip(values, counts, strict=True) if c]
-        counts = [c for c in counts if c]
-    bins = dict(zip(values, counts, strict=True))
-    if len(bins) != len(values):
+    if len(values) != len(counts):
+        return None  # a key holding a comma
+    bins = {value: count for value, count in zip(values, counts, strict=True) if count}
+    if len(bins) != len(counts) - counts.count(0):
         return None  # one bucket written twice: the careful reading sums them
     return bins
 
@@ -1413,20 +1410,23 @@ def _distribution_from_bins(bins: dict[int, int]) -> tuple[float, ...] | None:
     """DISTRIBUTION_PERCENTILES from a json+ histogram (fio's rule: the first bucket whose
     running count reaches p % of all), by a search in the running counts."""
     values = list(bins)
-    if values == sorted(values):  # as fio writes them, and as _plain_bins keeps them
-        counts: Iterable[int] = bins.values()
-    else:
-        values.sort()
-        counts = [bins[value] for value in values]
-    running = list(accumulate(counts))
+    if values == sorted(values):  # as fio writes them
+        return _distribution_at(values, list(accumulate(bins.values())))
+    values.sort()
+    return _distribution_at(values, list(accumulate(bins[value] for value in values)))
+
+
+def _distribution_at(values: list[int], running: list[int]) -> tuple[float, ...] | None:
+    """DISTRIBUTION_PERCENTILES in µs from the buckets' values (ns, rising) and the running
+    counts up to each; None without samples."""
     total = running[-1] if running else 0
     if total <= 0:
         return None
     last = len(values) - 1
-    return tuple(
+    return tuple([
         values[min(bisect_left(running, percent * total / 100), last)] / 1000
         for percent in DISTRIBUTION_PERCENTILES
-    )
+    ])  # fmt: skip
 
 
 def percentiles_from_bins(bins: dict[int, int], keys: Iterable[str]) -> dict[str, float]:

@@ -15,6 +15,7 @@ import statistics
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -1057,6 +1058,10 @@ def mutate_doc(doc: dict[str, Any], rng: random.Random) -> None:
 
 
 def parses_or_refuses(text: str, source: str) -> None:
+    quick = fioresult._quick(text.removeprefix("\ufeff"), source)
+    if quick is not None:  # what the quick reading takes, the careful one reads the same
+        with mock.patch.object(fioresult, "_quick", lambda text, source: None):
+            assert _dumped(quick) == _dumped(parse_fio_text(text, source=source)), source
     try:
         output = parse_fio_text(text, source=source)
     except FioOutputError as err:
@@ -1100,6 +1105,26 @@ def test_mutated_recordings_give_a_result_or_fio_output_error(name: str) -> None
         parses_or_refuses(prefix + dumped + "\n", f"{name}#d{round_}")
 
 
+def test_edited_plain_outputs_the_quick_reading_takes_read_as_the_careful_one_reads_them() -> None:
+    """Values of other types, left-out fields and numbers out of range, put into the outputs
+    the quick reading takes: whatever of it the quick reading still takes reads the same as
+    the careful reading reads it (parses_or_refuses compares the two)."""
+    example = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
+    files = sorted(DATA.glob("*.json")) + sorted(example.glob("runs/*/*/r1/fio.json"))[:12]
+    plain = [path for path in files if fioresult._quick(path.read_text(), "x") is not None]
+    assert len(plain) >= 15
+    taken = 0
+    for path in plain:
+        rng = random.Random(f"quick-{path.name}-{path.parent.parent.name}")
+        for round_ in range(30):
+            doc = json.loads(path.read_text())
+            mutate_doc(doc, rng)
+            text = json.dumps(doc, indent=2, separators=(",", " : "))
+            taken += fioresult._quick(text, "x") is not None
+            parses_or_refuses(text, f"{path.name}#q{round_}")
+    assert taken >= 100, taken  # edits the quick reading does not mind (an unused field, say)
+
+
 def test_a_failure_nobody_foresaw_still_comes_out_as_fio_output_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -1131,12 +1156,13 @@ def test_the_one_pass_histogram_reading_matches_the_careful_one(
     assert fioresult._plain_bins({"1": -1}) is None and fioresult._plain_bins({"x": 1}) is None
     assert fioresult._plain_bins({"1000": 2, "2000": 0}) == {1000: 2}
     # keys that are no plain number of fio's range, and counts that are no count
-    for odd in ({"1.5": 1}, {"-1": 1}, {"1,2": 1}, {"": 1}, {" 1": 1}, {"1e3": 1}, {"٣": 1},
+    for odd in ({"1.5": 1}, {"-1": 1}, {"1,2": 1}, {"": 1}, {"01": 1}, {"1e3": 1}, {"٣": 1},
                 {str(2**64): 1}, {"1": 1.0}, {"1": True}, {"1": "2"}, {"1": None}, {"1": -3},
                 {1: 1}):  # fmt: skip
         assert fioresult._plain_bins(odd) is None, odd  # type: ignore[arg-type]
-    assert fioresult._plain_bins({"9": 1, "10": 2, str(2**64 - 1): 3}) == {
-        9: 1, 10: 2, 2**64 - 1: 3}  # fmt: skip
+    assert fioresult._plain_bins({"9": 1, "10": 2, str(2**63 - 1): 3}) == {
+        9: 1, 10: 2, 2**63 - 1: 3}  # fmt: skip
+    assert fioresult._plain_bins({" 1": 1, "2": 1}) == {1: 1, 2: 1}  # as the careful one reads it
 
 
 def test_models_built_by_the_quick_reading_are_what_model_construct_makes() -> None:
