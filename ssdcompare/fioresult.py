@@ -52,7 +52,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from itertools import accumulate
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -282,10 +282,13 @@ def _read_bytes(path: Path) -> bytes:
     object costs more than reading a small output does)."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        # one more byte than its size, to see the end; a file still growing is read on
-        chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
-        while chunks[-1]:
-            chunks.append(os.read(fd, 1 << 16))
+        # one more byte than its size: fewer bytes than asked for is the end of the file;
+        # all of them, a file still growing (or one that tells no size, as a pipe), read on
+        wanted = os.fstat(fd).st_size + 1
+        chunks = [os.read(fd, wanted)]
+        if len(chunks[0]) == wanted:
+            while chunk := os.read(fd, 1 << 16):
+                chunks.append(chunk)
     finally:
         os.close(fd)
     return b"".join(chunks)
@@ -1423,10 +1426,8 @@ def _distribution_at(values: list[int], running: list[int]) -> tuple[float, ...]
     if total <= 0:
         return None
     last = len(values) - 1
-    return tuple([
-        values[min(bisect_left(running, percent * total / 100), last)] / 1000
-        for percent in DISTRIBUTION_PERCENTILES
-    ])  # fmt: skip
+    found = map(bisect_left, repeat(running), [p * total / 100 for p in DISTRIBUTION_PERCENTILES])
+    return tuple([values[min(index, last)] / 1000 for index in found])
 
 
 def percentiles_from_bins(bins: dict[int, int], keys: Iterable[str]) -> dict[str, float]:
