@@ -12,9 +12,11 @@
   run); the interpreter's start and the closing report are left out, the report having
   figures of its own.
 - Passthrough: IOPS of a CPU-bound null-engine job (4k random reads, time based) run by
-  `ssdcompare sweep` against the same jobfile run by bare fio, in alternating pairs; the
-  median of the pairs' ratios. Bare fio runs the jobfile the sweep rendered and kept
-  (runs/<device>/<job>/r1/jobfile.fio), with the command line the sweep recorded for it.
+  `ssdcompare sweep` against the same jobfile run by bare fio, in pairs run side by side,
+  each pinned to a CPU of its own (swapped from pair to pair; the sweep's process and its
+  CPU sampler share its fio's CPU); the median of the pairs' ratios. Bare fio runs the
+  jobfile a first sweep rendered and kept (runs/<device>/<job>/r1/jobfile.fio), with the
+  command line the sweep recorded for it, and starts when the sweep's fio has started.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from run import Figure, _recorded
@@ -201,12 +204,18 @@ def _cpu(path: Path) -> float:
 
 
 def passthrough_figures(quick: bool) -> list[Figure]:
-    """IOPS through ssdcompare / bare fio of one null-engine jobfile, alternating runs; the
-    median of the pairs' ratios."""
+    """IOPS through ssdcompare / bare fio of one null-engine jobfile: the median of the pairs'
+    ratios. The two runs of a pair run side by side, each pinned to a CPU of its own (swapped
+    from one pair to the next): this shared VM's speed drifts by 2x between runs seconds
+    apart, which alternating runs leave in every pair (their ratios ranged 0.5-1.6 for the
+    same job run twice), while runs side by side share the host's moments (0.97-1.02).
+    The sweep's own process and CPU sampler share its fio's CPU: the harder case. With one
+    CPU the runs alternate."""
     from ssdcompare.fio import find_fio
 
-    seconds, pairs = (1, 1) if quick else (2, 11)
+    seconds, pairs = (1, 1) if quick else (2, 10)
     fio = find_fio()
+    cpus = sorted(os.sched_getaffinity(0))[:2]
     ratios: list[float] = []
     cpu: list[float] = []
     with tempfile.TemporaryDirectory(prefix="ssdcompare-iops-") as name:
@@ -215,30 +224,73 @@ def passthrough_figures(quick: bool) -> list[Figure]:
                                            "ioengine: null}"], seconds)  # fmt: skip
         target = scratch / "target.img"
         env = dict(os.environ, SSDCOMPARE_FIO=fio.path)
+        # a first sweep: the command line its fio ran with, for bare fio to run alike
+        _sweep(suite, target, scratch / "sweep-first", env)
+        (run,) = (scratch / "sweep-first").glob("runs/*/null-4k/r1")
+        ran = json.loads((run / "status.json").read_text())["command"]
         for pair in range(pairs):
-            out = scratch / f"sweep{pair}"
-            _sweep(suite, target, out, env)
-            (run,) = out.glob("runs/*/null-4k/r1")
-            through = _iops(run / "fio.json")
-            bare = scratch / f"bare{pair}"
+            out, bare = scratch / f"sweep{pair}", scratch / f"bare{pair}"
             bare.mkdir()
-            # the sweep's own command line, its output sent elsewhere
-            ran = json.loads((run / "status.json").read_text())["command"]
             command = [f"--output={bare / 'fio.json'}" if arg.startswith("--output=") else arg
                        for arg in ran]  # fmt: skip
-            subprocess.run(command, cwd=bare, stdin=subprocess.DEVNULL, capture_output=True,
-                           timeout=120, check=True)  # fmt: skip
-            ratios.append(through / _iops(bare / "fio.json"))
+            if len(cpus) < 2:
+                _sweep(suite, target, out, env)
+                _bare(command, bare, None)
+            else:
+                first, second = cpus if pair % 2 == 0 else cpus[::-1]
+                sweep = _start_sweep(suite, target, out, env, first)
+                _until_fio_runs(sweep)  # then bare fio starts: both measure the same seconds
+                _bare(command, bare, second)
+                _, stderr = sweep.communicate(timeout=120)
+                _check_ok(out, suite.name, stderr)
+            (run,) = out.glob("runs/*/null-4k/r1")
+            ratios.append(_iops(run / "fio.json") / _iops(bare / "fio.json"))
             cpu.append(_cpu(run / "fio.json") / _cpu(bare / "fio.json"))
-    what = f"{pairs} pairs of {seconds} s, {min(ratios):.2f}-{max(ratios):.2f}"
-    # this machine's speed drifts by 2x between runs of the same job (a shared VM): the fio
-    # worker's own CPU share, which the drift does not move, says whether ssdcompare took any
+    how = "side by side" if len(cpus) >= 2 else "alternating"
+    what = f"{pairs} pairs of {seconds} s {how}, {min(ratios):.3f}-{max(ratios):.3f}"
     return [
         Figure(f"IOPS via ssdcompare / bare fio, null engine ({what})",
                statistics.median(ratios), 0.99, "x", lower_is_better=False),
         Figure("fio worker's CPU (usr+sys) via ssdcompare / bare fio", statistics.median(cpu),
                None, "x"),
     ]  # fmt: skip
+
+
+def _pinned(cpu: int | None) -> Callable[[], None] | None:
+    return None if cpu is None else lambda: os.sched_setaffinity(0, {cpu})
+
+
+def _start_sweep(
+    suite: Path, target: Path, out: Path, env: dict[str, str], cpu: int
+) -> subprocess.Popen[str]:
+    """`ssdcompare sweep` as _sweep runs it, started on one CPU (its fio inherits it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(target), "--size", "16m",
+         "--suite", str(suite), "--out", str(out)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_pinned(cpu),
+    )  # fmt: skip
+
+
+def _until_fio_runs(sweep: subprocess.Popen[str]) -> None:
+    """Wait until a process the sweep started has become fio."""
+    import psutil
+
+    parent = psutil.Process(sweep.pid)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and sweep.poll() is None:
+        try:
+            if any(child.name() == "fio" for child in parent.children(recursive=True)):
+                return
+        except psutil.Error:
+            pass  # a child that ended between the listing and the look
+        time.sleep(0.002)
+    raise RuntimeError("the sweep's fio did not start")
+
+
+def _bare(command: list[str], folder: Path, cpu: int | None) -> None:
+    subprocess.run(command, cwd=folder, stdin=subprocess.DEVNULL, capture_output=True,
+                   timeout=120, check=True, preexec_fn=_pinned(cpu))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -15,9 +15,10 @@ Figures (ratios are measured side by side, so a busy shared host moves both side
 - a sweep's orchestration per job, in ms: sweeps of N and 2N jobs run by an instant fake fio,
   (T(2N) - T(N)) / N less the fake's own time per start (benchmarks/orchestration.py);
 - IOPS of a CPU-bound null-engine job through `ssdcompare sweep` / bare fio running the
-  jobfile the sweep kept, the median of alternating pairs (benchmarks/orchestration.py), and
-  the fio worker's own CPU share in the same pairs (no target): on a shared VM the same job's
-  IOPS drift by 2x between runs, its worker's CPU share does not.
+  jobfile the sweep kept, the median of pairs run side by side on a CPU each
+  (benchmarks/orchestration.py: on this shared VM the same job's IOPS drift by 2x between
+  runs, so runs in turn would measure the drift), and the fio worker's own CPU share in the
+  same pairs (no target).
 
 The synthetic results are real-shaped: every run holds a copy of a real fio json+ output
 (tests/data/randread-libaio-jsonplus-normal.json) under the job's own name, a jobfile
