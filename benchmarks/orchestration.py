@@ -16,7 +16,7 @@
   each pinned to a CPU of its own (swapped from pair to pair; the sweep's process and its
   CPU sampler share its fio's CPU); the median of the pairs' ratios. Bare fio runs the
   jobfile a first sweep rendered and kept (runs/<device>/<job>/r1/jobfile.fio), with the
-  command line the sweep recorded for it, and starts when the sweep's fio has started.
+  command line the sweep recorded for it, and starts when the sweep's fio job has started.
 """
 
 from __future__ import annotations
@@ -239,9 +239,13 @@ def passthrough_figures(quick: bool) -> list[Figure]:
             else:
                 first, second = cpus if pair % 2 == 0 else cpus[::-1]
                 sweep = _start_sweep(suite, target, out, env, first)
-                _until_fio_runs(sweep)  # then bare fio starts: both measure the same seconds
-                _bare(command, bare, second)
-                _, stderr = sweep.communicate(timeout=120)
+                try:
+                    _until_job_runs(sweep)  # then bare fio starts: both run the same seconds
+                    _bare(command, bare, second)
+                    _, stderr = sweep.communicate(timeout=120)
+                finally:
+                    if sweep.poll() is None:
+                        sweep.kill()
                 _check_ok(out, suite.name, stderr)
             (run,) = out.glob("runs/*/null-4k/r1")
             ratios.append(_iops(run / "fio.json") / _iops(bare / "fio.json"))
@@ -272,20 +276,24 @@ def _start_sweep(
     )  # fmt: skip
 
 
-def _until_fio_runs(sweep: subprocess.Popen[str]) -> None:
-    """Wait until a process the sweep started has become fio."""
+def _until_job_runs(sweep: subprocess.Popen[str]) -> None:
+    """Wait until the sweep runs its job: a fio writing an output (it first runs fio to ask
+    its version, engines and whether the jobfile parses)."""
     import psutil
 
     parent = psutil.Process(sweep.pid)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and sweep.poll() is None:
-        try:
-            if any(child.name() == "fio" for child in parent.children(recursive=True)):
-                return
-        except psutil.Error:
-            pass  # a child that ended between the listing and the look
+        for child in parent.children(recursive=True):
+            try:
+                if child.name() == "fio" and any(
+                    a.startswith("--output=") for a in child.cmdline()
+                ):
+                    return
+            except psutil.Error:
+                pass  # a child that ended between the listing and the look
         time.sleep(0.002)
-    raise RuntimeError("the sweep's fio did not start")
+    raise RuntimeError("the sweep's fio job did not start")
 
 
 def _bare(command: list[str], folder: Path, cpu: int | None) -> None:

@@ -279,16 +279,14 @@ def parse_fio_file(path: str | Path) -> FioOutput:
 
 def _read_bytes(path: Path) -> bytes:
     """The file's bytes, read with the system calls themselves (pathlib's buffered file
-    object costs more than reading a small output does)."""
+    object costs more than reading a small output does): one read of its size and one more
+    byte, then reads until one returns nothing (a file still growing, one that tells no size
+    as a pipe, or a read cut short: Linux gives at most 2 GiB at once)."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        # one more byte than its size: fewer bytes than asked for is the end of the file;
-        # all of them, a file still growing (or one that tells no size, as a pipe), read on
-        wanted = os.fstat(fd).st_size + 1
-        chunks = [os.read(fd, wanted)]
-        if len(chunks[0]) == wanted:
-            while chunk := os.read(fd, 1 << 16):
-                chunks.append(chunk)
+        chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 1 << 16))
     finally:
         os.close(fd)
     return b"".join(chunks)
@@ -356,13 +354,17 @@ def parse_fio_text(text: str, source: str = "<text>") -> FioOutput:
 #
 # Most outputs are one JSON document written by fio 3.18 or later, alone in its file, for jobs
 # run on this machine. Such an output is decoded here by msgspec against the layout below: the
-# decoder checks each field's type as it reads it (in C) and skips the many fields the reading
-# does not use, so the careful reader's checks have nothing left to find. Anything else at all
-# (text around the JSON, nan/inf, client/server, older layouts, a value of another type, a job
-# name twice, a histogram bucket written oddly) returns None and is read the careful way. A
-# test reads every recorded output both ways and compares.
+# decoder checks each field the reading uses as it reads it (in C) and skips the many others.
+# Anything the careful reader would read otherwise or have something to say about (text
+# around the JSON, nan/inf, client/server, older layouts, a value of another type or out of
+# range, a job name or an option twice, a histogram key such as "-0") returns None and is read
+# the careful way. One difference is left: a number beyond any float (1e999) in a field
+# nobody reads is named by the careful reading only when the text also holds the word nan or
+# inf; fio writes neither such a number nor such a word in a plain output. Tests read every
+# recorded output both ways, and edited ones, and compare.
 
 _QUICK_VERSION = re.compile(r"fio-3\.(\d+)")
+_PAIR = re.compile(r'"[ \t\n\r]*:[ \t\n\r]*"')  # between an option's name and its value
 
 # fio's counters as the quick reading takes them: an integer of 64 bits (the careful reading
 # also takes unsigned ones above 2**63, which fio never prints for these fields)
@@ -421,7 +423,7 @@ class _QuickJob(msgspec.Struct):
 class _QuickOutput(msgspec.Struct):
     version: str = msgspec.field(name="fio version")
     jobs: list[_QuickJob]
-    timestamp: _Count | None = None
+    timestamp: _Count | msgspec.UnsetType = _UNSET
     global_options: dict[str, str] | msgspec.UnsetType = msgspec.field(
         name="global options", default=_UNSET
     )
@@ -461,12 +463,14 @@ class _NotQuick(Exception):
 def _quick(text: str, source: str) -> FioOutput | None:
     if not text.startswith("{"):
         return None
+    if '"-0"' in text:
+        return None  # a histogram key the decoder takes for 0, where "0" may be a bucket too
     try:
         # typed decoding: every field the reading uses is checked as it is decoded, and the
         # many it does not use are skipped; nan and inf (unquoted, as fio writes them) fail
         doc = _decode_quick(text)
-    except (msgspec.MsgspecError, RecursionError):
-        return None
+    except (msgspec.MsgspecError, RecursionError, UnicodeError):
+        return None  # (UnicodeError: a str holding a lone surrogate, which no file gives)
     found = _QUICK_VERSION.match(doc.version)
     if found is None or int(found.group(1)) < 18 or not doc.jobs or doc.client_stats is not _UNSET:
         return None
@@ -483,7 +487,7 @@ def _quick(text: str, source: str) -> FioOutput | None:
     if not _written_once(text, objects + [("job options", job.job_options) for job in jobs]):
         return None
     return _built(FioOutput, dict(
-        fio_version=doc.version, timestamp=doc.timestamp, jobs=jobs, global_options=common,
+        fio_version=doc.version, timestamp=_known(doc.timestamp), jobs=jobs, global_options=common,
         disk_util=[d for d in doc.disk_util if isinstance(d, dict)], client_server=False,
         client_aggregates=[], notes=[], trailing_text="", interim_reports=0, warnings=[],
         source=source,
@@ -495,8 +499,9 @@ def _written_once(text: str, objects: list[tuple[str, dict[str, str]]]) -> bool:
     pairs in the text as the decoded object has keys (no key written twice)."""
     position = 0
     for name, options in objects:
-        if any("}" in value or '":' in value or '" :' in value for value in options.values()):
-            return False  # a value that could end the object early or look like a pair
+        for item in (*options, *options.values()):
+            if '"' in item or "}" in item:
+                return False  # text that could end the object early or look like a pair
         start = text.find(f'"{name}"', position)
         if start < 0:
             if options:
@@ -505,8 +510,8 @@ def _written_once(text: str, objects: list[tuple[str, dict[str, str]]]) -> bool:
         end = text.find("}", start)
         if end < 0:
             return False
-        pairs = text.count('" : "', start, end) + text.count('": "', start, end)
-        if pairs != len(options):
+        # every '"' <space> ':' <space> '"' left in the object ends a key and starts a value
+        if len(_PAIR.findall(text, start + len(name) + 2, end)) != len(options):
             return False
         position = end
     return True
@@ -557,9 +562,9 @@ def _quick_direction(name: str, raw: _QuickDirection) -> DirectionResult | None:
 def _quick_latency(raw: _QuickLatency | msgspec.UnsetType) -> LatencyStats | None:
     if raw is _UNSET or raw.N == 0:
         return None
-    bins: dict[int, int] | None = raw.bins or None
+    bins: dict[int, int] | None = raw.bins or None  # {}: no histogram, as the careful one
     if bins is not None and 0 in bins.values():
-        bins = {value: count for value, count in bins.items() if count} or None
+        bins = {value: count for value, count in bins.items() if count}
     return _built(LatencyStats, dict(
         n=raw.N, min_us=raw.min / 1000.0, max_us=raw.max / 1000.0, mean_us=raw.mean / 1000.0,
         stddev_us=raw.stddev / 1000.0,
@@ -578,7 +583,7 @@ def _parse(text: str, source: str) -> FioOutput:
     doc = documents[-1]
     issues = _Issues()
     entries, client_server = _entries(doc, source)
-    if _may_hold_non_finite(text):  # no such word, no such number: skip the walk
+    if _may_hold_non_finite(text):  # no such word: skip the walk (_Reader names the rest)
         _note_non_finite(doc, entries, client_server, issues)
     top = _Reader(issues, "fio's output")
     servers = {
@@ -673,6 +678,16 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj if len(obj) == len(pairs) else _Repeated(pairs)
 
 
+def _json_int(digits: str) -> int | float:
+    """A JSON integer as the careful reading decodes it: one of more digits than Python
+    makes an int of (4300) is read as the float it is near (inf, then named and read as
+    missing where it is used), not as a reason to refuse the whole output."""
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
+
+
 def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str]:
     if not text.strip():
         raise FioOutputError(
@@ -686,7 +701,7 @@ def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str
             f"{source}: no JSON in it (no line starts with '{{'; it begins {first!r}); run fio"
             " with --output-format=json+ and read the file it writes"
         )
-    decoder = json.JSONDecoder(object_pairs_hook=_object)
+    decoder = json.JSONDecoder(object_pairs_hook=_object, parse_int=_json_int)
     documents: list[dict[str, Any]] = []
     notes_end = pos = start.start()
     while True:
@@ -907,8 +922,9 @@ def _note_non_finite(
 class _Reader:
     """Reads numbers from one part of the document; what it cannot use comes out missing.
 
-    Non-finite values were named already (see `_note_non_finite`); values of the wrong type
-    are named here, by their path.
+    Values of the wrong type are named here, by their path; so are non-finite ones the walk
+    over the document (`_note_non_finite`, for outputs holding the words nan or inf) did not
+    name already, such as 1e999.
     """
 
     def __init__(self, issues: _Issues, label: str) -> None:
@@ -924,7 +940,13 @@ class _Reader:
             self.issues.bad(self.label, path, value)
             return None
         if isinstance(value, float):
-            return value if math.isfinite(value) else None
+            if math.isfinite(value):
+                return value
+            kind = "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+            named = self.issues.non_finite.setdefault(self.label, {}).setdefault(kind, [])
+            if path not in named:
+                named.append(path)
+            return None
         try:
             number = float(value)
         except (ValueError, OverflowError):
