@@ -68,7 +68,7 @@ ALL_CLIENTS = "All clients"
 
 # a line opening a JSON object: "{" followed by a key, the end of the object or the end of the
 # line; a line such as "{x}: (groupid=0, ...)" (a job called "{x}" in a normal report) is text
-_JSON_START = re.compile(r'^\{(?=[ \t]*(?:"|\}|\r?\n|\Z))', re.MULTILINE)
+_JSON_START = re.compile(r'^\{(?=[ \t\r]*(?:"|\}|\n|\Z))', re.MULTILINE)
 # fio formats floats with %f, so a NaN or infinity would come out as a bare nan/-nan/inf
 # every way a nan or inf can be written (fio's %f, or JSON's NaN / Infinity), as a word
 _MAYBE_NON_FINITE = re.compile(r"(?<![A-Za-z])(nan|inf(inity)?)(?![A-Za-z])", re.IGNORECASE)
@@ -270,6 +270,10 @@ def parse_fio_file(path: str | Path) -> FioOutput:
         data = _read_bytes(path)
     except OSError as err:
         raise FioOutputError(f"{path}: cannot read fio's output ({err.strerror})") from None
+    except ValueError:  # a NUL byte in the path, which no file name can hold
+        raise FioOutputError(
+            f"{str(path)!r}: no such file (a file name has no NUL byte)"
+        ) from None
     text, encoding = decode_fio_bytes(data)
     output = parse_fio_text(text, source=str(path))
     if encoding is not None:
@@ -364,7 +368,7 @@ def parse_fio_text(text: str, source: str = "<text>") -> FioOutput:
 # recorded output both ways, and edited ones, and compare.
 
 _QUICK_VERSION = re.compile(r"fio-3\.(\d+)")
-_PAIR = re.compile(r'"[ \t\n\r]*:[ \t\n\r]*"')  # between an option's name and its value
+_PAIR = re.compile(rb'"[ \t\n\r]*:[ \t\n\r]*"')  # between an option's name and its value
 
 # fio's counters as the quick reading takes them: an integer of 64 bits (the careful reading
 # also takes unsigned ones above 2**63, which fio never prints for these fields)
@@ -406,7 +410,10 @@ class _QuickJob(msgspec.Struct):
     jobname: str
     error: _Errno
     groupid: _Count = 0
-    job_options: dict[str, str] = msgspec.field(name="job options", default_factory=dict)
+    # options objects are kept as their text, to be decoded and checked by _quick_options
+    job_options: msgspec.Raw | msgspec.UnsetType = msgspec.field(
+        name="job options", default=_UNSET
+    )
     read: _QuickDirection | msgspec.UnsetType = _UNSET
     write: _QuickDirection | msgspec.UnsetType = _UNSET
     trim: _QuickDirection | msgspec.UnsetType = _UNSET
@@ -424,7 +431,7 @@ class _QuickOutput(msgspec.Struct):
     version: str = msgspec.field(name="fio version")
     jobs: list[_QuickJob]
     timestamp: _Count | msgspec.UnsetType = _UNSET
-    global_options: dict[str, str] | msgspec.UnsetType = msgspec.field(
+    global_options: msgspec.Raw | msgspec.UnsetType = msgspec.field(
         name="global options", default=_UNSET
     )
     disk_util: list[Any] = []
@@ -433,6 +440,7 @@ class _QuickOutput(msgspec.Struct):
 
 _decode_quick = msgspec.json.Decoder(_QuickOutput).decode
 _decode_naturals = msgspec.json.Decoder(list[_Natural]).decode
+_decode_options = msgspec.json.Decoder(dict[str, str]).decode
 
 
 def _known(value: Any) -> Any:
@@ -472,18 +480,13 @@ def _quick(text: str, source: str) -> FioOutput | None:
     found = _QUICK_VERSION.match(doc.version)
     if found is None or int(found.group(1)) < 18 or not doc.jobs or doc.client_stats is not _UNSET:
         return None
-    common = _known(doc.global_options) or {}
     try:
+        common = _quick_options(doc.global_options)
         jobs = [_quick_job(entry, common) for entry in doc.jobs]
     except _NotQuick:
         return None
     if len({(job.groupid, job.name) for job in jobs}) != len(jobs):
         return None  # numjobs clones or a name twice: the careful reading merges or says
-    # an option set twice in one object is lost to the decoder (the last is kept, as the
-    # careful reading keeps it, but that one also says so, and joins every filename)
-    objects = [("global options", common)] * (doc.global_options is not _UNSET)
-    if not _written_once(text, objects + [("job options", job.job_options) for job in jobs]):
-        return None
     return _built(FioOutput, dict(
         fio_version=doc.version, timestamp=_known(doc.timestamp), jobs=jobs, global_options=common,
         disk_util=[d for d in doc.disk_util if isinstance(d, dict)], client_server=False,
@@ -492,27 +495,22 @@ def _quick(text: str, source: str) -> FioOutput | None:
     ))  # fmt: skip
 
 
-def _written_once(text: str, objects: list[tuple[str, dict[str, str]]]) -> bool:
-    """Whether each options object, in the order fio writes them, holds as many "key": "value"
-    pairs in the text as the decoded object has keys (no key written twice)."""
-    position = 0
-    for name, options in objects:
-        for item in (*options, *options.values()):
-            if '"' in item or "}" in item:
-                return False  # text that could end the object early or look like a pair
-        start = text.find(f'"{name}"', position)
-        if start < 0:
-            if options:
-                return False
-            continue
-        end = text.find("}", start)
-        if end < 0:
-            return False
-        # every '"' <space> ':' <space> '"' left in the object ends a key and starts a value
-        if len(_PAIR.findall(text, start + len(name) + 2, end)) != len(options):
-            return False
-        position = end
-    return True
+def _quick_options(raw: msgspec.Raw | msgspec.UnsetType) -> dict[str, str]:
+    """An options object (the last of its name, as the careful reading takes it too), when
+    no option is written twice in it: the decoder would keep the last, where the careful
+    reading joins every filename and says so. Its "name": "value" pairs are counted in its
+    text, which holds no other '" : "' when no name or value holds a quote."""
+    if raw is _UNSET:
+        return {}
+    try:
+        options = _decode_options(raw)
+    except msgspec.MsgspecError:
+        raise _NotQuick from None
+    if any('"' in item for item in (*options, *options.values())):
+        raise _NotQuick
+    if len(_PAIR.findall(bytes(raw))) != len(options):
+        raise _NotQuick
+    return options
 
 
 def _quick_job(raw: _QuickJob, common: dict[str, str]) -> JobResult:
@@ -527,12 +525,13 @@ def _quick_job(raw: _QuickJob, common: dict[str, str]) -> JobResult:
                 if result is not None:
                     directions[name] = result
     steadystate = raw.steadystate
-    grouped, processes = _reporting({**common, **raw.job_options})
+    own = _quick_options(raw.job_options)
+    grouped, processes = _reporting({**common, **own})
     return _built(JobResult, dict(
         name=raw.jobname, groupid=raw.groupid, error=raw.error, hostname=None, port=None,
         job_runtime_ms=_known(raw.job_runtime), usr_cpu_pct=raw.usr_cpu,
         sys_cpu_pct=raw.sys_cpu, ctx=_known(raw.ctx), processes=processes,
-        group_reporting=grouped, job_options=raw.job_options, global_options=common,
+        group_reporting=grouped, job_options=own, global_options=common,
         directions=directions, steadystate=steadystate if isinstance(steadystate, dict) else None,
     ))  # fmt: skip
 

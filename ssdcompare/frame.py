@@ -503,7 +503,7 @@ def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
     for column in _FLOAT_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
     for column in _INT_COLUMNS:
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
+        frame[column] = _whole_numbers(frame[column])
     frame["cpu_bound"] = frame["cpu_bound"].astype("boolean")
     frame["steady_state"] = frame["steady_state"].astype("boolean")
     frame["rotational"] = frame["rotational"].astype("boolean")
@@ -533,6 +533,25 @@ _VerdictInputs = namedtuple("_VerdictInputs", [
 def _na_as_none(column: pd.Series) -> list[Any]:
     """A column's values with None for every kind of NA (NaN, pd.NA)."""
     return column.astype(object).where(column.notna(), None).tolist()
+
+
+def _whole_numbers(column: pd.Series) -> pd.Series:
+    """An Int64 column: what is no whole number of 64 bits is NA. A raw fio output prints
+    options as it was given them, and fio takes iodepth=1.5 or rwmixread=50.5."""
+    numbers = pd.to_numeric(column, errors="coerce")
+    try:
+        return numbers.astype("Int64")
+    except (TypeError, ValueError, OverflowError):
+        values = [_whole(value) for value in numbers.tolist()]
+        return pd.Series(values, index=column.index, dtype="Int64", name=column.name)
+
+
+def _whole(value: Any) -> int | None:
+    try:
+        whole = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None  # NA, NaN, inf
+    return whole if whole == value and -(2**63) <= whole < 2**63 else None
 
 
 def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:

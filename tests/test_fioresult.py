@@ -1201,6 +1201,22 @@ def test_what_the_quick_reading_leaves_to_the_careful_one() -> None:
         quick, careful = _both_ways(edited)
         assert quick is None, twice
         assert careful.jobs[0].options["filename"] == "/dev/a:/dev/b"
+    # options objects written twice (the decoder keeps the last, as the careful one does), or
+    # after a decoy string "job options": the object measured is the one decoded
+    head = '{"fio version":"fio-3.33","jobs":[{"jobname":"j","groupid":0,"error":0,'
+    for edited in (head + '"job options":{"filename":"/dev/a"},'
+                   '"job options":{"filename":"/dev/a","filename":"/dev/b"}}]}',
+                   head.replace('"jobs"', '"x":{"y":"job options","z":"1"},"jobs"') +
+                   '"job options":{"filename":"/dev/a","filename":"/dev/b"}}]}'):  # fmt: skip
+        quick, careful = _both_ways(edited)
+        assert quick is None and careful.jobs[0].options["filename"] == "/dev/a:/dev/b"
+    quick, careful = _both_ways(
+        head + '"job options":{"rw":"read"},"job options":{"rw":"write"}}]}'
+    )
+    assert quick is not None and _dumped(quick) == _dumped(careful)
+    # a carriage return alone after the brace: JSON's whitespace, for both readings
+    quick, careful = _both_ways(plus.replace("{\n", "{\r", 1))
+    assert quick is not None and _dumped(quick) == _dumped(careful)
     # a timestamp of null (named by the careful one), a name with a lone surrogate
     for edited in (plus.replace('"timestamp" : ', '"timestamp" : null, "x" : ', 1),
                    plus.replace('"jobname" : "', '"jobname" : "\ud800', 1)):  # fmt: skip

@@ -12,6 +12,7 @@ import pytest
 
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.fio import FioInfo
 
 DATA = Path(__file__).parent / "data"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
@@ -30,6 +31,28 @@ def test_read_fio_mixed_job_gives_read_and_write_rows_with_numbers_from_the_file
                                                / 1000)  # fmt: skip
     assert read["lat_source"] == "lat"
     assert frame["iops"].dtype == "float64" and frame["iodepth"].dtype == "Int64"
+
+
+def test_read_fio_gives_na_for_counts_fio_took_as_fractions(fio: FioInfo, tmp_path: Path) -> None:
+    """fio runs with rwmixread=50.5 or iodepth=1.5 and prints them as given: such a count is
+    NA in its Int64 column, and the rest of the row is read."""
+    output = tmp_path / "fractions.json"
+    subprocess.run(
+        [fio.path, "--name=frac", "--ioengine=null", "--size=1m", "--rw=randrw", "--bs=4k",
+         "--rwmixread=50.5", "--iodepth=1.5", "--fsync=1.5", "--output-format=json",
+         f"--output={output}", f"--directory={tmp_path}"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    frame = ssdcompare.read_fio(output)
+    assert list(frame["direction"]) == ["read", "write", "sync"]  # fio took fsync=1.5 as 1
+    for column in ("rwmixread", "iodepth", "fsync"):
+        assert str(frame[column].dtype) == "Int64" and frame[column].isna().all(), column
+    assert frame["bs_bytes"].tolist() == [4096] * 3 and (frame["iops"][:2] > 0).all()
+
+
+def test_read_fio_names_a_path_with_a_nul_byte() -> None:
+    with pytest.raises(SsdcompareError, match="no such file"):
+        ssdcompare.read_fio(["runs/a\0b.json"])
 
 
 def test_read_fio_reads_a_list_or_a_glob_into_one_frame() -> None:
