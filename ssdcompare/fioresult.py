@@ -361,11 +361,12 @@ def parse_fio_text(text: str, source: str = "<text>") -> FioOutput:
 # decoder checks each field the reading uses as it reads it (in C) and skips the many others.
 # Anything the careful reader would read otherwise or have something to say about (text
 # around the JSON, nan/inf, client/server, older layouts, a value of another type or out of
-# range, a job name or an option twice, a histogram key such as "-0") returns None and is read
-# the careful way. One difference is left: a number beyond any float (1e999) in a field
-# nobody reads is named by the careful reading only when the text also holds the word nan or
-# inf; fio writes neither such a number nor such a word in a plain output. Tests read every
-# recorded output both ways, and edited ones, and compare.
+# range, a job name or an option twice, a histogram with a 0 ns bucket, which the decoder
+# would also take "-0" for) returns None and is read the careful way. One difference is left:
+# a number beyond any float (1e999) in a field nobody reads is named by the careful reading
+# only when the text also holds the word nan or inf; fio writes neither such a number nor
+# such a word in a plain output. Tests read every recorded output both ways, and edited
+# ones, and compare.
 
 _QUICK_VERSION = re.compile(r"fio-3\.(\d+)")
 _PAIR = re.compile(rb'"[ \t\n\r]*:[ \t\n\r]*"')  # between an option's name and its value
