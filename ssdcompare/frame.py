@@ -1046,7 +1046,7 @@ def job_summary(
     if not summary.empty:
         summary["cpu_bound"] = summary["cpu_bound"].astype("boolean")
         for column in [c for c in _INT_COLUMNS if c in summary.columns]:
-            summary[column] = pd.to_numeric(summary[column], errors="coerce").astype("Int64")
+            summary[column] = _whole_numbers(summary[column])
         chosen = _baseline(list(dict.fromkeys(summary["label"])), baseline)
         summary["comparable"], summary["comparable_note"] = _comparability(summary, chosen)
         _compare_repeats(summary, repeats, chosen)

@@ -24,16 +24,19 @@ below, and at least CLIFF_HOLD of them are. It needs MIN_SECONDS of series at le
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
+from typing import TypeVar
 
 import pandas as pd
 
 from ssdcompare import framecache
 from ssdcompare.fiologs import LogError, read_log
 from ssdcompare.store import ResultsDir, RunStatus, unique_folders
+
+T = TypeVar("T")
 
 COLUMNS = ["sweep", "host", "device", "job", "repeat", "direction", "t_s", "iops", "bw_bytes",
            "lat_mean_us"]  # fmt: skip
@@ -194,14 +197,7 @@ def gather(
     parts = []
     for path in unique_folders(paths):
         folder = ResultsDir.open(path)
-        for status in folder.statuses():
-            try:
-                rows = of_run(folder, status)
-            except LogError as err:
-                if damaged is None:
-                    raise
-                damaged.append(str(err))
-                continue
+        for status, rows in _each_run(folder, folder.statuses(), of_run, damaged):
             if rows is None or rows.empty:
                 continue
             parts.append(rows.assign(
@@ -248,19 +244,31 @@ def _folder_seconds(folder: ResultsDir, damaged: list[str] | None) -> pd.DataFra
     damaged log raises LogError, or with `damaged` leaves its run out and says why there."""
     rows: list[tuple[object, ...]] = []
     where = (str(folder.path), folder.manifest.host.hostname)
-    for status in folder.statuses():
-        if status.status not in ("ok", "interrupted") or not _has_logs(folder, status):
-            continue
+    logged = [status for status in folder.statuses()
+              if status.status in ("ok", "interrupted") and _has_logs(folder, status)]  # fmt: skip
+    for status, found in _each_run(folder, logged, _run_seconds, damaged):
         run = (*where, status.target, status.job, status.repeat)
+        rows += [(*run, *second) for second in found]
+    return _seconds_frame(rows)
+
+
+def _each_run(
+    folder: ResultsDir,
+    statuses: Iterable[RunStatus],
+    read: Callable[[ResultsDir, RunStatus], T],
+    damaged: list[str] | None,
+) -> Iterator[tuple[RunStatus, T]]:
+    """Each run with what `read` makes of it. A damaged log raises LogError, unless
+    `damaged` is a list: then the run is left out and the error added to it."""
+    for status in statuses:
         try:
-            found = _run_seconds(folder, status)
+            found = read(folder, status)
         except LogError as err:
             if damaged is None:
                 raise
             damaged.append(str(err))
             continue
-        rows += [(*run, *second) for second in found]
-    return _seconds_frame(rows)
+        yield status, found
 
 
 def _seconds_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
