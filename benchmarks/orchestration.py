@@ -94,11 +94,16 @@ def _check_ok(out: Path, what: str, stderr: str) -> None:
                            f"{stderr[-2000:]}")  # fmt: skip
 
 
+def _sweep_command(suite: Path, target: Path, out: Path) -> list[str]:
+    """`ssdcompare sweep` as a user runs it."""
+    return [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(target), "--size",
+            "16m", "--suite", str(suite), "--out", str(out)]  # fmt: skip
+
+
 def _sweep(suite: Path, target: Path, out: Path, env: dict[str, str]) -> None:
     """`ssdcompare sweep` as a user runs it; every run must end ok."""
     done = subprocess.run(
-        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(target), "--size", "16m",
-         "--suite", str(suite), "--out", str(out)],
+        _sweep_command(suite, target, out),
         env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     _check_ok(out, suite.name, done.stderr if done.returncode else "")
@@ -269,8 +274,7 @@ def _start_sweep(
 ) -> subprocess.Popen[str]:
     """`ssdcompare sweep` as _sweep runs it, started on one CPU (its fio inherits it)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "ssdcompare", "sweep", "--devices", str(target), "--size", "16m",
-         "--suite", str(suite), "--out", str(out)],
+        _sweep_command(suite, target, out),
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         preexec_fn=_pinned(cpu),
     )  # fmt: skip
