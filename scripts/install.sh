@@ -18,6 +18,9 @@ if [ "${SSDCOMPARE_TEST_DEPS:-0}" = 1 ]; then
     command -v mkfs.ext4 >/dev/null || apt_packages+=(e2fsprogs)
     command -v losetup >/dev/null && command -v blkid >/dev/null || apt_packages+=(util-linux)
     command -v mount >/dev/null || apt_packages+=(mount)
+    # partition tables on loop devices (sfdisk), and waiting for udev to see them (udevadm)
+    command -v sfdisk >/dev/null || apt_packages+=(fdisk)
+    command -v udevadm >/dev/null || apt_packages+=(udev)
 fi
 if [ ${#apt_packages[@]} -gt 0 ]; then
     if ! command -v apt-get >/dev/null; then
