@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.hosts import Host, split_device
+from ssdcompare.targetfile import walk
 from ssdcompare.units import format_bytes
 
 TargetKind = Literal["block", "file", "group"]
@@ -209,16 +210,19 @@ def _resolve(text: str, size_bytes: int | None, dev_root: Path, sys_root: Path) 
     if not is_path and not path.exists():
         raise _unknown_device(text, sys_root)
     _refuse_kernel_views(path)
+    # followed step by step: a link someone else planted on the way is refused, not followed
+    real = walk(path) if is_path else path
     try:
-        info = path.stat()
+        info = real.stat()
     except FileNotFoundError:
         if in_device_tree(path, dev_root):
             raise _unknown_device(text, sys_root) from None
-        return _new_file_target(text, path, size_bytes)
+        return _new_file_target(text, real, size_bytes)
     except PermissionError:
         raise SsdcompareError(f"cannot inspect {path}: permission denied (run as root?)") from None
 
     if stat.S_ISBLK(info.st_mode):
+        _refuse_block_through_link(text, path, real, dev_root)
         return _block_target(text, path, info, dev_root, sys_root)
     if stat.S_ISREG(info.st_mode):
         size = size_bytes or info.st_size or None
@@ -226,13 +230,29 @@ def _resolve(text: str, size_bytes: int | None, dev_root: Path, sys_root: Path) 
             raise SsdcompareError(
                 f"file target {path} is empty: give its size with --size (e.g. --size 4g)"
             )
-        return _file_target(text, path, size, exists=True)
+        return _file_target(text, real, size, exists=True)
     if stat.S_ISDIR(info.st_mode):
         raise SsdcompareError(
             f"{path} is a directory; give a file inside it for fio to create, e.g. "
             f"{path / 'ssdcompare.scratch'} with --size 4g"
         )
     raise SsdcompareError(f"{path} is neither a block device nor a regular file")
+
+
+def _refuse_block_through_link(text: str, path: Path, real: Path, dev_root: Path) -> None:
+    """A path outside /dev that leads to a block device through a symbolic link looks like a
+    file but is a device: never let it become one silently. (A device node made outside /dev
+    with mknod is a device by itself, and is taken as one.)"""
+    if Path(os.path.normpath(path.absolute())).is_relative_to(dev_root):
+        return
+    with contextlib.suppress(OSError):
+        if stat.S_ISBLK(os.lstat(path).st_mode):
+            return
+    raise SsdcompareError(
+        f"{text} leads to the block device {real} through a symbolic link: a path that looks "
+        f"like a file must not turn into a device. To measure the device, give it by its own "
+        f"name (--devices {real})"
+    )
 
 
 def in_device_tree(path: Path, dev_root: Path = Path("/dev")) -> bool:
@@ -288,7 +308,8 @@ def _new_file_target(spec: str, path: Path, size_bytes: int | None) -> Target:
 
 
 def _file_target(spec: str, path: Path, size_bytes: int, exists: bool) -> Target:
-    return Target(spec=spec, name=path.name, path=str(path.resolve()), kind="file",
+    """`path` is the real path (`targetfile.walk`): no symbolic link left in it."""
+    return Target(spec=spec, name=path.name, path=str(path), kind="file",
                   size_bytes=size_bytes, exists=exists)  # fmt: skip
 
 

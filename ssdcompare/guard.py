@@ -17,6 +17,7 @@ import ctypes
 import errno
 import fcntl
 import functools
+import json
 import os
 import platform
 import re
@@ -47,8 +48,10 @@ FindingKind = Literal[
     "loop-backing",
     "open",
     "remote",
+    "link",
 ]
-# Signature magic numbers for when blkid is not installed: (offset, bytes, what)
+# Signature magic numbers for when blkid is not installed: (offset, bytes, what). blkid knows
+# many more; these are the common ones, and the leftovers a disk that looks blank may carry.
 _MAGIC = [
     (512, b"EFI PART", "a GPT partition table"),
     (1024 + 56, b"\x53\xef", "an ext2/3/4 filesystem"),
@@ -59,10 +62,19 @@ _MAGIC = [
     (4096 - 10, b"SWAPSPACE2", "swap space"),
     (512 + 0, b"LABELONE", "an LVM physical volume"),
     (3, b"NTFS    ", "an NTFS filesystem"),
+    (3, b"EXFAT   ", "an exFAT filesystem"),
     (54, b"FAT12", "a FAT filesystem"),
     (54, b"FAT16", "a FAT filesystem"),
     (82, b"FAT32", "a FAT filesystem"),
+    (1024, b"\x10\x20\xf5\xf2", "an F2FS filesystem"),
+    (0, b"hsqs", "a squashfs filesystem"),
+    (32769, b"CD001", "an ISO 9660 (CD/DVD image) filesystem"),
+    (1024, b"\xe2\xe1\xf5\xe0", "an EROFS filesystem"),
 ]
+# a ZFS pool member: the uberblocks of its first label (from 128 KiB on, every 1 KiB at least)
+_ZFS_UBERBLOCKS = ((0x00BAB10C).to_bytes(8, "little"), (0x00BAB10C).to_bytes(8, "big"))
+_ZFS_RING = range(128 * 1024, 256 * 1024, 1024)
+_PROBED_BYTES = 256 * 1024
 
 
 class Finding(BaseModel):
@@ -84,23 +96,57 @@ Probe = Callable[[str], list[str]]
 
 
 def probe_signatures(path: str) -> list[str]:
-    """Signatures on a device, in words ("an ext4 filesystem (UUID ..., label data)").
+    """Signatures on a device or file, in words ("an ext4 filesystem (UUID ..., label data)").
 
     Uses util-linux's `blkid -p` (low-level probe, ignores caches); without blkid, reads the
-    first 68 KiB for common magic numbers.
+    first 256 KiB for common magic numbers. A probe that cannot tell is never taken for a
+    blank device: blkid's "ambivalent" answer (two signatures, e.g. minix and squashfs) lists
+    what it found (wipefs --no-act), and a probe that fails (the path cannot be read, blkid
+    errs or hangs) is a finding of its own, so that writing needs consent either way.
     """
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+    except OSError as err:
+        return [_unsure(f"it cannot be opened to look ({err.strerror or err})")]
     blkid = shutil.which("blkid") or ("/sbin/blkid" if Path("/sbin/blkid").exists() else None)
-    if blkid:
+    if not blkid:
+        return _magic_signatures(path)
+    try:
         done = subprocess.run(
             [blkid, "-p", "-o", "export", path], capture_output=True, text=True, timeout=30,
-            check=False,
+            check=False, stdin=subprocess.DEVNULL,
         )  # fmt: skip
-        if done.returncode == 2:  # nothing found
-            return []
-        if done.returncode == 0:
-            return _describe_blkid(done.stdout)
-        # other failures (e.g. ambivalent results): fall through to the magic numbers
-    return _magic_signatures(path)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return [_unsure(f"blkid -p did not answer ({err})")]
+    said = " ".join(done.stderr.split())
+    if done.returncode == 2 and not said:  # nothing blkid would name: leftovers it passes over
+        return _magic_signatures(path, strong_only=True)
+    if done.returncode == 0:
+        return _describe_blkid(done.stdout)
+    if done.returncode == 8:  # "ambivalent": more than one signature
+        return [_ambivalent(path)]
+    return [_unsure(f"blkid -p failed (status {done.returncode}: {said[:200] or 'no message'})")]
+
+
+def _unsure(why: str) -> str:
+    return f"data that could not be checked for signatures: {why} [unsure]"
+
+
+def _ambivalent(path: str) -> str:
+    """blkid's ambivalent answer in words, with what wipefs (listing only) finds there."""
+    found: list[str] = []
+    wipefs = shutil.which("wipefs") or ("/sbin/wipefs" if Path("/sbin/wipefs").exists() else None)
+    if wipefs:
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired, ValueError, TypeError):
+            done = subprocess.run(
+                [wipefs, "--no-act", "--json", path], capture_output=True, text=True,
+                timeout=30, check=False, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+            listed = json.loads(done.stdout).get("signatures", []) if done.returncode == 0 else []
+            found = [f"{item['type']} at offset {item['offset']}" for item in listed
+                     if isinstance(item, dict) and item.get("type")]  # fmt: skip
+    what = ", ".join(dict.fromkeys(found)) or "signatures blkid could not tell apart"
+    return f"more than one signature ({what}): blkid's answer is ambivalent [blkid]"
 
 
 def _describe_blkid(text: str) -> list[str]:
@@ -123,17 +169,24 @@ def _describe_blkid(text: str) -> list[str]:
     return [what + (f" ({', '.join(extras)})" if extras else "") + " [blkid]"]
 
 
-def _magic_signatures(path: str) -> list[str]:
+def _magic_signatures(path: str, strong_only: bool = False) -> list[str]:
+    """Signatures found by their magic numbers in the first 256 KiB. `strong_only` looks for
+    those of 4 bytes or more only (no 2-byte magic, which random data matches now and then):
+    a check besides blkid, for leftovers too damaged for blkid to name."""
     try:
         with open(path, "rb") as handle:
-            head = handle.read(68 * 1024)
-    except OSError:
-        return []
+            head = handle.read(_PROBED_BYTES)
+    except OSError as err:
+        return [_unsure(f"it cannot be read to look for magic numbers ({err.strerror or err})")]
     found = []
     for offset, magic, what in _MAGIC:
+        if strong_only and len(magic) < 4:
+            continue
         if head[offset : offset + len(magic)] == magic and what not in found:
             found.append(what)
-    if not found and len(head) >= 512 and head[510:512] == b"\x55\xaa":
+    if any(head[at : at + 8] in _ZFS_UBERBLOCKS for at in _ZFS_RING):
+        found.append("a ZFS pool member")
+    if not (found or strong_only) and len(head) >= 512 and head[510:512] == b"\x55\xaa":
         entries = head[446:510]
         if any(entries[i * 16 + 4] for i in range(4)):  # a partition type byte is set
             found.append("an MBR partition table")
@@ -574,9 +627,14 @@ def _file_uses(
 def _inspect_file(target: Target, sys_root: Path, look: _Look, probe: Probe) -> list[Finding]:
     """A file target: fio may create and overwrite it, unless it is someone else's data."""
     try:
-        info = os.stat(target.path)
+        info = os.lstat(target.path)
     except OSError:
         return []  # fio will create it: nothing there yet
+    if not stat.S_ISREG(info.st_mode):
+        # resolved to a regular file, now something else (a link planted since): never
+        # followed, never written
+        what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "no regular file"
+        return [_finding(target, target.path, "link", f"{target.path} is now {what}")]
     findings = [
         _finding(target, target.path, kind, detail)
         for kind, detail in _file_uses(target.path, _key(info), sys_root, look)

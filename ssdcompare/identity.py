@@ -11,6 +11,7 @@ filesystem there) refuses it whatever the flags.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,10 +42,14 @@ class TargetIdentity(BaseModel):
 
 
 def _inode(path: str) -> str | None:
+    """A file target's "device:inode", or "a symbolic link" when one has taken its place
+    (never followed: what it points to is not the target)."""
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
     except OSError:
         return None
+    if stat.S_ISLNK(info.st_mode):
+        return "a symbolic link"
     return f"{info.st_dev}:{info.st_ino}"
 
 
@@ -85,13 +90,14 @@ def identify(
     if target.remote:
         return TargetIdentity(kind=target.kind, path=target.path)
     if target.kind != "block":
-        exists = os.path.exists(target.path)
+        inode = _inode(target.path)
+        regular = inode is not None and ":" in inode
         return TargetIdentity(
             kind=target.kind,
             path=target.path,
-            file_inode=_inode(target.path) if exists else None,
+            file_inode=inode,
             folder_device=_device_of(os.path.dirname(target.path)),
-            signatures=probe(target.path) if exists and os.path.getsize(target.path) else [],
+            signatures=probe(target.path) if regular and os.path.getsize(target.path) else [],
         )
     name = target.kernel_name or Path(target.path).name
     entry = sys_root / "class" / "block" / name

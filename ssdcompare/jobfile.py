@@ -24,6 +24,7 @@ from ssdcompare.jobcheck import (
     workload_hash,
 )
 from ssdcompare.resources import templates
+from ssdcompare.targetfile import fd_path, file_key
 from ssdcompare.units import format_bytes, parse_size, size_token
 from ssdcompare.version import __version__
 from ssdcompare.workload import RW_LABELS, Workload
@@ -213,14 +214,37 @@ def member_section(job_id: str, number: int) -> str:
     return f"{job_id}.m{number}"
 
 
-def sections_of(job_id: str, target: Target, host: Host | None = None) -> list[tuple[str, str]]:
+def sections_of(
+    job_id: str, target: Target, host: Host | None = None, opened: dict[str, int] | None = None
+) -> list[tuple[str, str]]:
     """The (section, path) pairs a jobfile of `job_id` on `target` holds, in order: one
-    section named after the job, or a group's one per member (only those on `host`, given)."""
+    section named after the job, or a group's one per member (only those on `host`, given).
+    `opened` (path -> descriptor) names the files fio gets open, as /dev/fd/N."""
+    names = {path: fd_path(fd) for path, fd in (opened or {}).items()}
     if not target.members:
-        return [(job_id, target.path)]
+        return [(job_id, names.get(target.path, target.path))]
     numbered = enumerate(target.members, start=1)
-    return [(member_section(job_id, n), m.path) for n, m in numbered
+    return [(member_section(job_id, n), names.get(m.path, m.path)) for n, m in numbered
             if host is None or m.host == host]  # fmt: skip
+
+
+def opened_text(text: str, opened: dict[str, int]) -> str:
+    """A rendered jobfile as fio runs it when ssdcompare opened its files itself
+    (ssdcompare.targetfile; `opened`: path -> descriptor): each `filename=<path>` of an
+    opened file becomes `filename=/dev/fd/N`, after a comment naming the file and what it is
+    (device:inode)."""
+    if not opened:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        for path, fd in opened.items():
+            if line == f"filename={fio_path(path)}":
+                lines.append(f"; {path} (device:inode {file_key(fd)}), opened by ssdcompare "
+                             "without following links, is given to fio as:")  # fmt: skip
+                line = f"filename={fd_path(fd)}"
+                break
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _render_group(

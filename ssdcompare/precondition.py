@@ -30,11 +30,13 @@ and decides with the PTS rule.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import os
 import struct
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ssdcompare.errors import SsdcompareError, Stopped
@@ -42,7 +44,7 @@ from ssdcompare.fio import FioInfo
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
 from ssdcompare.fioresult import file_iops, parse_fio_file
-from ssdcompare.jobfile import RenderedJob, fill_span, render_fill
+from ssdcompare.jobfile import RenderedJob, fill_span, opened_text, render_fill
 from ssdcompare.runner import raise_if_stopped, run_fio, timeout_for
 from ssdcompare.steady import MAX_ROUNDS, WINDOW, first_steady, judge_window
 from ssdcompare.store import (
@@ -61,6 +63,11 @@ BLKDISCARD = 0x1277  # _IO(0x12, 119): discard a byte range of a block device
 _PUNCH_HOLE = 0x02 | 0x01  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
 _DISCARD_ALIGN = 4096  # a range every logical block size divides
 
+# Before every write preconditioning makes: the target is checked (still the device the sweep
+# started on, nothing uses it; SsdcompareError when it must not be written now), and its
+# files are opened for fio (path -> descriptor, see ssdcompare.targetfile) while it runs.
+Access = Callable[[], AbstractContextManager[dict[str, int]]]
+
 
 def fill(
     fio: FioInfo,
@@ -68,10 +75,11 @@ def fill(
     jobs: list[RenderedJob],
     suite: str,
     ioengine: str,
-    check: Callable[[], None],
+    access: Access,
 ) -> FillRecord:
-    """Fill one target (the target of `jobs`) unless an earlier attempt did it. `check` runs
-    just before fio and raises SsdcompareError when the target must not be written now."""
+    """Fill one target (the target of `jobs`) unless an earlier attempt did it. `access`
+    checks the target just before fio (SsdcompareError: it must not be written now) and
+    opens its files for fio."""
     target = jobs[0].target
     done = results.fill_record(target.name)
     if done is not None and done.ok:
@@ -79,7 +87,7 @@ def fill(
     started = now_iso()
     size = fill_span(jobs)
     ok, error, io_bytes = _run_fill(
-        fio, results.precondition_dir(target.name, "fill"), jobs, suite, ioengine, check
+        fio, results.precondition_dir(target.name, "fill"), jobs, suite, ioengine, access
     )
     record = FillRecord(
         target=target.name, ok=ok, size=size, started_at=started, finished_at=now_iso(),
@@ -95,15 +103,17 @@ def _run_fill(
     jobs: list[RenderedJob],
     suite: str,
     ioengine: str,
-    check: Callable[[], None],
+    access: Access,
 ) -> tuple[bool, str | None, int | None]:
     """Run the fill jobfile of one target in `folder`: (ok, error, bytes written)."""
     target = jobs[0].target
     folder.mkdir(parents=True, exist_ok=True)
-    write_atomic(folder / JOBFILE, render_fill(target, fill_span(jobs), suite, ioengine))
-    check()
+    text = render_fill(target, fill_span(jobs), suite, ioengine)
     span_bytes = target.size_bytes or 0
-    outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(2 * span_bytes / 20e6))
+    with access() as fds:
+        write_atomic(folder / JOBFILE, opened_text(text, fds))
+        outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(2 * span_bytes / 20e6),
+                          pass_fds=list(fds.values()))  # fmt: skip
     raise_if_stopped(outcome)
     if outcome.state != "ok":
         return False, outcome.error, None
@@ -136,12 +146,13 @@ def put_in_state(
     jobs: list[RenderedJob],
     job: RenderedJob,
     repeat: int,
-    check: Callable[[], None],
+    access: Access,
     ioengine: str,
 ) -> StateRecord:
     """Put the target of `job` (whose jobs are `jobs`) in the job's drive state, and record
-    the step. `check` runs first (and before fio) and raises SsdcompareError when the target
-    must not be written now: the record keeps the reason and the error goes on to the caller.
+    the step. `access` checks the target first (and before fio) and raises SsdcompareError
+    when it must not be written now: the record keeps the reason and the error goes on to
+    the caller.
     A step that fails otherwise (a device without discard) is recorded as not ok. `ioengine`
     is the engine the fill uses (the sweep's, never a job's own: it may be fio's null engine)."""
     target, state = job.target, job.workload.state
@@ -156,14 +167,15 @@ def put_in_state(
     )  # fmt: skip
     try:
         if state == "empty":
-            check()
-            record.how = discard(target.path, target.kind == "block", span_bytes)
+            with access() as fds:
+                record.how = discard(target.path, target.kind == "block", span_bytes,
+                                     fds.get(target.path))  # fmt: skip
             record.ok = True
         else:
             what = f"the first {format_bytes(span_bytes)}"
             record.how = f"{what} written twice, sequential 128 KiB writes (fio, fill.fio)"
             record.ok, record.error, _ = _run_fill(
-                fio, folder, jobs, results.manifest.suite.name, ioengine, check
+                fio, folder, jobs, results.manifest.suite.name, ioengine, access
             )
     except (KeyboardInterrupt, Stopped):
         # a step cut short is recorded as one: the next attempt gets a folder of its own
@@ -195,20 +207,23 @@ def note_trimmed(results: ResultsDir, job: RenderedJob, repeat: int) -> None:
     ))  # fmt: skip
 
 
-def discard(path: str, block: bool, length: int) -> str:
+def discard(path: str, block: bool, length: int, fd: int | None = None) -> str:
     """Discard the first `length` bytes of a block device (BLKDISCARD) or punch them out of
-    a file (which is created, empty, when missing); what was done, in words. Raises OSError
-    when the device or filesystem cannot (EOPNOTSUPP)."""
+    a file (through `fd`, the file opened by ssdcompare.targetfile, or opened here without
+    following a link, and created, empty, when missing); what was done, in words. Raises
+    OSError when the device or filesystem cannot (EOPNOTSUPP)."""
     length -= length % _DISCARD_ALIGN
     if block:
-        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        device = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
         try:
-            fcntl.ioctl(fd, BLKDISCARD, struct.pack("QQ", 0, length))
+            fcntl.ioctl(device, BLKDISCARD, struct.pack("QQ", 0, length))
         finally:
-            os.close(fd)
+            os.close(device)
         return f"discarded the first {format_bytes(length)} (BLKDISCARD)"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
-    try:
+    with contextlib.ExitStack() as stack:
+        if fd is None:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+            stack.callback(os.close, fd)
         if os.fstat(fd).st_size < length:
             os.ftruncate(fd, length)  # a new file: sparse, nothing written
         libc = ctypes.CDLL(None, use_errno=True)
@@ -216,17 +231,15 @@ def discard(path: str, block: bool, length: int) -> str:
         if libc.fallocate(fd, _PUNCH_HOLE, 0, length) != 0:
             code = ctypes.get_errno()
             raise OSError(code, os.strerror(code) if code else "fallocate failed")
-    finally:
-        os.close(fd)
     return f"punched the first {format_bytes(length)} out of the file (fallocate)"
 
 
 def until_steady(
-    fio: FioInfo, results: ResultsDir, job: RenderedJob, check: Callable[[], None]
+    fio: FioInfo, results: ResultsDir, job: RenderedJob, access: Access
 ) -> SteadyRecord:
     """Run `job` in rounds until steady (or MAX_ROUNDS), unless an earlier attempt finished.
-    `check` runs before every round and raises SsdcompareError when the target must not be
-    written now; the rounds so far are kept, with the reason."""
+    `access` checks the target before every round (SsdcompareError when it must not be
+    written now: the rounds so far are kept, with the reason) and opens its files for fio."""
     done = results.steady_record(job.target.name, job.job_id)
     if done is not None and (done.attained or len(done.rounds_iops) >= MAX_ROUNDS):
         return done
@@ -234,14 +247,17 @@ def until_steady(
     for number in range(1, MAX_ROUNDS + 1):
         folder = results.precondition_dir(job.target.name, job.job_id) / f"round-{number}"
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(folder / JOBFILE, job.text)
-        try:
-            check()
-        except SsdcompareError as err:
-            record.error = f"stopped before round {number}: {err}"
-            results.save_steady_record(record)
-            raise
-        outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(job.workload.duration_s))
+        with contextlib.ExitStack() as stack:
+            try:
+                fds = stack.enter_context(access())
+            except SsdcompareError as err:
+                record.error = f"stopped before round {number}: {err}"
+                results.save_steady_record(record)
+                raise
+            write_atomic(folder / JOBFILE, opened_text(job.text, fds))
+            outcome = run_fio(fio, folder / JOBFILE, folder,
+                              timeout_for(job.workload.duration_s),
+                              pass_fds=list(fds.values()))  # fmt: skip
         compress_large(folder, TIMESERIES_PREFIX)
         raise_if_stopped(outcome)
         iops = file_iops(folder / FIO_JSON) if outcome.state == "ok" else None

@@ -205,6 +205,7 @@ def run_fio(
     clients: Sequence[tuple[Host, Path]] = (),
     expected_jobs: Sequence[str] = (),
     logs_into: dict[str, Path] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> RunOutcome:
     """Run fio on `jobfile`, storing fio.json, fio.stdout/stderr.txt and cpu.json in `folder`.
 
@@ -216,6 +217,8 @@ def run_fio(
     the record). `expected_jobs` are the job sections fio must report: one it dropped (a
     server refused it) fails the run rather than leave a group's sum short. `logs_into`
     (host name -> folder) moves each server's logs to its own folder (see collect_logs).
+    `pass_fds` are open files fio inherits under the same numbers (its jobfile names them
+    /dev/fd/N: file targets ssdcompare opened itself, see ssdcompare.targetfile).
 
     Ctrl-C (KeyboardInterrupt) is forwarded to fio as SIGINT so it writes what it measured;
     the outcome is then "interrupted" and the caller decides whether to stop the sweep.
@@ -237,7 +240,7 @@ def run_fio(
             proc = subprocess.Popen(
                 launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # Ctrl-C reaches us, and we stop fio cleanly
-                preexec_fn=setup, cwd=folder,
+                preexec_fn=setup, cwd=folder, pass_fds=tuple(pass_fds),
             )  # fmt: skip
         except OSError as exc:
             return RunOutcome(

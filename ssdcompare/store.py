@@ -232,6 +232,9 @@ class Manifest(BaseModel):
     override_targets: list[str] = Field(default_factory=list)  # the devices it overwrote
     allowed_options: list[str] = Field(default_factory=list)  # accepted with --allow-option
     identities: dict[str, TargetIdentity] = Field(default_factory=dict)  # target -> at start
+    # file targets the sweep created (path -> device:inode): it lays them out and measures
+    # only these files (ssdcompare.targetfile)
+    created_files: dict[str, str] = Field(default_factory=dict)
     planned: dict[str, dict[str, str]] = Field(default_factory=dict)  # target -> job -> hash
     resumed_at: list[str] = Field(default_factory=list)
     precondition: list[str] = Field(default_factory=list)  # "fill", "workload", in that order

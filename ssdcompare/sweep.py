@@ -13,13 +13,14 @@ again just before fio runs it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +28,7 @@ from pathlib import Path
 from ssdcompare.ceiling import measure as measure_ceiling
 from ssdcompare.devices import Target, resolve_on_host
 from ssdcompare.errors import SsdcompareError, stop_reason
-from ssdcompare.fio import FioInfo, default_ioengine, find_fio
+from ssdcompare.fio import default_ioengine, find_fio
 from ssdcompare.fioclient import check_hosts, server_answers
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
@@ -42,18 +43,19 @@ from ssdcompare.guard import (
 from ssdcompare.hosts import Host
 from ssdcompare.identity import changed_since, differences, identify
 from ssdcompare.jobcheck import JobfileError, check_sections, read_jobfile
-from ssdcompare.jobfile import RenderedJob, render, sections_of, split_by_host
+from ssdcompare.jobfile import RenderedJob, opened_text, render, sections_of, split_by_host
 from ssdcompare.locks import Lock, holding, lock_paths
 from ssdcompare.metadata import device_info, host_info
 from ssdcompare.plan import JOB_OVERHEAD_S, Plan, validate
 from ssdcompare.precondition import (
+    Access,
     fill,
     note_trimmed,
     put_in_state,
     state_needed,
     until_steady,
 )
-from ssdcompare.runner import RunOutcome, Sampler, run_fio, timeout_for
+from ssdcompare.runner import DEVICE_ERRNOS, RunOutcome, Sampler, run_fio, timeout_for
 from ssdcompare.sampler import CpuSampler
 from ssdcompare.store import (
     CPU_JSON,
@@ -67,6 +69,7 @@ from ssdcompare.store import (
     now_iso,
     write_atomic,
 )
+from ssdcompare.targetfile import TargetFileError, create, lay_out, opened
 
 WRITE_REFUSED_ERRNOS = {errno.EROFS, errno.EPERM, errno.EACCES}
 
@@ -182,6 +185,51 @@ def start(
     _check_fio_accepts(plan)
     written = [part for target in plan.written_targets for part in target.parts]
     findings = check_write_safety(written, True, consent)
+    created = _create_files(plan)
+    try:
+        results = _new_results(plan, out_dir, consent, findings, command_line, read_only,
+                               created)  # fmt: skip
+    except BaseException:
+        _remove_created(created)
+        raise
+    return results, findings
+
+
+def _create_files(plan: Plan) -> dict[str, str]:
+    """Create the new file targets (empty, never through a link, never over a file that
+    appeared since they were planned), so that the sweep records what it made and fio is
+    given these files and no other (ssdcompare.targetfile); path -> device:inode."""
+    made: dict[str, str] = {}
+    for part in (p for t in plan.modified_targets for p in t.parts):
+        if part.kind == "file" and not part.exists and part.host is None:
+            try:
+                made[part.path] = create(part.path)
+            except TargetFileError:
+                _remove_created(made)
+                raise
+    return made
+
+
+def _remove_created(made: dict[str, str]) -> None:
+    """Remove files this sweep created and never used (still empty, still the same file)."""
+    for path, key in made.items():
+        with contextlib.suppress(OSError):
+            info = os.lstat(path)
+            if f"{info.st_dev}:{info.st_ino}" == key and info.st_size == 0:
+                os.unlink(path)
+
+
+def _new_results(
+    plan: Plan,
+    out_dir: Path | None,
+    consent: bool | list[str],
+    findings: list[Finding],
+    command_line: list[str] | None,
+    read_only: bool,
+    created: dict[str, str],
+) -> ResultsDir:
+    """The results folder of a new sweep, with its manifest (`created`: the files it made)."""
+    assert plan.fio is not None
     manifest = Manifest(
         created_at=now_iso(),
         command_line=command_line if command_line is not None else list(sys.argv),
@@ -201,12 +249,12 @@ def start(
         ceiling=plan.ceiling,
         parallel_hosts=plan.parallel_hosts,
         identities={t.name: identify(t) for t in plan.devices},
+        created_files=created,
         planned={
             t.name: {j.job_id: j.workload_hash for j in plan.jobs_for(t)} for t in plan.targets
         },
     )
-    results = ResultsDir.create(out_dir or default_results_dir(plan.suite.name), manifest)
-    return results, findings
+    return ResultsDir.create(out_dir or default_results_dir(plan.suite.name), manifest)
 
 
 def reopen(
@@ -578,7 +626,8 @@ def _in_state(
             if not held:
                 raise SsdcompareError(f"{target.name} is claimed by another user")
             record = put_in_state(plan.fio, results, plan.jobs_for(target), job, repeat,
-                                  _checker(results, target), plan.default_ioengine)  # fmt: skip
+                                  _access(plan, results, target),
+                                  plan.default_ioengine)  # fmt: skip
     except SsdcompareError as err:
         unusable[target.name] = (f"not put in the {state} state: {err}", True)
         record = None
@@ -591,11 +640,13 @@ def _in_state(
     return None, record.number
 
 
-def _checker(results: ResultsDir, target: Target) -> Callable[[], None]:
-    """The check before every write a sweep makes besides its jobs (preconditioning, state
-    steps): the target is still the device the sweep started on, and nothing uses it."""
+def _access(plan: Plan, results: ResultsDir, target: Target) -> Access:
+    """Before every write a sweep makes besides its jobs (preconditioning, state steps): the
+    target is still the device the sweep started on and nothing uses it; then its files are
+    opened for fio (_opened) while the step runs."""
 
-    def check() -> None:
+    @contextlib.contextmanager
+    def access() -> Iterator[dict[str, int]]:
         recorded = results.manifest.identities.get(target.name)
         changed = changed_since(recorded, target) if recorded is not None else []
         if changed:
@@ -603,8 +654,10 @@ def _checker(results: ResultsDir, target: Target) -> Callable[[], None]:
                                   f"on: {'; '.join(changed)}")  # fmt: skip
         check_in_use(target, exclusive=False)  # the claim is ours: held by the caller
         _check_new_signatures(results, target)
+        with _opened(plan, results, target, True) as fds:
+            yield fds
 
-    return check
+    return access
 
 
 def _precondition(
@@ -616,7 +669,7 @@ def _precondition(
     write; a target that fails that gets no preconditioning and no writes, only reads."""
     assert plan.fio is not None
     target = job.target
-    check = _checker(results, target)
+    check = _access(plan, results, target)
     try:
         with claimed(target, True) as held:
             if not held:
@@ -693,11 +746,18 @@ def _unusable(job: RenderedJob, status: RunStatus) -> tuple[str, bool]:
     )
 
 
-def _skip(results: ResultsDir, job: RenderedJob, repeat: int, reason: str) -> RunStatus:
+def _skip(
+    results: ResultsDir, job: RenderedJob, repeat: int, reason: str,
+    failed_with: int | None = None,
+) -> RunStatus:
+    """A run that did not measure: skipped for `reason`, or failed before fio started because
+    its target could not be opened (`failed_with`, the errno: the device is then judged as
+    when fio fails so, see _unusable)."""
     folder = results.prepare_run(job.target.name, job.job_id, repeat)
     status = RunStatus(
-        status="skipped", target=job.target.name, job=job.job_id, repeat=repeat,
-        workload_hash=job.workload_hash, error=reason,
+        status="skipped" if failed_with is None else "failed", target=job.target.name,
+        job=job.job_id, repeat=repeat, workload_hash=job.workload_hash, error=reason,
+        fio_errno=failed_with, device_unusable=failed_with is not None,
     )  # fmt: skip
     results.write_status(folder, status)
     return status
@@ -717,16 +777,20 @@ def _host_jobfiles(job: RenderedJob, folder: Path, plan: Plan) -> list[tuple[Hos
     return found
 
 
-def _prepare(plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int) -> Path:
+def _prepare(
+    plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int, fds: dict[str, int]
+) -> Path:
     """The run's folder with its jobfile, read back from disk as fio will read it and
-    checked once more (JobfileError when it breaks a rule)."""
+    checked once more (JobfileError when it breaks a rule). `fds` are the target's files
+    opened for fio (see _opened): the jobfile names them /dev/fd/N."""
     target = job.target
     folder = results.prepare_run(target.name, job.job_id, repeat)
     jobfile = folder / JOBFILE
-    write_atomic(jobfile, job.text)
+    write_atomic(jobfile, opened_text(job.text, fds))
     # the last look before fio runs: the file on disk, read as fio will read it
     facts = read_jobfile(jobfile.read_text(encoding="utf-8"))
-    check_sections(facts, sections_of(job.job_id, target), plan.read_only, plan.allowed_options)
+    check_sections(facts, sections_of(job.job_id, target, opened=fds), plan.read_only,
+                   plan.allowed_options)  # fmt: skip
     if facts.writes and not job.writes:
         # the guard judged this target from the planned jobfiles, which did not write
         raise JobfileError(
@@ -734,6 +798,33 @@ def _prepare(plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int) -> 
             "checked this target for writing; refusing to run it"
         )
     return folder
+
+
+@contextlib.contextmanager
+def _opened(
+    plan: Plan, results: ResultsDir, target: Target, write: bool
+) -> Iterator[dict[str, int]]:
+    """The target's file members on this machine, opened for fio (ssdcompare.targetfile),
+    for writing or for reading only: each the very file the sweep recorded, reached without
+    following a link, and laid out to its size first where the sweep may change it. Yields
+    path -> descriptor; TargetFileError when one is a link now, another file, or cannot be
+    opened so."""
+    changes = target.name in {t.name for t in plan.modified_targets}
+    with contextlib.ExitStack() as stack:
+        fds: dict[str, int] = {}
+        for part in target.parts:
+            if part.kind != "file" or part.host is not None:
+                continue  # a device, or a file a fio server opens on its own machine
+            recorded = results.manifest.identities.get(part.name)
+            key = results.manifest.created_files.get(part.path) or (
+                recorded.file_inode if recorded is not None else None)  # fmt: skip
+            fd = stack.enter_context(opened(part.path, key, write))
+            if changes and part.size_bytes and os.fstat(fd).st_size < part.size_bytes:
+                if not write:
+                    fd = stack.enter_context(opened(part.path, key, True))
+                lay_out(fd, part.size_bytes)
+            fds[part.path] = fd
+        yield fds
 
 
 def _timeout(job: RenderedJob) -> float:
@@ -754,7 +845,7 @@ def _run_together(
     status, from its own server's entries in the output: a host that went away fails only
     its device's run."""
     assert plan.fio is not None
-    folders = [_prepare(plan, results, job, repeat) for repeat, job in batch]
+    folders = [_prepare(plan, results, job, repeat, {}) for repeat, job in batch]
     lead = folders[0]
     clients = [(job.target.hosts[0], folder / JOBFILE)
                for (_, job), folder in zip(batch, folders, strict=True)]  # fmt: skip
@@ -837,31 +928,37 @@ def _run_one(
     job_timeout_s: float | None,
     state_step: int | None = None,
 ) -> RunStatus:
-    target: Target = job.target
-    fio: FioInfo | None = plan.fio
+    target, fio = job.target, plan.fio
     assert fio is not None
-    folder = _prepare(plan, results, job, repeat)
-    jobfile = folder / JOBFILE
-    timeout = job_timeout_s or _timeout(job)
-    started_at = now_iso()
-    # the sampler sees this machine only: a remote host's CPU is known from fio's own figures
-    sampler = sampler_factory() if sampler_factory and not target.remote else None
-    # a target no planned jobfile writes (and not a new file) was never offered for writing:
-    # fio itself refuses to write, create or extend anything there (--readonly)
-    readonly = all(target.name != t.name for t in plan.modified_targets)
-    clients = _host_jobfiles(job, folder, plan) if len(target.hosts) > 1 else []
-    # a group's member fio dropped, or a job a server refused (fio's client still exits 0),
-    # must not pass for a result: every section must be in the output, with I/O
-    expected = ([name for name, _ in sections_of(job.job_id, target)]
-                if target.members or target.hosts else [])  # fmt: skip
-    with claimed_all(target.parts, job.writes) as held:
-        if not held:
-            # claimed between the last look and now: what claimed it must not be written
-            reason = (f"{target.name} was claimed by another user (mounted, in a RAID or LVM, "
-                      "or opened exclusively) as the job began")  # fmt: skip
-            return _skip(results, job, repeat, reason)
-        ran = run_fio(fio, jobfile, folder, timeout, sampler, readonly=readonly,
-                      host=target.host, clients=clients, expected_jobs=expected)  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        try:
+            fds = stack.enter_context(_opened(plan, results, target, job.writes))
+        except TargetFileError as err:
+            # an immutable file, say, fails as fio's own open would; a swapped one is skipped
+            failed = err.errno if err.errno in DEVICE_ERRNOS else None
+            return _skip(results, job, repeat, str(err), failed_with=failed)
+        folder = _prepare(plan, results, job, repeat, fds)
+        timeout = job_timeout_s or _timeout(job)
+        started_at = now_iso()
+        # the sampler sees this machine only: a remote host's CPU is known from fio's figures
+        sampler = sampler_factory() if sampler_factory and not target.remote else None
+        # a target no planned jobfile writes (and not a new file) was never offered for
+        # writing: fio itself refuses to write, create or extend anything there (--readonly)
+        readonly = all(target.name != t.name for t in plan.modified_targets)
+        clients = _host_jobfiles(job, folder, plan) if len(target.hosts) > 1 else []
+        # a group's member fio dropped, or a job a server refused (fio's client still exits
+        # 0), must not pass for a result: every section must be in the output, with I/O
+        expected = ([name for name, _ in sections_of(job.job_id, target)]
+                    if target.members or target.hosts else [])  # fmt: skip
+        with claimed_all(target.parts, job.writes) as held:
+            if not held:
+                # claimed between the last look and now: what claimed it must not be written
+                reason = (f"{target.name} was claimed by another user (mounted, in a RAID or "
+                          "LVM, or opened exclusively) as the job began")  # fmt: skip
+                return _skip(results, job, repeat, reason)
+            ran = run_fio(fio, folder / JOBFILE, folder, timeout, sampler, readonly=readonly,
+                          host=target.host, clients=clients, expected_jobs=expected,
+                          pass_fds=list(fds.values()))  # fmt: skip
     return _record(results, folder, job, repeat, ran, started_at, state_step)
 
 

@@ -18,7 +18,7 @@ STAGES = [
         "models",
         ["fiooptions", "workload", "matrix", "suites", "cpu", "steady", "stats", "verdict"],
     ),
-    ("targets", ["hosts", "devices", "guard", "identity", "locks", "metadata"]),
+    ("targets", ["hosts", "targetfile", "devices", "guard", "identity", "locks", "metadata"]),
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "fiologs", "fioclient"]),
     ("plan", ["plan"]),
     ("store", ["store"]),

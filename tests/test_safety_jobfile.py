@@ -245,8 +245,14 @@ def test_a_colon_in_a_path_is_escaped_and_fio_opens_exactly_that_file(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "a:b.img").stat().st_size == 4 << 20
     assert not (tmp_path / "a").exists() and not (tmp_path / "b.img").exists()
+    # fio is given the file open (/dev/fd/N); the jobfile names it in a comment
     jobfile = next((out / "runs" / "a:b.img").glob("*/r1/jobfile.fio")).read_text()
-    assert f"filename={tmp_path}/a\\:b.img\n" in jobfile
+    assert f"; {tmp_path}/a:b.img (device:inode " in jobfile and "filename=/dev/fd/" in jobfile
+    # where fio opens it by path (the plan's jobfiles, a fio server's), the colon is escaped
+    planned = ssdcompare("plan", "--devices", "./a:b.img", "--size", "4m", "--suite",
+                         str(Path(__file__).parent / "suites" / "tiny.yaml"), "--no-validate",
+                         cwd=tmp_path)  # fmt: skip
+    assert f"filename={tmp_path}/a\\:b.img\n" in planned.stdout
 
 
 @pytest.mark.fio

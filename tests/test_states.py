@@ -163,7 +163,7 @@ def test_an_empty_then_full_sweep_discards_fills_and_reports_both_states(tmp_pat
 def test_a_state_that_cannot_be_reached_skips_its_pass_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def unsupported(path: str, block: bool, length: int) -> str:
+    def unsupported(path: str, block: bool, length: int, fd: int | None = None) -> str:
         raise OSError(errno.EOPNOTSUPP, os.strerror(errno.EOPNOTSUPP))
 
     monkeypatch.setattr(precondition, "discard", unsupported)

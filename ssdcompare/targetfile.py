@@ -1,0 +1,218 @@
+"""File targets: the paths that lead to them, and opening them so that nothing can redirect fio.
+
+A path is followed one component at a time, as the kernel does, and a symbolic link on the
+way that someone else could have planted is refused: one in a folder with the sticky bit or
+writable by others (/tmp, a shared scratch folder), owned neither by this user nor by root.
+Such a link (`/tmp/test.img -> /root/important.db`) would make a sweep run as root write the
+file it points to. The kernel's own protection against this (fs.protected_symlinks) applies
+only where a program opens the link itself; resolving it first would bypass it.
+
+A file target is never handed to fio by its path. ssdcompare opens it itself, walking from
+the root folder with O_NOFOLLOW at every step, checks that it is the regular file the sweep
+recorded (device and inode) and gives fio the open file as /dev/fd/N. A file swapped for a
+link, renamed or replaced after the sweep began is then refused instead of measured, and fio
+cannot be led elsewhere between the check and its own open. Because fio would unlink and
+recreate a file too small for a job (its "layout"), ssdcompare lays files out itself, with
+random data, through the same open file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import pwd
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.units import format_bytes
+
+_MAX_LINKS = 40  # as the kernel's path walk allows
+_LAYOUT_CHUNK = 1 << 20
+
+
+class TargetFileError(SsdcompareError):
+    """A target path that leads somewhere it must not, a file that is not the one recorded,
+    or one that cannot be opened or laid out (`errno` then says why)."""
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.errno = errno
+
+
+def _owner(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _shared_folder(info: os.stat_result) -> str | None:
+    """Why others could have put a link in a folder: it is sticky or writable by anyone."""
+    if info.st_mode & stat.S_ISVTX:
+        return "a sticky folder anyone may add files to"
+    if info.st_mode & stat.S_IWOTH:
+        return "a folder anyone may write to"
+    return None
+
+
+def _check_link(link: Path, folder: Path, dest: str) -> None:
+    """Refuse a symbolic link someone else may have planted (see the module's docstring)."""
+    info = os.lstat(link)
+    if info.st_uid in (os.geteuid(), 0):
+        return
+    shared = _shared_folder(os.stat(folder))
+    if shared is None:
+        return
+    raise TargetFileError(
+        f"refusing {link}: it is a symbolic link to {dest}, owned by {_owner(info.st_uid)}, in "
+        f"{folder}, {shared}. Someone else may have planted it to make this sweep (as "
+        f"{_owner(os.geteuid())}) write where it points, so it is not followed. Check where it "
+        "leads; to test that place, give its own path"
+    )
+
+
+def walk(path: str | Path) -> Path:
+    """The real path `path` leads to, followed component by component; TargetFileError at a
+    symbolic link someone else could have planted. Components that do not exist (a file to
+    create) are kept as they are: the path then ends where the existing part ends."""
+    given = Path(path).expanduser()
+    pending = list((given if given.is_absolute() else Path(os.getcwd()) / given).parts[1:])
+    here = Path("/")
+    links = 0
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            here = here.parent
+            continue
+        step = here / part
+        try:
+            info = os.lstat(step)
+        except OSError:
+            return Path(os.path.join(step, *pending))  # the rest does not exist (yet)
+        if not stat.S_ISLNK(info.st_mode):
+            here = step
+            continue
+        links += 1
+        if links > _MAX_LINKS:
+            raise TargetFileError(f"{path}: too many symbolic links on the way (a loop?)")
+        dest = os.readlink(step)
+        _check_link(step, here, dest)
+        if dest.startswith("/"):
+            here = Path("/")
+        pending = [*Path(dest).parts[1 if dest.startswith("/") else 0 :], *pending]
+    return here
+
+
+def open_file(path: str, flags: int, mode: int = 0o644) -> int:
+    """Open the regular file at `path` (absolute, as `walk` gives it) without following any
+    symbolic link on the way: each folder is opened from the one before with O_NOFOLLOW.
+    Raises TargetFileError for a link, a folder or anything but a regular file there."""
+    parts = Path(path).parts
+    if len(parts) < 2 or parts[0] != "/":
+        raise TargetFileError(f"{path}: not an absolute path")
+    walk_flags = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    folder = os.open("/", walk_flags)
+    try:
+        for part in parts[1:-1]:
+            try:
+                inner = os.open(part, walk_flags, dir_fd=folder)
+            except OSError as err:
+                raise _open_error(path, part, err) from None
+            os.close(folder)
+            folder = inner
+        try:
+            fd = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode,
+                         dir_fd=folder)  # fmt: skip
+        except OSError as err:
+            raise _open_error(path, parts[-1], err) from None
+    finally:
+        os.close(folder)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise TargetFileError(f"{path} is no longer a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _open_error(path: str, part: str, err: OSError) -> TargetFileError:
+    if err.errno in (errno.ELOOP, errno.ENOTDIR):
+        return TargetFileError(f"{path}: {part} is a symbolic link now (or not the folder it "
+                               "was): it is not followed")  # fmt: skip
+    return TargetFileError(f"{path} cannot be opened: {err.strerror or err}", err.errno)
+
+
+def file_key(fd: int) -> str:
+    """What a file is, whatever its name: "device:inode" (as identity records it)."""
+    info = os.fstat(fd)
+    return f"{info.st_dev}:{info.st_ino}"
+
+
+def create(path: str) -> str:
+    """Create the empty file a sweep will lay out and measure (never one that exists, never
+    through a link); its "device:inode"."""
+    try:
+        fd = open_file(path, os.O_RDWR | os.O_CREAT | os.O_EXCL)
+    except TargetFileError as err:
+        if os.path.lexists(path):
+            raise TargetFileError(f"{path} appeared after the sweep was planned (it was to be "
+                                  "a new file); check what it is, then start again") from None
+        raise err from None
+    try:
+        return file_key(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def opened(path: str, recorded: str | None, write: bool) -> Iterator[int]:
+    """The file target at `path`, open for fio (read and write, or read only), after checking
+    it is the file the sweep recorded ("device:inode"; None: not recorded, by older sweeps).
+    TargetFileError when it is a link now, or another file."""
+    fd = open_file(path, os.O_RDWR if write else os.O_RDONLY)
+    try:
+        now = file_key(fd)
+        if recorded is not None and now != recorded:
+            raise TargetFileError(
+                f"{path} is no longer the file this sweep started with (device:inode "
+                f"{recorded}, now {now}): it was replaced, so it is not written or measured"
+            )
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def lay_out(fd: int, size_bytes: int, said: Callable[[str], None] | None = None) -> int:
+    """Extend the open file to `size_bytes` with random data (never a sparse hole: reading a
+    hole never reaches storage and would flatter the drive); the bytes written. What was
+    there before is kept."""
+    start = os.fstat(fd).st_size
+    if start >= size_bytes:
+        return 0
+    if said is not None:
+        said(f"laying out {format_bytes(size_bytes - start)} of random data")
+    position = start
+    try:
+        while position < size_bytes:
+            chunk = os.urandom(min(_LAYOUT_CHUNK, size_bytes - position))
+            written = os.pwrite(fd, chunk, position)
+            if written <= 0:
+                raise OSError(errno.EIO, "a write of nothing")
+            position += written
+        os.fsync(fd)
+    except OSError as err:
+        raise TargetFileError(
+            f"the file could not be laid out to {format_bytes(size_bytes)} "
+            f"({err.strerror or err}, after {format_bytes(position)}); free space or choose "
+            "a smaller --size"
+        ) from None
+    return position - start
+
+
+def fd_path(fd: int) -> str:
+    """How fio names an open file it inherits."""
+    return f"/dev/fd/{fd}"

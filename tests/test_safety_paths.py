@@ -1,0 +1,276 @@
+"""Paths that lead elsewhere and signatures a probe cannot name: what a sweep refuses, with the
+data around it checksummed before and after.
+
+- a device or file carrying two signatures (blkid answers "ambivalent"), or one a probe cannot
+  read, holds data: writing to it needs --destroy-data;
+- a symbolic link someone else planted in a shared folder is never followed, and a path that
+  looks like a file never becomes a block device;
+- a file the sweep created (or found) is opened by ssdcompare without following links and
+  compared with what it recorded before every job: a file swapped for a link mid-sweep is
+  refused, and even a swap between that check and fio's own start cannot redirect fio.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from blockdevs import loop_device
+from suitefiles import suite_file
+
+import ssdcompare
+from ssdcompare import sweep
+from ssdcompare.devices import resolve_target
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.guard import check_write_safety, probe_signatures
+from ssdcompare.store import ResultsDir
+
+SUITES = Path(__file__).parent / "suites"
+NOBODY = 65534
+
+
+def ssdcompare_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ssdcompare", *args], capture_output=True,
+                          text=True, timeout=300, check=False)  # fmt: skip
+
+
+def sha256(path: Path | str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def minix_and_squashfs(image: Path, size: int = 32 << 20) -> None:
+    """An image carrying two signatures: a minix filesystem and a squashfs superblock."""
+    with open(image, "wb") as handle:
+        handle.truncate(size)
+    subprocess.run(["mkfs.minix", str(image)], check=True, capture_output=True)
+    with open(image, "r+b") as handle:
+        handle.seek(0)
+        handle.write(b"hsqs")
+        handle.seek(12)
+        handle.write(struct.pack("<I", 131072))
+        handle.seek(20)
+        handle.write(struct.pack("<HH", 1, 17))
+        handle.seek(28)
+        handle.write(struct.pack("<HH", 4, 0))
+
+
+def write_suite(folder: Path) -> Path:
+    return suite_file(folder, "writes", "{rw: randwrite, bs: 4k, runtime: 1}",
+                      defaults="{size: 8m}")  # fmt: skip
+
+
+@pytest.fixture
+def shared_folder() -> Iterator[Path]:
+    """A sticky folder anyone may add files to (as /tmp is), reachable by every user."""
+    folder = Path(tempfile.mkdtemp(prefix="ssdcompare-shared-", dir="/tmp"))
+    folder.chmod(0o1777)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def plant_link(dest: Path | str, link: Path) -> None:
+    """`link` -> `dest`, made by another user (nobody), as an attacker would."""
+    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                    "ln", "-s", str(dest), str(link)], check=True)  # fmt: skip
+    assert os.lstat(link).st_uid == NOBODY
+
+
+# --- signatures a probe cannot name ---------------------------------------------------------
+
+
+def test_an_ambivalent_image_is_reported_with_what_is_on_it(tmp_path: Path) -> None:
+    image = tmp_path / "two.img"
+    minix_and_squashfs(image)
+    found = " ".join(probe_signatures(str(image)))
+    assert "more than one signature" in found and "minix" in found and "squashfs" in found
+
+
+@pytest.mark.fio
+def test_a_file_with_two_signatures_needs_destroy_data(tmp_path: Path) -> None:
+    image = tmp_path / "two.img"
+    minix_and_squashfs(image)
+    before = sha256(image)
+    done = ssdcompare_cli("sweep", "--devices", str(image), "--suite",
+                          str(write_suite(tmp_path)), "--out", str(tmp_path / "r"))  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "refusing to write" in done.stderr and "more than one signature" in done.stderr
+    assert "--destroy-data" in done.stderr
+    assert sha256(image) == before
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_device_with_two_signatures_is_not_taken_for_a_blank_one(tmp_path: Path) -> None:
+    with loop_device(tmp_path / "disk.img", 32 << 20, direct_io=False) as loop:
+        # loop_device made a fresh image: write the two signatures on the device itself
+        minix_and_squashfs(tmp_path / "template.img")
+        with open(loop, "r+b") as device, open(tmp_path / "template.img", "rb") as source:
+            device.write(source.read(1 << 20))
+        before = sha256(loop)
+        suite = str(write_suite(tmp_path))
+        done = ssdcompare_cli("sweep", "--devices", loop, "--suite", suite, "--out",
+                              str(tmp_path / "r"))  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert "more than one signature" in done.stderr and "squashfs" in done.stderr
+        assert sha256(loop) == before
+
+
+def test_leftovers_blkid_passes_over_are_found_by_their_magic_numbers(tmp_path: Path) -> None:
+    cases = {
+        "an ISO 9660": (32769, b"CD001"),
+        "a ZFS pool member": (128 * 1024 + 3072, (0x00BAB10C).to_bytes(8, "little")),
+    }
+    for words, (offset, magic) in cases.items():
+        image = tmp_path / "leftover.img"
+        with open(image, "wb") as handle:
+            handle.truncate(4 << 20)
+            handle.seek(offset)
+            handle.write(magic)
+        assert any(words in found for found in probe_signatures(str(image))), words
+
+
+def test_a_probe_that_fails_counts_as_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    image = tmp_path / "plain.img"
+    image.write_bytes(os.urandom(1 << 20))
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    broken = tools / "blkid"  # a blkid that fails: the one failure real blkid seldom shows
+    broken.write_text("#!/bin/sh\necho 'blkid: error: cannot read' >&2\nexit 4\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    found = probe_signatures(str(image))
+    assert len(found) == 1 and "could not be checked" in found[0] and "status 4" in found[0]
+    target = resolve_target(str(image))
+    with pytest.raises(SsdcompareError, match="(?s)could not be checked.*--destroy-data"):
+        check_write_safety([target], True, False)
+    assert check_write_safety([target], True, True)  # consent covers it
+
+
+# --- links someone else planted -------------------------------------------------------------
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize("how", ["writes", "states-empty-read-only"])
+def test_a_link_planted_in_a_shared_folder_is_never_followed(
+    tmp_path: Path, shared_folder: Path, how: str
+) -> None:
+    victim = tmp_path / "important.db"
+    victim.write_bytes(os.urandom(8 << 20))
+    before = sha256(victim)
+    plant_link(victim, shared_folder / "test.img")
+    if how == "writes":
+        extra = ["--suite", str(write_suite(tmp_path))]
+    else:
+        reads = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, runtime: 1}")
+        extra = ["--suite", str(reads), "--states", "empty"]
+    done = ssdcompare_cli("sweep", "--devices", str(shared_folder / "test.img"), "--size", "8m",
+                          "--out", str(tmp_path / "r"), *extra)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "symbolic link to" in done.stderr and str(victim) in done.stderr
+    assert "nobody" in done.stderr and "not followed" in done.stderr
+    assert sha256(victim) == before
+    assert not (tmp_path / "r").exists()
+
+
+def test_ones_own_link_is_followed(tmp_path: Path, shared_folder: Path) -> None:
+    data = tmp_path / "scratch.img"
+    data.write_bytes(bytes(1 << 20))
+    (shared_folder / "mine.img").symlink_to(data)  # made by this user: taken as meant
+    assert resolve_target(str(shared_folder / "mine.img")).path == str(data)
+
+
+@pytest.mark.root
+def test_a_path_that_looks_like_a_file_never_becomes_a_block_device(tmp_path: Path) -> None:
+    with loop_device(tmp_path / "disk.img", 16 << 20) as loop:
+        link = tmp_path / "test.img"
+        link.symlink_to(loop)
+        with pytest.raises(SsdcompareError, match="leads to the block device"):
+            resolve_target(str(link))
+        suite = str(write_suite(tmp_path))
+        done = ssdcompare_cli("sweep", "--devices", str(link), "--suite", suite, "--out",
+                              str(tmp_path / "r"))  # fmt: skip
+        assert done.returncode == 2 and f"--devices {loop}" in done.stderr
+
+
+# --- a file swapped after the sweep began ---------------------------------------------------
+
+
+def three_writes(folder: Path) -> Path:
+    return suite_file(folder, "three", *(f"{{rw: randwrite, bs: 4k, id: w{n}, runtime: 1}}"
+                                         for n in (1, 2, 3)))  # fmt: skip
+
+
+def scene(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A folder for the sweep's new file (not there yet), the file's path, and a victim
+    holding data that a link swapped in for the file would lead to."""
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    victim = tmp_path / "victim.db"
+    victim.write_bytes(os.urandom(8 << 20))
+    return folder, folder / "test.img", victim
+
+
+@pytest.mark.fio
+def test_a_new_file_swapped_for_a_link_mid_sweep_is_not_written(tmp_path: Path) -> None:
+    folder, target, victim = scene(tmp_path)
+    before = sha256(victim)
+
+    def swap_after_first(progress: sweep.Progress) -> None:
+        if progress.state == "ok" and progress.job == "w1":
+            target.rename(folder / "moved.img")
+            target.symlink_to(victim)
+
+    run = ssdcompare.run_sweep(str(target), suite=str(three_writes(tmp_path)), size="8m",
+                               out=tmp_path / "r", progress=swap_after_first,
+                               report=False)  # fmt: skip
+    statuses = {s.job: s for s in ResultsDir.open(run.path).statuses()}
+    assert statuses["w1"].status == "ok"
+    for job in ("w2", "w3"):
+        assert statuses[job].status == "skipped"
+        assert "symbolic link" in (statuses[job].error or "")
+    assert sha256(victim) == before
+    manifest = json.loads((run.path / "manifest.json").read_text())
+    assert list(manifest["created_files"]) == [str(target)]
+
+
+@pytest.mark.fio
+def test_a_swap_after_the_last_check_cannot_redirect_fio(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worst moment: the file is checked and opened, then swapped for a link just before
+    fio starts. fio is given the open file, so it writes that file, never the link's."""
+    folder, target, victim = scene(tmp_path)
+    before = sha256(victim)
+    prepare = sweep._prepare
+
+    def swap_then_prepare(*args: object, **kwargs: object) -> Path:
+        run_folder = prepare(*args, **kwargs)  # type: ignore[arg-type]
+        target.rename(folder / "kept.img")
+        target.symlink_to(victim)
+        return run_folder
+
+    monkeypatch.setattr(sweep, "_prepare", swap_then_prepare)
+    suite = suite_file(tmp_path, "one", "{rw: randwrite, bs: 4k, id: w1, runtime: 1}")
+    run = ssdcompare.run_sweep(str(target), suite=str(suite), size="8m", out=tmp_path / "r",
+                               report=False)  # fmt: skip
+    (status,) = ResultsDir.open(run.path).statuses()
+    assert status.status == "ok", status.error
+    assert sha256(victim) == before
+    jobfile = (run.path / "runs" / "test.img" / "w1" / "r1" / "jobfile.fio").read_text()
+    assert "filename=/dev/fd/" in jobfile and str(target) in jobfile
+    # what fio wrote is in the file the sweep made, now under its other name
+    assert (folder / "kept.img").stat().st_size == 8 << 20
