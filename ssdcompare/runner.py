@@ -25,6 +25,7 @@ from ssdcompare.fioclient import collect_logs, host_problem, local_server_pids, 
 from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.hosts import Host
 from ssdcompare.store import CPU_JSON, FIO_JSON, STDERR, STDOUT, RunState, write_atomic
+from ssdcompare.watchdog import watchdog
 
 # fio errors that say the target itself cannot be used: the next job would fail the same way
 DEVICE_ERRNOS = {
@@ -246,8 +247,13 @@ def run_fio(
             return RunOutcome(
                 "failed", None, 0.0, error=f"cannot start fio: {exc}", command=command
             )
+        dog = watchdog()  # fio must not outlive this process, however it ends
+        if dog is not None:
+            dog.watch(proc.pid)
         servers = [p for h in hosts for p in local_server_pids(h)] if sampler is not None else []
         watch = _watch(proc, timeout_s, sampler, folder, servers, command[0])
+        if dog is not None:
+            dog.forget(proc.pid)
     if partial.exists():
         os.replace(partial, folder / FIO_JSON)
     if hosts:

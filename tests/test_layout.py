@@ -22,7 +22,7 @@ STAGES = [
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "fiologs", "fioclient"]),
     ("plan", ["plan"]),
     ("store", ["store"]),
-    ("running", ["sampler", "runner", "precondition", "ceiling"]),
+    ("running", ["sampler", "watchdog", "runner", "precondition", "ceiling"]),
     ("sweep", ["sweep"]),
     ("frame", ["framecache", "persecond", "perburst", "frame", "answer"]),
     ("presenting", ["charts", "report"]),

@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,46 @@ def test_fio_dies_with_a_killed_sweep(tmp_path: Path, loop: str) -> None:
     assert resumed.returncode == 0, resumed.stderr
     assert [s["status"] for s in statuses(out).values()] == ["ok"]
     assert list((out / "runs").glob("*/*/r1.attempt-1"))  # the killed attempt is kept aside
+
+
+@contextmanager
+def cpu_hogs(count: int = 2) -> Iterator[None]:
+    """Busy loops on every CPU: the load under which fio once deadlocked in its SIGTERM
+    handler when its parent was killed."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.serial  # busy loops on every CPU would slow the tests beside it
+@pytest.mark.parametrize("attempt", [1, 2, 3])
+def test_fio_never_outlives_a_killed_sweep_even_when_it_cannot_act_on_sigterm(
+    tmp_path: Path, loop: str, attempt: int
+) -> None:
+    """fio once deadlocked in its own SIGTERM handler under load, and its workers ran on alone.
+    Here fio's main process is frozen (SIGSTOP) so that its parent-death signal can do
+    nothing, just as then; the sweep is killed outright beside CPU hogs. The watchdog must
+    end fio and its workers (the job would run ten minutes)."""
+    out = tmp_path / "results"
+    with cpu_hogs():
+        proc = start_sweep(loop, out)  # long-read: one ten-minute job
+        try:
+            wait_for(lambda: fio_has_read(out), "fio to read from the device")
+            (main,) = [p for p in fio_processes(out) if p.ppid() == proc.pid]
+            assert len(fio_processes(out)) >= 2  # the main process and its worker
+            main.suspend()
+            proc.kill()
+            proc.communicate(timeout=DEADLINE_S)
+            wait_for(lambda: fio_processes(out) == [], "fio and its workers to be killed")
+        finally:
+            for left in fio_processes(out):
+                left.kill()
 
 
 @pytest.mark.root
