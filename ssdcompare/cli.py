@@ -122,6 +122,23 @@ def serve_command(address: str, port: int) -> None:
     sys.exit(EXIT_ERROR)
 
 
+# --destroy-data, for sweep and for plan (which shows what the sweep would refuse)
+_destroy_data_option = click.option(
+    "--destroy-data",
+    is_flag=False,
+    flag_value="*",
+    default=None,
+    metavar="[DEVICE,...]",
+    help="Allow writing to devices that hold partitions or filesystem signatures; with "
+    "names, only to those. A device on a remote host must be named: --destroy-data a:nvme0n1.",
+)
+
+
+def _consent(destroy_data: str | None) -> bool | str:
+    """--destroy-data as given: True (bare), the names, or False."""
+    return True if destroy_data == "*" else destroy_data or False
+
+
 @cli.command("plan")
 @click.option("--suite", "suite_name", required=True, help="Bundled suite name or suite file.")
 @click.option(
@@ -157,6 +174,7 @@ def serve_command(address: str, port: int) -> None:
               help="Drive states the sweep would measure in (see sweep).")  # fmt: skip
 @click.option("--hosts", metavar="NAME=ADDRESS[:PORT],...",
               help="Hosts running `fio --server` (see sweep).")  # fmt: skip
+@_destroy_data_option
 def plan_command(
     suite_name: str,
     devices: str,
@@ -171,8 +189,10 @@ def plan_command(
     precondition: str | None,
     states: str | None,
     hosts: str | None,
+    destroy_data: str | None,
 ) -> None:
-    """Show what a sweep would run: jobs, jobfiles and the estimated duration."""
+    """Show what a sweep would run (jobs, jobfiles, the estimated duration) and what it would
+    refuse, after the same checks the sweep makes, without writing anything."""
     from ssdcompare.plan import make_plan, steps_given, validate, write_jobfiles
 
     plan = make_plan(
@@ -204,6 +224,7 @@ def plan_command(
             )
         if not rejections:
             click.echo(f"{plan.fio.version} accepts all {len(plan.jobs)} jobfiles.")
+    refused = _preflight_lines(plan, _consent(destroy_data))
     click.echo(
         f"{len(plan.suite.workloads)} jobs x {len(plan.targets)} target(s) x {plan.repeat} "
         f"repeat(s) = {len(plan.jobs) * plan.repeat} fio runs, estimated "
@@ -211,6 +232,27 @@ def plan_command(
     )
     if rejected:
         raise SsdcompareError(f"fio rejected {rejected} jobfile(s); see above")
+    if refused:
+        raise SsdcompareError("the sweep would be refused as planned; see above")
+
+
+def _preflight_lines(plan: Plan, consent: bool | str) -> bool:
+    """The sweep's own checks before it writes (ssdcompare.sweep.preflight), said for the
+    plan: what it would refuse and why, or what --destroy-data lets it overwrite. True when
+    it would be refused."""
+    from ssdcompare.sweep import preflight
+
+    try:
+        _, findings = preflight(plan, consent.split(",") if isinstance(consent, str) else consent)
+    except SsdcompareError as err:
+        click.echo(f"the sweep would refuse: {err}", err=True)
+        return True
+    for finding in findings:
+        click.echo(f"warning: the sweep would overwrite {finding.device}: {finding.detail} "
+                   "(--destroy-data)", err=True)  # fmt: skip
+    if plan.written_targets:
+        click.echo("The safety checks for writing pass on every target.")
+    return False
 
 
 # sweep options that define a new sweep; --resume continues one as it was planned
@@ -290,15 +332,7 @@ def _exit_code(stop: BaseException | str | None) -> int:
     help="Run the whole suite N times (each repeat stored apart).",
 )
 @click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
-@click.option(
-    "--destroy-data",
-    is_flag=False,
-    flag_value="*",
-    default=None,
-    metavar="[DEVICE,...]",
-    help="Allow writing to devices that hold partitions or filesystem signatures; with "
-    "names, only to those. A device on a remote host must be named: --destroy-data a:nvme0n1.",
-)
+@_destroy_data_option
 @click.option(
     "--hosts",
     metavar="NAME=ADDRESS[:PORT],...",
@@ -382,8 +416,7 @@ def sweep_command(
     from ssdcompare.api import prepare_sweep
 
     with _stop_on_signals():
-        consent: bool | str = True if destroy_data == "*" else destroy_data or False
-        choices: SweepChoices = {"destroy_data": consent}
+        choices: SweepChoices = {"destroy_data": _consent(destroy_data)}
         if resume_dir is not None:
             _refuse_resume_conflicts(ctx)
             choices["resume"] = resume_dir

@@ -223,6 +223,7 @@ def _mount_table(proc_root: Path) -> list[_Mount]:
     found = []
     own = _mount_namespace(proc_root / "self")
     seen: set[str] = set()
+    listed: set[tuple[str, str]] = set()  # (device number, mount point)
     for place in [proc_root / "self", *(proc_root / pid for pid in sorted(_pids(proc_root)))]:
         space = _mount_namespace(place)
         if space in seen:
@@ -235,7 +236,9 @@ def _mount_table(proc_root: Path) -> list[_Mount]:
         for line in text.splitlines():
             fields = line.split()
             tail = line.split(" - ", 1)[1].split() if " - " in line else []
-            if len(fields) >= 5:
+            # a mount that namespaces share (the same device at the same place) is said once
+            if len(fields) >= 5 and (fields[2], fields[4]) not in listed:
+                listed.add((fields[2], fields[4]))
                 found.append(_Mount(fields[2], fields[4] + where, *(tail + ["", "", ""])[:3]))
     return found
 
@@ -909,15 +912,18 @@ def check_write_safety(
             "refusing to write: this sweep writes to the devices (its jobs or its "
             "preconditioning), and"
         ]
-        lines += [f"  - {f.detail}" for f in hard]
-        lines += [f"  - {f.detail}" for f in kept]
+        lines += [f"  - {f.detail}" for f in hard or kept]
         if hard:
             lines.append(
-                "Mounted or in-use devices and files are never written. Unmount it, stop what "
-                "uses it, or pick another target; to measure it as it is, use --read-only "
-                "(reads only); or test a new file on a filesystem instead (--devices "
-                "/mountpoint/test.img --size 4g)."
+                "Mounted or in-use devices and files are never written, whatever the flags "
+                "(--destroy-data cannot change that). Unmount it, stop what uses it, or pick "
+                "another target; to measure it as it is, use --read-only (reads only); or test "
+                "a new file on a filesystem instead (--devices /mountpoint/test.img --size 4g)."
             )
+            if kept:
+                lines.append("Once it is free, writing to it also needs --destroy-data, since:")
+                lines += [f"  - {f.detail}" for f in kept]
+            raise SsdcompareError("\n".join(lines))
         local = [f for f in kept if not f.named_only]
         if local:
             lines.append(

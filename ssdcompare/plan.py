@@ -362,14 +362,20 @@ def _suite_warnings(
                 f"{target.name} is a file: its spans are shares of the file's "
                 f"{target.size_bytes} bytes, not of a device"
             )
+    cut: dict[tuple[str, str, str], list[str]] = {}  # (target, span, what runs) -> jobs
     for job in jobs:
         size = span(job.workload, job.target)
         if span_is_cut(job.workload, size):
-            warnings.append(
-                f"{job.target.name} is smaller than the {job.workload.span_label} span of "
-                f"{job.job_id}: it runs over {span_words(job.workload, size)}, so its results "
-                "are not compared with other targets' (a different workload)"
-            )
+            where = (job.target.name, job.workload.span_label, span_words(job.workload, size))
+            cut.setdefault(where, []).append(job.job_id)
+    for (name, asked, runs), ids in cut.items():
+        which = f"of {ids[0]}" if len(ids) == 1 else f"of {len(ids)} jobs ({', '.join(ids)})"
+        warnings.append(
+            f"{name} is smaller than the {asked} span {which}: "
+            f"{'it runs' if len(ids) == 1 else 'they run'} over {runs}, so "
+            f"{'its' if len(ids) == 1 else 'their'} results are not compared with other "
+            "targets' (a different workload)"
+        )
     unsplit = [w.job_id for w in suite.workloads if w.bursty and not w.logs_each_io]
     if unsplit:
         warnings.append(

@@ -165,6 +165,22 @@ def consent_names(
     return [names[n] for n in destroy_data]
 
 
+def preflight(
+    plan: Plan, destroy_data: bool | Sequence[str] = False
+) -> tuple[bool | list[str], list[Finding]]:
+    """The checks a sweep passes before it writes anything, for `sweep` and `plan` alike:
+    --destroy-data names devices of the sweep, no two targets share data and no other sweep
+    holds one, every fio server answers, and the guard allows every write. Raises
+    SsdcompareError saying what would be refused and why; returns the consent as the guard
+    takes it and what --destroy-data overrides."""
+    consent = consent_names(destroy_data, plan.devices)
+    _check_free(plan.devices)
+    if plan.fio is not None:
+        check_hosts(plan.fio, plan.devices)
+    written = [part for target in plan.written_targets for part in target.parts]
+    return consent, check_write_safety(written, True, consent)
+
+
 def start(
     plan: Plan,
     out_dir: Path | None = None,
@@ -179,12 +195,8 @@ def start(
     """
     if plan.fio is None:
         plan.fio = find_fio()
-    consent = consent_names(destroy_data, plan.devices)
-    _check_free(plan.devices)
-    check_hosts(plan.fio, plan.devices)
     _check_fio_accepts(plan)
-    written = [part for target in plan.written_targets for part in target.parts]
-    findings = check_write_safety(written, True, consent)
+    consent, findings = preflight(plan, destroy_data)
     created = _create_files(plan)
     try:
         results = _new_results(plan, out_dir, consent, findings, command_line, read_only,

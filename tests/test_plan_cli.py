@@ -240,3 +240,44 @@ def test_version(run_cli: RunCli) -> None:
     result = run_cli("--version")
     assert result.exit_code == 0
     assert result.stdout.strip() == f"ssdcompare, version {__version__}"
+
+
+# ---- plan runs the sweep's own checks --------------------------------------------------------
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_plan_says_what_the_sweep_would_refuse_and_why(run_cli: RunCli, tmp_path: Path) -> None:
+    from blockdevs import loop_device
+
+    with loop_device(tmp_path / "disk.img", 64 * MIB) as loop:
+        subprocess.run(["mkfs.ext4", "-q", "-F", loop], check=True)
+        where = tmp_path / "mnt"
+        where.mkdir()
+        subprocess.run(["mount", loop, str(where)], check=True)
+        try:
+            planned = run_cli("plan", "--suite", "quick", "--devices", loop, "--brief")
+            swept = run_cli("sweep", "--suite", "quick", "--devices", loop, "--out",
+                            str(tmp_path / "r"), "--destroy-data")  # fmt: skip
+        finally:
+            subprocess.run(["umount", str(where)], check=True)
+        assert_clean_error(planned, "the sweep would be refused")
+        for said in (planned.stderr, swept.stderr):
+            # the mount once (every mount namespace sees it), and no advice that cannot help
+            assert said.count(f"is mounted at {where}") == 1, said
+            assert "--destroy-data cannot change that" in said
+            assert "If you mean to, add --destroy-data" not in said
+        assert "the sweep would refuse" in planned.stderr
+        assert not (tmp_path / "r").exists()
+        # unmounted: the filesystem still needs consent, and the plan says so
+        unmounted = run_cli("plan", "--suite", "quick", "--devices", loop, "--brief")
+        assert_clean_error(unmounted, "the sweep would be refused")
+        assert "ext4 filesystem" in unmounted.stderr and "add --destroy-data" in unmounted.stderr
+        consented = run_cli("plan", "--suite", "quick", "--devices", loop, "--brief",
+                            "--destroy-data")  # fmt: skip
+        assert consented.exit_code == 0, consented.stderr
+        assert "the sweep would overwrite" in consented.stderr
+        assert "safety checks for writing pass" in consented.stdout
+        # one warning for the six jobs whose 1 GiB span the 64 MiB device cuts
+        cut = [line for line in consented.stderr.splitlines() if "is smaller than" in line]
+        assert len(cut) == 1 and "of 6 jobs" in cut[0], consented.stderr
