@@ -108,7 +108,7 @@ WRITING_RW = frozenset(
      "randtrimwrite"}
 )  # fmt: skip
 
-OPTION_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
+OPTION_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*\Z")
 # A file path inside a value: at its start or after fio's list separators (mem=mmaphuge:/x)
 # a path starts a value or follows a separator or a quote (fio's pattern options take a file
 # in quotes: buffer_pattern='/etc/shadow' copies that file onto the target)
@@ -147,6 +147,12 @@ def value_problem(name: str, value: object) -> str | None:
     if value is None or isinstance(value, (bool, int, float)):
         return None
     text = str(value)
+    if text.lower() == "null":
+        # the suite reader keeps the word null (it names fio's null engine, `ioengine: null`)
+        return (
+            f"value of {name!r} is the word null: in a suite it is a word (fio's null engine), "
+            f"not 'no value'. For an option without a value write {{{name}: ~}}"
+        )
     if canonical(name) == "mem" and text not in _MEM_TYPES:
         return (
             f"value of {name!r} ({text!r}) must be one of {', '.join(sorted(_MEM_TYPES))} without "

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from ssdcompare.errors import SsdcompareError
 
 DEFAULT_PORT = 8765  # fio's own default for --server
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
 
 class Host(BaseModel):

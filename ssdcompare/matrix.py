@@ -122,21 +122,31 @@ class _Expansion:
                 seen[workload.job_id] = where
 
 
-def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
-    """Expand a suite spec into its ordered workloads.
+def problems(spec: SuiteSpec) -> list[str]:
+    """Every problem of a suite spec's workloads and matrices, with its place in the file,
+    each once (a bad default or axis value fails every combination it is in)."""
+    return list(dict.fromkeys(_expanded(spec).problems))
 
-    Raises SsdcompareError listing every problem with its location in the suite file
-    (e.g. ``matrices[0].axes.bs[2]: 4q is not a size``).
-    """
+
+def _expanded(spec: SuiteSpec) -> _Expansion:
     expansion = _Expansion(spec)
     for index, entry in enumerate(spec.workloads):
         expansion.entry(spec.defaults, expansion.defaults_origin, entry, f"workloads[{index}]")
     for index, matrix in enumerate(spec.matrices):
         expansion.matrix(index, matrix)
     expansion.check_unique_ids()
+    return expansion
+
+
+def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
+    """Expand a suite spec into its ordered workloads.
+
+    Raises SsdcompareError listing every problem with its location in the suite file
+    (e.g. ``matrices[0].axes.bs[2]: 4q is not a size``).
+    """
+    expansion = _expanded(spec)
     label = path or spec.name
     if expansion.problems:
-        # a bad default or axis value fails every combination it is in: report it once
         listing = "\n".join(f"  {p}" for p in dict.fromkeys(expansion.problems))
         raise SsdcompareError(f"{label}: invalid suite:\n{listing}")
     suite = Suite(

@@ -14,7 +14,7 @@ from ssdcompare.fiooptions import OPT_IN, canonical, option_names
 from ssdcompare.hosts import Host, parse_hosts
 from ssdcompare.jobfile import RenderedJob, fill_span, render, span, span_is_cut, span_words
 from ssdcompare.stats import MIN_REPEATS
-from ssdcompare.steady import MAX_ROUNDS
+from ssdcompare.steady import FILL_RATE_WORST, MAX_ROUNDS
 from ssdcompare.suites import load_suite
 from ssdcompare.units import parse_size
 from ssdcompare.workload import DRIVE_STATES, Suite
@@ -24,7 +24,6 @@ from ssdcompare.workload import DRIVE_STATES, Suite
 JOB_OVERHEAD_S = 1.0
 MAX_REPEAT = 1000
 PRECONDITION_STEPS = ("fill", "workload")  # in the order they run (ssdcompare.precondition)
-FILL_RATE_WORST = 100e6  # bytes per second a fill is planned at (a slow drive past its cache)
 
 
 @dataclass

@@ -20,6 +20,8 @@ WINDOW = 5
 RANGE_PCT = 20.0
 SLOPE_PCT = 10.0
 MAX_ROUNDS = 25
+# bytes per second a fill (twice the span, sequential) is planned at: a slow drive past its cache
+FILL_RATE_WORST = 100e6
 
 
 @dataclass(frozen=True)

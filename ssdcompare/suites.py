@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
 from ssdcompare.errors import SsdcompareError, location, validation_problems
-from ssdcompare.matrix import expand
+from ssdcompare.matrix import expand, problems
 from ssdcompare.resources import jobs_dir
+from ssdcompare.steady import MAX_ROUNDS
 from ssdcompare.workload import Suite, SuiteSpec
 
 SUITE_SUFFIXES = (".yaml", ".yml")
@@ -120,6 +122,8 @@ class SuiteInfo:
     path: Path
     precondition: tuple[str, ...] = ()  # the suite's own preconditioning steps
     states: tuple[str, ...] = ()  # the drive states it runs its jobs in, a pass each
+    rounds_s: int = 0  # the most its rounds until steady state can take (precondition workload)
+    fills: int = 0  # the fills it makes of each device (precondition fill, a full pass)
 
 
 def bundled_suite_paths() -> dict[str, Path]:
@@ -186,8 +190,33 @@ def load_suite_file(path: Path) -> Suite:
     try:
         spec = SuiteSpec.model_validate(data)
     except ValidationError as err:
-        raise SsdcompareError(f"{path}: invalid suite:\n{_format_errors(err)}") from None
+        listing = "\n".join([_format_errors(err), *_later_problems(data, err)])
+        raise SsdcompareError(f"{path}: invalid suite:\n{listing}") from None
     return expand(spec, path=str(path))
+
+
+# stand-ins for top-level fields that failed, so that the workloads can still be checked
+_STAND_INS = {"name": "suite", "description": "", "source": None, "precondition": [],
+              "states": [], "read_only": False}  # fmt: skip
+
+
+def _later_problems(data: dict[str, Any], err: ValidationError) -> list[str]:
+    """The problems of a suite's workloads and matrices when its top level has some too, so
+    that every problem of the file is said at once. Not judged when the defaults themselves
+    are wrong: every workload would then fail for their sake."""
+    failed = {str(item["loc"][0]) for item in err.errors() if item["loc"]}
+    if "defaults" in failed:
+        return []
+    partial = {key: value for key, value in data.items() if key not in failed}
+    for key in failed & set(_STAND_INS):
+        partial[key] = _STAND_INS[key]
+    for key in ("name", "description"):
+        partial.setdefault(key, _STAND_INS[key])
+    try:
+        spec = SuiteSpec.model_validate(partial)
+    except ValidationError:
+        return []  # nothing more can be told
+    return [f"  {problem}" for problem in problems(spec)]
 
 
 def _format_errors(err: ValidationError) -> str:
@@ -218,6 +247,9 @@ def list_suites() -> list[SuiteInfo]:
                 path=path,
                 precondition=tuple(suite.precondition),
                 states=tuple(suite.states),
+                rounds_s=MAX_ROUNDS * suite.duration_s if "workload" in suite.precondition
+                else 0,
+                fills=int("fill" in suite.precondition) + int("full" in suite.states),
             )
         )
     return infos

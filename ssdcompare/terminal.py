@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ssdcompare.devices import describe
 from ssdcompare.fiooptions import OPT_IN
+from ssdcompare.steady import FILL_RATE_WORST, MAX_ROUNDS
 from ssdcompare.units import (
     format_bytes,
     format_count,
@@ -58,12 +59,30 @@ def suite_lines(infos: list[SuiteInfo]) -> list[str]:
             kind += f", runs on an {' then a '.join(info.states)} drive"
         lines.append(f"{info.name:<{width}}  {info.jobs:>3} jobs  "
                      f"{format_duration(info.duration_s):>11} per device  {kind}")  # fmt: skip
+        if info.rounds_s or info.fills:
+            lines += [f"{'':<{width}}  {line}" for line in textwrap.wrap(_preparing(info),
+                                                                          96 - width)]  # fmt: skip
         lines += [f"{'':<{width}}  {line}" for line in textwrap.wrap(info.description, 96 - width)]
         if info.source:
             lines.append(f"{'':<{width}}  source: {info.source}")
         lines.append("")
     lines.append("Use one with --suite NAME, or give the path of your own suite file.")
     return lines
+
+
+def _preparing(info: SuiteInfo) -> str:
+    """What a suite spends besides measuring, per device: its rounds until steady state at
+    most, and its fills (twice the span, planned at FILL_RATE_WORST)."""
+    parts = []
+    if info.rounds_s:
+        parts.append(f"up to {format_duration(info.duration_s + info.rounds_s)} in all with its "
+                     f"rounds until steady state ({MAX_ROUNDS} per job at most)")  # fmt: skip
+    if info.fills:
+        per_gib = 2 * (1 << 30) / FILL_RATE_WORST
+        fills = "a fill" if info.fills == 1 else f"{info.fills} fills"
+        parts.append(f"plus {fills} of the span (about {format_duration(per_gib)} per GiB "
+                     "of span at 100 MB/s; `ssdcompare plan` tells for a device)")  # fmt: skip
+    return "; ".join(parts)
 
 
 def plan_lines(plan: Plan) -> list[str]:

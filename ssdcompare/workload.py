@@ -51,7 +51,8 @@ IOENGINES = (
 BURST_MIN_IDLE_US = 10_000
 MAX_LOGGED_IOS = 1_000_000  # per job; about 22 MB of log per million I/Os before compression
 
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+# \Z, not $: "$" also matches before a final newline, which would end a jobfile line
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
 # An id names a jobfile and a folder of results: filesystems refuse names past 255 bytes, and
 # a name that long is no use in a table either. Suites are held to it when they are loaded
 # (ssdcompare.matrix), so results stored with a longer id by an older version still load.

@@ -12,7 +12,9 @@ import pytest
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.plan import JOB_OVERHEAD_S, make_plan, write_jobfiles
+from ssdcompare.steady import MAX_ROUNDS
 from ssdcompare.suites import bundled_suite_paths, load_suite
+from ssdcompare.units import format_duration
 from ssdcompare.workload import Suite, Workload
 
 MIB = 1024**2
@@ -106,6 +108,13 @@ def test_suites_lists_every_bundled_suite(run_cli: RunCli) -> None:
     assert "per device" in database
     assert "source: docs/methodology.md#quick" in result.stdout
     assert "--suite NAME" in lines[-1]
+    # what a suite spends besides measuring is said: rounds until steady, fills
+    text = " ".join(result.stdout.split())
+    storagereview = load_suite("storagereview")
+    worst = format_duration(storagereview.duration_s * (1 + MAX_ROUNDS))
+    assert "storagereview 33 jobs" in text and f"up to {worst} in all with its rounds" in text
+    anandtech = text[text.index("anandtech ") : text.index("crystaldiskmark ")]
+    assert "empty then a full drive" in anandtech and "plus a fill of the span" in anandtech
 
 
 # ---- the `plan` command ---------------------------------------------------------------------

@@ -236,6 +236,39 @@ def test_missing_description_is_named(tmp_path: Path) -> None:
     assert "description: Field required" in message
 
 
+def test_every_problem_of_a_suite_is_said_at_once(tmp_path: Path) -> None:
+    """A missing description does not hide the workloads' own problems."""
+    message = load_error(write_suite(
+        tmp_path,
+        "name: mine\nworkloads:\n  - {rw: randread, bs: 4q}\n"
+        "  - {rw: randwrite, bs: 4k, iodepth: 0}\n",
+    ))  # fmt: skip
+    assert "description: Field required" in message
+    assert "workloads[0].bs: '4q' is not a size" in message
+    assert "workloads[1].iodepth: Input should be greater than or equal to 1" in message
+
+
+def test_null_as_an_option_value_is_caught_with_the_way_to_write_it(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path,
+        "name: mine\ndescription: d\nworkloads:\n"
+        "  - {rw: randread, bs: 4k, extra: {norandommap: null}}\n",
+    ))  # fmt: skip
+    assert "workloads[0].extra: value of 'norandommap' is the word null" in message
+    assert "{norandommap: ~}" in message
+    bare = write_suite(tmp_path, "name: mine\ndescription: d\nworkloads:\n"
+                       "  - {rw: randread, bs: 4k, extra: {norandommap: ~}}\n")  # fmt: skip
+    assert load_suite(bare).workloads[0].extra == {"norandommap": None}
+
+
+def test_a_line_break_in_an_id_names_the_field(tmp_path: Path) -> None:
+    message = load_error(write_suite(
+        tmp_path,
+        'name: mine\ndescription: d\nworkloads:\n  - {rw: randread, bs: 4k, id: "abc\\n"}\n',
+    ))  # fmt: skip
+    assert "workloads[0].id: id 'abc\\n' must start with a letter or digit" in message
+
+
 def test_zero_iodepth_in_an_axis_points_at_the_value(tmp_path: Path) -> None:
     message = load_error(write_suite(
         tmp_path,
