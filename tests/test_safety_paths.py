@@ -163,6 +163,7 @@ def test_a_probe_that_fails_counts_as_data(
 # --- links someone else planted -------------------------------------------------------------
 
 
+@pytest.mark.root  # plants the link as another user
 @pytest.mark.fio
 @pytest.mark.parametrize("how", ["writes", "states-empty-read-only"])
 def test_a_link_planted_in_a_shared_folder_is_never_followed(
