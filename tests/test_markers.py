@@ -288,7 +288,7 @@ def test_without_root_and_fio_marked_tests_skip_with_the_reason(
         )
 
 
-@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio on PATH to hide it")
+@pytest.mark.fio  # needs a fio on PATH to hide
 def test_ssdcompare_fio_is_respected(sandbox: Sandbox, sample: Path) -> None:
     """$SSDCOMPARE_FIO naming a missing program hides fio even when one is on PATH."""
     missing = str(sandbox.root / "no-fio-here")
@@ -360,3 +360,68 @@ def test_whole_suite_without_root_or_fio_skips_exactly_the_marked_tests(
     assert not problems, "\n".join(sorted(problems))
     assert outcomes.passed and outcomes.passed == unmarked
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+# ---- a part of the suite without root, and without fio, each on its own ------------------
+
+# one test of each kind: needing nothing, root, fio, and both
+PART = [
+    "tests/test_units.py",
+    "tests/test_guard.py::test_real_partition_table",
+    "tests/test_safety_process.py::test_a_closed_output_stream_costs_no_result_and_no_report",
+    "tests/test_precondition.py::test_preconditioning_a_device_with_data_needs_destroy_data",
+]
+
+
+def run_part(box: Sandbox, env: dict[str, str], as_root: bool, wrap: list[str] = ()) -> Outcomes:
+    """The PART of the suite, run as the sandbox's user (or root), read from its junit XML."""
+    junit = box.root / f"part-{len(list(box.root.glob('part-*')))}.xml"
+    options = ["-m", "pytest", "-p", "no:cacheprovider", "-q", "--strict-markers", "-rs",
+               "--basetemp", str(box.root / "tmp" / junit.stem), "--junitxml", str(junit),
+               *PART]  # fmt: skip
+    python = sys.executable if as_root else box.python
+    command = [*wrap, python, *options] if as_root else [*box.prefix, python, *options]
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
+                          check=False, timeout=RUN_TIMEOUT_S)  # fmt: skip
+    assert junit.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    if not as_root and os.geteuid() == 0:
+        os.lchown(junit, NOBODY, NOBODY)
+    return read_junit(junit)
+
+
+def marked_in_part(box: Sandbox, marker: str) -> set[str]:
+    return collect(box, *PART, "-m", marker, as_root=True)[0]
+
+
+def assert_skipped_exactly(outcomes: Outcomes, marked: set[str], reason: str) -> None:
+    assert not outcomes.failed, outcomes.failed
+    assert set(outcomes.skipped) == marked, (outcomes.skipped, marked)
+    assert all(why.startswith(reason) for why in outcomes.skipped.values()), outcomes.skipped
+    assert outcomes.passed  # the rest ran, and passed
+
+
+@pytest.mark.fio  # fio stays: only root is missing
+def test_a_part_of_the_suite_runs_without_root(sandbox: Sandbox) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("runs as root and drops it: here the whole suite runs without root")
+    env = dict(sandbox.env, PATH=f"{Path(sandbox.python).parent}{os.pathsep}{os.environ['PATH']}")
+    outcomes = run_part(sandbox, env, as_root=False)
+    assert_skipped_exactly(outcomes, marked_in_part(sandbox, "root"), "needs root")
+
+
+@pytest.mark.root  # hides fio with a bind mount in a mount namespace of its own
+@pytest.mark.fio
+def test_a_part_of_the_suite_runs_without_fio(sandbox: Sandbox) -> None:
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare (util-linux) for a mount namespace of its own")
+    fio = os.path.realpath(shutil.which("fio") or "fio")
+    stand_in = sandbox.root / "not-fio"  # bound over fio: a file that cannot be run
+    stand_in.write_text("")
+    stand_in.chmod(0o644)
+    hide = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" "$1" && shift && exec "$@"', str(stand_in), fio]  # fmt: skip
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("PYTEST_", "SSDCOMPARE_"))}  # fmt: skip
+    outcomes = run_part(sandbox, env, as_root=True, wrap=hide)
+    assert_skipped_exactly(outcomes, marked_in_part(sandbox, "fio"), "needs the fio binary")
+    assert os.access(fio, os.X_OK)  # hidden only inside that namespace

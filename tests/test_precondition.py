@@ -72,6 +72,7 @@ def test_a_fill_then_rounds_until_steady_are_run_recorded_and_shown(tmp_path: Pa
 
 
 @pytest.mark.root
+@pytest.mark.fio  # the sweep is planned with fio, which checks its jobfiles
 def test_preconditioning_a_device_with_data_needs_destroy_data(tmp_path: Path) -> None:
     suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, runtime: 1}")
     with loop_device(tmp_path / "disk.img", 16 * MIB) as device:
@@ -137,6 +138,7 @@ def test_a_device_that_comes_into_use_is_not_preconditioned(tmp_path: Path) -> N
 
 
 @pytest.mark.root
+@pytest.mark.fio  # the sweep is planned with fio, which checks its jobfiles
 def test_a_disk_and_its_partition_in_one_sweep_are_refused_before_anything_starts(
     tmp_path: Path,
 ) -> None:
