@@ -16,7 +16,6 @@ import pandas as pd
 
 from ssdcompare import charts
 from ssdcompare.answer import headline
-from ssdcompare.ceiling import ceiling_iops
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.fioresult import DISTRIBUTION_PERCENTILES
@@ -152,7 +151,7 @@ def _missing_ceilings(results: ResultsDir) -> list[str]:
     if not manifest.ceiling:
         return []
     missing = [w.job_id for w in manifest.suite.workloads
-               if not w.writes and ceiling_iops(results.path, w.job_id) is None]  # fmt: skip
+               if not w.writes and results.ceiling_iops(w.job_id) is None]  # fmt: skip
     if not missing:
         return []
     return [f"No ceiling for {', '.join(missing)}: the run on the RAM disk did not finish "

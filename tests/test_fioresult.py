@@ -19,7 +19,7 @@ from unittest import mock
 
 import pytest
 
-from ssdcompare import fioresult
+from ssdcompare import fioresult, regularfile
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fioresult import (
     FioOutputError,
@@ -1238,9 +1238,9 @@ def test_a_file_is_read_whole_whatever_each_read_gives(
     Linux): the file is read until a read gives nothing."""
     path = tmp_path / "fio.json"
     path.write_text((DATA / "fdatasync-write-jsonplus.json").read_text())
-    real_read = fioresult.os.read
-    monkeypatch.setattr(fioresult.os, "read", lambda fd, n: real_read(fd, min(n, 1000)))
-    assert fioresult._read_bytes(path) == path.read_bytes()
+    real_read = regularfile.os.read
+    monkeypatch.setattr(regularfile.os, "read", lambda fd, n: real_read(fd, min(n, 1000)))
+    assert regularfile.read_regular(path, 1 << 20) == path.read_bytes()
     assert parse_fio_file(path).jobs
 
 
@@ -1285,6 +1285,7 @@ def test_models_built_by_the_quick_reading_are_what_model_construct_makes() -> N
         "job_options": {"rw": "read"},
         "global_options": {},
         "directions": {},
+        "empty_directions": ["write"],
         "steadystate": None,
     }
     output = {"fio_version": "fio-3.33", "timestamp": 1, "jobs": [], "global_options": {},

@@ -16,7 +16,7 @@ from suitefiles import suite_file
 
 import ssdcompare
 from ssdcompare.answer import headline
-from ssdcompare.ceiling import ceiling_iops, why_not
+from ssdcompare.ceiling import why_not
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.report import build_context
 from ssdcompare.store import ResultsDir
@@ -261,11 +261,11 @@ def test_a_ram_disk_measured_against_the_ceiling_comes_out_host(tmp_path: Path) 
         # an interrupted ceiling run is no ceiling: the report says so, a resume measures it
         status = ceiling / "status.json"
         status.write_text(status.read_text().replace('"status": "ok"', '"status": "interrupted"'))
-        assert ceiling_iops(run.path, job) is None
+        assert ResultsDir.open(run.path).ceiling_iops(job) is None
         warnings = build_context(run.frame(), [ResultsDir.open(run.path)])["warnings"]
         assert any(w.startswith(f"No ceiling for {job}:") for w in warnings)
         again = ssdcompare.run_sweep(resume=run.path, report=False)
-        assert again.complete and 350 < (ceiling_iops(run.path, job) or 0) < 450
+        assert again.complete and 350 < (ResultsDir.open(run.path).ceiling_iops(job) or 0) < 450
     assert set(Path("/sys/block").iterdir()) == before  # the ceiling's RAM disks are gone too
     # results made before writing jobs lost their ceiling: one found for a write is not used
     shutil.copytree(run.path / "ceiling" / job, run.path / "ceiling" / writes)
