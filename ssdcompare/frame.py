@@ -690,11 +690,13 @@ def _load_results(results: ResultsDir, thresholds: Thresholds) -> pd.DataFrame:
         key=lambda s: (s.repeat, targets.get(s.target, 99), order.get(s.job, 10**6)),
     )
     for status in statuses:
+        # a run folder the plan does not have (copied in) is no run of this workload
+        planned = results.planned(status.target, status.job, status.repeat)
         rows.extend(
             _run_rows(
                 results,
                 status,
-                workloads.get(status.job),
+                workloads.get(status.job) if planned else None,
                 devices.get(status.target, {}),
                 thresholds,
                 units[status.target].members if status.target in units else (),

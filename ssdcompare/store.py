@@ -48,6 +48,7 @@ from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
 from ssdcompare.jobfile import hashed_span, rendered_size
 from ssdcompare.metadata import DeviceInfo, HostInfo
 from ssdcompare.plan import MAX_REPEAT
+from ssdcompare.plausibility import job_problem
 from ssdcompare.regularfile import RefusedFile, read_regular
 from ssdcompare.units import format_bytes
 from ssdcompare.workload import Suite
@@ -511,6 +512,7 @@ class ResultsDir:
         self.path = path
         self.manifest = manifest
         self.files = files or ResultsFiles(path)  # every file of the folder is read by it
+        self._plan: tuple[set[str], set[str]] | None = None  # target and job names planned
 
     @classmethod
     def create(cls, path: Path, manifest: Manifest) -> ResultsDir:
@@ -549,7 +551,10 @@ class ResultsDir:
                 raise SsdcompareError(
                     f"{path} is not an ssdcompare results folder (no {MANIFEST} in it)"
                 ) from None
-            raise StoredFileError(f"{path}: {MANIFEST}", err.reason) from None
+            raise StoredFileError(
+                f"{path}: {MANIFEST}",
+                f"{err.reason}; the folder cannot be read without it: get an undamaged copy",
+            ) from None
         try:
             manifest = Manifest.model_validate(migrate_manifest(data))
         except ValidationError as err:
@@ -626,8 +631,6 @@ class ResultsDir:
         damaged one, that is a symbolic link or that is no part of the sweep's plan (copied
         in from another sweep) is a failed run saying so, never a missing one. A target or
         job folder that is a symbolic link is an error (StoredFileError)."""
-        targets = {t.name for t in self.manifest.targets}
-        jobs = {w.job_id for w in self.manifest.suite.workloads}
         found = []
         for target, job, entry in self._run_folders():
             repeat = int(entry.name[1:])
@@ -635,7 +638,7 @@ class ResultsDir:
             if entry.is_symlink():
                 error = str(StoredFileError(relative, "is a symbolic link"))
                 found.append(_failed_status(target, job, repeat, error))
-            elif target not in targets or job not in jobs or repeat > self.manifest.repeat:
+            elif not self.planned(target, job, repeat):
                 found.append(_failed_status(target, job, repeat, (
                     f"{relative} is not part of this sweep's plan: {MANIFEST} names no such "
                     "target, job or repeat, so it was not made by this sweep (copied in from "
@@ -648,6 +651,15 @@ class ResultsDir:
                     "now); sweep --resume runs it again"
                 )))  # fmt: skip
         return found
+
+    def planned(self, target: str, job: str, repeat: int) -> bool:
+        """Whether the sweep's plan (its manifest) has this run: a known target and job, and
+        a repeat it asked for."""
+        if self._plan is None:
+            self._plan = ({t.name for t in self.manifest.targets},
+                          {w.job_id for w in self.manifest.suite.workloads})  # fmt: skip
+        targets, jobs = self._plan
+        return target in targets and job in jobs and 1 <= repeat <= self.manifest.repeat
 
     def _run_folders(self) -> Iterable[tuple[str, str, os.DirEntry[str]]]:
         """(target, job, entry) of every runs/<target>/<job>/r<N> folder (earlier attempts
@@ -772,4 +784,6 @@ class ResultsDir:
             output = self.files.fio_output(folder / FIO_JSON)
         except (SsdcompareError, ValidationError):  # refused, damaged, newer, not fio's
             return None
+        if any(job_problem(job) is not None for job in output.jobs):
+            return None  # impossible figures are no ceiling either
         return sum(j.total_iops for j in output.jobs if j.ok) or None

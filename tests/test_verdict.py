@@ -190,11 +190,16 @@ def test_the_answer_never_claims_more_than_its_tests_and_counts_alike_either_way
     pair.loc[pair["label"] == "a", "verdict"] = "cpu"
     assert dict(headline(pair, "a")[0].left_out) == {"cpu": 1}
     assert dict(headline(pair, "b")[0].left_out) == {"cpu": 1}
-    # a finished run whose direction fio left out (it moved nothing) has no IOPS at all
+    # a finished run whose directions fio printed with zeros did no I/O at all
     idle = _tested([("j1", 1.0, pd.NA, "drive"), ("j2", 1.0, pd.NA, "drive")])
-    idle.loc[(idle["label"] == "b") & (idle["job"] == "j2"), "iops_value"] = float("nan")
+    idle.loc[(idle["label"] == "b") & (idle["job"] == "j2"), "iops_value"] = 0.0
     line = headline(idle, "a")[0]
     assert dict(line.left_out) == {"idle": 1} and "1 did no I/O" in line.sentence
+    # ... while one whose IOPS fio did not give (nan) is unknown, not idle
+    idle.loc[(idle["label"] == "b") & (idle["job"] == "j2"), "iops_value"] = float("nan")
+    line = headline(idle, "a")[0]
+    assert dict(line.left_out) == {"unknown figures": 1}
+    assert "1 had no IOPS figure" in line.sentence
     one = _tested([("j1", 1.0, pd.NA, "drive"), ("j2", 1.0, pd.NA, "disturbed")])
     assert "Left out: 1 was disturbed." in headline(one, "a")[0].sentence
 
