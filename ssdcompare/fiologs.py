@@ -57,12 +57,12 @@ def parse_log(text: str, name: str) -> list[Sample]:
     return samples
 
 
-def log_files(folder: Path, prefix: str, kind: str) -> list[Path]:
+def log_files(folder: Path, prefix: str, kind: str, names: list[str] | None = None) -> list[Path]:
     """One run's log files of one kind, one per fio process, in process order
-    ("<prefix>_<kind>.<n>.log", or .log.gz)."""
+    ("<prefix>_<kind>.<n>.log", or .log.gz); `names`: the folder's, when already listed."""
     start = f"{prefix}_{kind}."
     try:
-        names = os.listdir(folder)  # one look at the folder, not a glob per pattern
+        names = os.listdir(folder) if names is None else names  # not a glob per pattern
     except OSError:
         return []
     found = []

@@ -157,25 +157,32 @@ class ResultsFiles:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._folders: set[tuple[str, ...]] = set()  # folders below the root found real
+        # paths are built from the root, so they begin with it as written (string work: a
+        # pathlib relative_to per file costs more than reading a small file does)
+        spelled = os.fspath(root)
+        self._prefix = "" if spelled == "." else spelled.rstrip("/") + "/"
 
-    def parts(self, path: Path) -> tuple[str, ...]:
-        """`path` (under the root, as built from it) as names below the root."""
-        try:
-            parts = path.relative_to(self.root).parts
-        except ValueError:
-            raise StoredFileError(
-                str(path), f"is not inside the results folder {self.root}"
-            ) from None
-        if not parts or any(p in ("", ".", "..") for p in parts):
-            raise StoredFileError("/".join(parts) or ".", "is no file name inside the folder")
-        return parts
-
-    def name(self, path: Path) -> str:
+    def name(self, path: Path | str) -> str:
         """`path` as the messages name it: relative to the folder ("runs/x/j/r1/fio.json")."""
+        spelled = os.fspath(path)
+        if self._prefix and spelled.startswith(self._prefix):
+            return spelled[len(self._prefix) :]
+        if not self._prefix and not os.path.isabs(spelled):
+            return spelled
         try:
-            return path.relative_to(self.root).as_posix()
+            return Path(path).relative_to(self.root).as_posix()  # spelled another way
         except ValueError:
-            return str(path)
+            return spelled
+
+    def parts(self, path: Path | str) -> tuple[str, ...]:
+        """`path` (under the root, as built from it) as names below the root."""
+        relative = self.name(path)
+        if relative == os.fspath(path) and self._prefix:
+            raise StoredFileError(relative, f"is not inside the results folder {self.root}")
+        parts = tuple(relative.split("/"))
+        if any(p in ("", ".", "..") for p in parts):
+            raise StoredFileError(relative or ".", "is no file name inside the folder")
+        return parts
 
     def _check_folders(self, parts: tuple[str, ...]) -> None:
         """Every folder on the way to parts[-1] below the root is a real folder, not a link."""
@@ -185,7 +192,7 @@ class ResultsFiles:
                 continue
             relative = "/".join(folder)
             try:
-                info = os.lstat(self.root.joinpath(*folder))
+                info = os.lstat(self._prefix + relative)
             except FileNotFoundError:
                 raise StoredFileError(relative, "is missing", missing=True) from None
             except OSError as err:
@@ -282,21 +289,28 @@ class ResultsFiles:
             )
         return data
 
-    def entries(self, path: Path) -> list[os.DirEntry[str]]:
+    def entries(self, path: Path | str) -> list[os.DirEntry[str]]:
         """The entries of a folder of the folder, by name; none when it is missing. The
-        folder must be real (no link on its way); entries are not followed."""
-        if path != self.root:
+        folder must be real (no link on its way); entries are not followed. A folder among
+        them that is real is remembered as checked."""
+        if os.fspath(path) != os.fspath(self.root):
             parts = self.parts(path)
             self._check_folders((*parts, ""))
+        else:
+            parts = ()
         try:
             with os.scandir(path) as found:
-                return sorted(found, key=lambda entry: entry.name)
+                listed = sorted(found, key=lambda entry: entry.name)
         except (FileNotFoundError, NotADirectoryError):
             return []
         except OSError as err:
             raise StoredFileError(
                 self.name(path), f"cannot be read ({err.strerror or err})"
             ) from None
+        for entry in listed:
+            if entry.is_dir(follow_symlinks=False):
+                self._folders.add((*parts, entry.name))
+        return listed
 
     def log_samples(self, path: Path) -> list[Sample]:
         """One fio log of a run (plain or .gz) as samples; LogError when it is refused or
@@ -513,6 +527,7 @@ class ResultsDir:
         self.manifest = manifest
         self.files = files or ResultsFiles(path)  # every file of the folder is read by it
         self._plan: tuple[set[str], set[str]] | None = None  # target and job names planned
+        self._listed: tuple[Path, list[str]] | None = None  # the run folder listed last
 
     @classmethod
     def create(cls, path: Path, manifest: Manifest) -> ResultsDir:
@@ -568,10 +583,13 @@ class ResultsDir:
     def run_dir(self, target: str, job: str, repeat: int) -> Path:
         return self.path / "runs" / target / job / f"r{repeat}"
 
-    def _read_status(self, target: str, job: str, repeat: int) -> RunStatus | None:
-        """The status of the run in runs/<target>/<job>/r<repeat> (None when it has none); a
-        damaged one, or one that names another run than its folder, is a failed run."""
-        folder = self.run_dir(target, job, repeat)
+    def _read_status(
+        self, target: str, job: str, repeat: int, folder: Path | None = None
+    ) -> RunStatus | None:
+        """The status of the run in runs/<target>/<job>/r<repeat> (`folder`, when given: it
+        is that folder); None when it has none. A damaged one, or one that names another run
+        than its folder, is a failed run."""
+        folder = folder or self.run_dir(target, job, repeat)
 
         def failed(error: str) -> RunStatus:
             return _failed_status(target, job, repeat, error)
@@ -645,7 +663,7 @@ class ResultsDir:
                     "another?); left out of the figures"
                 )))  # fmt: skip
             else:
-                status = self._read_status(target, job, repeat)
+                status = self._read_status(target, job, repeat, Path(entry.path))
                 found.append(status or _failed_status(target, job, repeat, (
                     f"{STATUS} is missing: the run did not finish (or a sweep is running it "
                     "now); sweep --resume runs it again"
@@ -669,12 +687,12 @@ class ResultsDir:
                 raise StoredFileError(f"runs/{target.name}", "is a symbolic link")
             if not target.is_dir(follow_symlinks=False):
                 continue
-            for job in self.files.entries(Path(target.path)):
+            for job in self.files.entries(target.path):
                 if job.is_symlink():
                     raise StoredFileError(f"runs/{target.name}/{job.name}", "is a symbolic link")
                 if not job.is_dir(follow_symlinks=False):
                     continue
-                for run in self.files.entries(Path(job.path)):
+                for run in self.files.entries(job.path):
                     name = run.name
                     canonical = name[1:].isdigit() and name == f"r{int(name[1:])}" != "r0"
                     if canonical and (run.is_symlink() or run.is_dir(follow_symlinks=False)):
@@ -693,9 +711,16 @@ class ResultsDir:
         return self.run_dir(status.target, status.job, status.repeat) / JOBFILE
 
     def timeseries_logs(self, status: RunStatus, kind: str) -> list[Path]:
-        """A run's per-second fio logs of one kind ("iops", "bw", "lat"), one per process."""
+        """A run's per-second fio logs of one kind ("iops", "bw", "lat"), one per process.
+        The folder's listing is kept for the next kind asked of the same run (reading a run
+        asks for each kind several times)."""
         folder = self.run_dir(status.target, status.job, status.repeat)
-        return log_files(folder, TIMESERIES_PREFIX, kind)
+        if self._listed is None or self._listed[0] != folder:
+            try:
+                self._listed = (folder, os.listdir(folder))
+            except OSError:
+                self._listed = (folder, [])
+        return log_files(folder, TIMESERIES_PREFIX, kind, self._listed[1])
 
     def precondition_dir(self, target: str, name: str) -> Path:
         """Where preconditioning keeps what it ran: `fill`, or a job's rounds."""
