@@ -764,6 +764,10 @@ def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]
     for job in output.jobs:
         options = job.options  # this job's own server's options in client/server output
         verdict = judge(None, job.usr_cpu_pct, job.sys_cpu_pct, None, thresholds)
+        problem = job_problem(job) if job.ok else None
+        error = None if job.ok else f"fio job error {job.error}"
+        if problem is not None:
+            error = f"{path.name} {problem}: impossible for a run, so the file is damaged"
         base: dict[str, object] = {
             "host": job.hostname,
             "port": job.port,
@@ -771,8 +775,8 @@ def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]
             "device": options.get("filename") or job.hostname or path.stem,
             "job": job.name,
             "repeat": 1,
-            "status": "ok" if job.ok else "failed",
-            "error": None if job.ok else f"fio job error {job.error}",
+            "status": "failed" if error else "ok",
+            "error": error,
             "rw": options.get("rw") or options.get("readwrite"),
             "iodepth": options.get("iodepth"),
             "numjobs": job.processes,
@@ -798,7 +802,8 @@ def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]
                 pass
         directions = [d for d in DIRECTIONS if d in job.directions] or ["read"]
         for direction in directions:
-            rows.append(dict(base, direction=direction, **_direction_values(job, direction)))
+            values = _direction_values(job, direction) if problem is None else {}
+            rows.append(dict(base, direction=direction, **values))
     return rows
 
 

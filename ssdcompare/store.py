@@ -293,11 +293,15 @@ class ResultsFiles:
         """The entries of a folder of the folder, by name; none when it is missing. The
         folder must be real (no link on its way); entries are not followed. A folder among
         them that is real is remembered as checked."""
+        parts: tuple[str, ...] = ()
         if os.fspath(path) != os.fspath(self.root):
             parts = self.parts(path)
-            self._check_folders((*parts, ""))
-        else:
-            parts = ()
+            try:
+                self._check_folders((*parts, ""))
+            except StoredFileError as err:
+                if err.missing:
+                    return []  # nothing there yet (no runs/, no preconditioning)
+                raise
         try:
             with os.scandir(path) as found:
                 listed = sorted(found, key=lambda entry: entry.name)

@@ -348,6 +348,9 @@ def test_an_impossible_value_makes_a_named_failed_run(received: Path, case: str)
     assert row["status"] == "failed" and math.isnan(row["iops"])
     assert row["error"].startswith(f"runs/x.img/{READ}/r1/fio.json holds a")
     assert field in row["error"] and value not in row["error"]
+    # the same file named as a raw fio output: the same check
+    (raw,) = ssdcompare.read_fio(run_of(received, READ) / "fio.json").itertuples()
+    assert raw.status == "failed" and field in raw.error and math.isnan(raw.iops)
 
 
 def test_a_job_written_twice_is_not_added_up(received: Path) -> None:
