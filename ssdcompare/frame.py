@@ -501,7 +501,7 @@ def _entries_problem(entries: list[JobResult], job: str, group: bool, name: str)
         return f"{name}: fio's output holds no job"
     names = {entry.name for entry in entries}
     if group:
-        wrong = any(not name.startswith(f"{job}.m") for name in names)
+        wrong = any(not section.startswith(f"{job}.m") for section in names)
     else:
         wrong = names != {job} or len(entries) != 1
     if wrong:

@@ -1,9 +1,10 @@
-"""Reading a file that must be a regular file of bounded size.
+"""Reading a file that must be a regular file of bounded size, and bounds on what it holds.
 
 Results folders and fio outputs come from other people. A name in them can be a FIFO (a read
 would wait forever), a device such as /dev/zero (a read would never end), a file far larger
 than any result, or a symbolic link to a file the sender could not read themselves. Each is
-refused here before anything is read, and the reason never quotes what a file holds.
+refused here before anything is read, and the reason never quotes what a file holds. So is a
+gzip file that unpacks to more than its bound, and JSON nested deeper than any file of ours.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import zlib
 from pathlib import Path
+from typing import Any
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.units import format_bytes
@@ -98,3 +101,41 @@ def read_regular(path: Path | str, limit: int, follow_links: bool = True) -> byt
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def gunzip(data: bytes, limit: int) -> bytes:
+    """What gzip `data` unpacks to (every member); RefusedFile when that is more than `limit`
+    bytes (a small file can unpack to gigabytes), or when it is cut off or no gzip at all."""
+    out: list[bytes] = []
+    size = 0
+    try:
+        while data:
+            unpacker = zlib.decompressobj(wbits=31)
+            while data:
+                out.append(unpacker.decompress(data, limit + 1 - size))
+                size += len(out[-1])
+                if size > limit:
+                    raise RefusedFile(f"unpacks to more than {format_bytes(limit)}: more than "
+                                      "such a file holds")  # fmt: skip
+                data = unpacker.unconsumed_tail
+            if not unpacker.eof:
+                raise RefusedFile("is cut off (gzip): damaged")
+            data = unpacker.unused_data.lstrip(b"\0")  # gzip pads with NUL bytes at times
+    except zlib.error:
+        raise RefusedFile("is not gzip data: damaged") from None
+    return b"".join(out)
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether JSON data nests more than `limit` lists and objects deep (a level at a time:
+    no recursion, whatever the depth)."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(limit):
+        nested: list[Any] = []
+        for item in level:
+            children = item.values() if isinstance(item, dict) else item
+            nested += [child for child in children if isinstance(child, (dict, list))]
+        if not nested:
+            return False
+        level = nested
+    return True

@@ -29,7 +29,6 @@ import json
 import os
 import stat
 import tempfile
-import zlib
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -49,8 +48,7 @@ from ssdcompare.jobfile import hashed_span, rendered_size
 from ssdcompare.metadata import DeviceInfo, HostInfo
 from ssdcompare.plan import MAX_REPEAT
 from ssdcompare.plausibility import job_problem
-from ssdcompare.regularfile import RefusedFile, read_regular
-from ssdcompare.units import format_bytes
+from ssdcompare.regularfile import RefusedFile, gunzip, nested_deeper, read_regular
 from ssdcompare.workload import Suite
 
 FORMAT_VERSION = 2
@@ -205,6 +203,16 @@ class ResultsFiles:
                 raise StoredFileError(relative, "is not a folder", missing=True)
             self._folders.add(folder)
 
+    def check_way(self, path: Path) -> None:
+        """Refuse (StoredFileError) a path to write at when a folder on its way below the
+        root is a symbolic link or no folder: a write there would land outside the results
+        folder. Folders not made yet are fine."""
+        try:
+            self._check_folders(self.parts(path))
+        except StoredFileError as err:
+            if not err.missing or os.path.lexists(self._prefix + err.relative):
+                raise
+
     def read_bytes(self, path: Path, kind: str) -> bytes:
         """The bytes of a file of the folder (see the class); StoredFileError otherwise."""
         parts = self.parts(path)
@@ -226,36 +234,16 @@ class ResultsFiles:
     def read_text(self, path: Path, kind: str) -> str:
         data = self.read_bytes(path, kind)
         if path.suffix == ".gz":
-            data = self._unpacked(data, path, LIMITS[kind])
+            try:
+                data = gunzip(data, LIMITS[kind])
+            except RefusedFile as err:
+                raise StoredFileError(self.name(path), err.reason) from None
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
             if kind == "log":  # fio writes logs in ASCII; a stray byte costs its line only
                 return data.decode("ascii", errors="replace")
             raise StoredFileError(self.name(path), "is not UTF-8 text: damaged") from None
-
-    def _unpacked(self, data: bytes, path: Path, limit: int) -> bytes:
-        """A gzip file's content (every member), refused when it unpacks to over `limit`."""
-        out: list[bytes] = []
-        size = 0
-        try:
-            while data:
-                unpacker = zlib.decompressobj(wbits=31)
-                while data:
-                    out.append(unpacker.decompress(data, limit + 1 - size))
-                    size += len(out[-1])
-                    if size > limit:
-                        too_much = (
-                            f"unpacks to more than {format_bytes(limit)}: no log holds so much"
-                        )
-                        raise StoredFileError(self.name(path), too_much)
-                    data = unpacker.unconsumed_tail
-                if not unpacker.eof:
-                    raise StoredFileError(self.name(path), "is cut off (gzip): damaged")
-                data = unpacker.unused_data.lstrip(b"\0")  # gzip pads with NUL bytes at times
-        except zlib.error:
-            raise StoredFileError(self.name(path), "is not gzip data: damaged") from None
-        return b"".join(out)
 
     def read_json(self, path: Path, kind: str) -> Any:
         """A JSON file ssdcompare wrote, nested at most MAX_DEPTH levels deep."""
@@ -267,7 +255,7 @@ class ResultsFiles:
         except ValueError as err:  # UnicodeDecodeError is one too
             where = f" (line {err.lineno})" if isinstance(err, json.JSONDecodeError) else ""
             raise StoredFileError(self.name(path), f"is not JSON{where}: damaged") from None
-        if _too_deep(value, MAX_DEPTH):
+        if nested_deeper(value, MAX_DEPTH):
             raise StoredFileError(self.name(path), f"is nested more than {MAX_DEPTH} levels "
                                   "deep: ssdcompare never writes that, it is damaged")  # fmt: skip
         return value
@@ -329,21 +317,6 @@ class ResultsFiles:
         """A fio output of the folder; FioOutputError (its `reason` quoting nothing the file
         holds) when it cannot be read as one, StoredFileError when it is refused."""
         return parse_fio_bytes(self.read_bytes(path, "fio"), self.name(path))
-
-
-def _too_deep(value: Any, limit: int) -> bool:
-    """Whether JSON data nests more than `limit` lists and objects deep (a level at a time:
-    no recursion, whatever the depth)."""
-    level = [value] if isinstance(value, (dict, list)) else []
-    for _ in range(limit):
-        nested: list[Any] = []
-        for item in level:
-            children = item.values() if isinstance(item, dict) else item
-            nested += [child for child in children if isinstance(child, (dict, list))]
-        if not nested:
-            return False
-        level = nested
-    return True
 
 
 class RunStatus(BaseModel):
@@ -587,12 +560,12 @@ class ResultsDir:
     def run_dir(self, target: str, job: str, repeat: int) -> Path:
         return self.path / "runs" / target / job / f"r{repeat}"
 
-    def _read_status(
+    def status(
         self, target: str, job: str, repeat: int, folder: Path | None = None
     ) -> RunStatus | None:
-        """The status of the run in runs/<target>/<job>/r<repeat> (`folder`, when given: it
-        is that folder); None when it has none. A damaged one, or one that names another run
-        than its folder, is a failed run."""
+        """The recorded outcome of the run in runs/<target>/<job>/r<repeat> (`folder`, when
+        given, is that folder); None when it never finished writing one. A damaged one, or
+        one that names another run than its folder, is a failed run."""
         folder = folder or self.run_dir(target, job, repeat)
 
         def failed(error: str) -> RunStatus:
@@ -621,10 +594,6 @@ class ResultsDir:
             )
         return status
 
-    def status(self, target: str, job: str, repeat: int) -> RunStatus | None:
-        """The recorded outcome of a run, or None if it never finished writing one."""
-        return self._read_status(target, job, repeat)
-
     def prepare_run(self, target: str, job: str, repeat: int) -> Path:
         """An empty folder for a run; an earlier unfinished attempt is kept aside, not deleted.
 
@@ -634,8 +603,9 @@ class ResultsDir:
         previous = self.status(target, job, repeat)
         if previous is not None and self.finished(previous):
             raise SsdcompareError(f"{folder} already holds a finished result")
+        self.files.check_way(folder)  # never written through a link to another place
         try:
-            if folder.exists():
+            if os.path.lexists(folder):  # a link in its place is moved aside, not followed
                 attempt = 1
                 while folder.with_name(f"{folder.name}.attempt-{attempt}").exists():
                     attempt += 1
@@ -667,7 +637,7 @@ class ResultsDir:
                     "another?); left out of the figures"
                 )))  # fmt: skip
             else:
-                status = self._read_status(target, job, repeat, Path(entry.path))
+                status = self.status(target, job, repeat, Path(entry.path))
                 found.append(status or _failed_status(target, job, repeat, (
                     f"{STATUS} is missing: the run did not finish (or a sweep is running it "
                     "now); sweep --resume runs it again"
@@ -727,8 +697,11 @@ class ResultsDir:
         return log_files(folder, TIMESERIES_PREFIX, kind, self._listed[1])
 
     def precondition_dir(self, target: str, name: str) -> Path:
-        """Where preconditioning keeps what it ran: `fill`, or a job's rounds."""
-        return self.path / "precondition" / target / name
+        """Where preconditioning keeps what it ran: `fill`, or a job's rounds (refused when a
+        folder on its way is a link: what is written there would land elsewhere)."""
+        folder = self.path / "precondition" / target / name
+        self.files.check_way(folder / STATE_RECORD)
+        return folder
 
     def fill_record(self, target: str) -> FillRecord | None:
         return self._record(self.precondition_dir(target, "fill") / FILL_RECORD, FillRecord)

@@ -428,3 +428,18 @@ def test_no_message_quotes_what_a_stored_file_holds(received: Path) -> None:
             ResultsDir.open(received)
         assert f"manifest.json is damaged: {where}" in str(raised.value)
         assert "saltsalt" not in str(raised.value)
+
+
+def test_resume_never_writes_through_a_link_in_the_folder(
+    received: Path, made: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(made, other)
+    before = sorted(p.name for p in (other / "runs" / "x.img" / WRITE).iterdir())
+    shutil.rmtree(received / "runs" / "x.img" / WRITE)
+    (received / "runs" / "x.img" / WRITE).symlink_to(other / "runs" / "x.img" / WRITE)
+    (other / "runs" / "x.img" / WRITE / "r1" / "status.json").unlink()  # to be run again
+    done = ssdcompare_cli("sweep", "--resume", str(received))
+    assert_one_clear_line(done, f"runs/x.img/{WRITE} is a symbolic link")
+    assert sorted(p.name for p in (other / "runs" / "x.img" / WRITE).iterdir()) == before
+    assert not (other / "runs" / "x.img" / WRITE / "r1" / "status.json").exists()
