@@ -101,7 +101,7 @@ _WHY = {
     "cpu": "measured the CPU", "host": "reached the host's ceiling",
     "disturbed": "{were} disturbed", "unknown": "had no CPU samples",
     "differs": "ran from different jobfiles", "failed": "failed or did not run",
-    "idle": "did no I/O",
+    "idle": "did no I/O", "unknown figures": "had no IOPS figure",
 }  # fmt: skip
 
 
@@ -210,8 +210,10 @@ def _left_out(
     first = min(verdicts, key=lambda v: VERDICTS.index(v) if v in VERDICTS else -1)
     if first != "drive":
         return first
+    if pd.isna(row["iops_value"]) or pd.isna(base["iops_value"]):
+        return "unknown figures"  # fio gave none (nan): unknown, not an idle device
     if not (row["iops_value"] > 0 and base["iops_value"] > 0):
-        # finished, but no I/O counted (fio leaves out a direction that moved nothing):
+        # finished, but no I/O counted (fio printed its directions with zeros):
         # left out apart, so a device that did nothing is not hidden among failures
         return "idle"
     return None

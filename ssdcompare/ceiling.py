@@ -26,10 +26,9 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
-from ssdcompare.fioresult import file_iops
 from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.runner import raise_if_stopped, run_fio, timeout_for
-from ssdcompare.store import FIO_JSON, JOBFILE, ResultsDir, RunStatus, now_iso, write_atomic
+from ssdcompare.store import JOBFILE, ResultsDir, RunStatus, now_iso, write_atomic
 
 ZRAM_CONTROL = Path("/sys/class/zram-control")
 RAM_DISK_BYTES = (
@@ -113,18 +112,4 @@ def has_ceiling(job: RenderedJob) -> bool:
 
 
 def _done(results: ResultsDir, job: str) -> bool:
-    return ceiling_iops(results.path, job) is not None
-
-
-def ceiling_iops(folder: Path, job: str) -> float | None:
-    """The IOPS (all directions) the job got on the RAM disk, or None when not measured
-    (also when that run failed or was interrupted: a partial run is no ceiling)."""
-    try:
-        status = RunStatus.model_validate_json(
-            (folder / "ceiling" / job / "status.json").read_text()
-        )
-    except (OSError, ValueError):
-        return None
-    if status.status != "ok":
-        return None
-    return file_iops(folder / "ceiling" / job / FIO_JSON)
+    return results.ceiling_iops(job) is not None

@@ -24,13 +24,12 @@ and 3 cannot be judged: then the result is "unknown" (None), never silently "not
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ssdcompare.errors import NewerFormatError, SsdcompareError, validation_message
+from ssdcompare.errors import NewerFormatError, SsdcompareError, stored_validation_message
 
 TRACE_FORMAT_VERSION = 3
 
@@ -124,7 +123,7 @@ class CpuTrace(BaseModel):
     def _known_version(cls, version: int) -> int:
         if version > TRACE_FORMAT_VERSION:
             raise ValueError(
-                f"CPU samples in format {version}; this ssdcompare reads up to "
+                f"CPU samples in a newer format; this ssdcompare reads up to "
                 f"{TRACE_FORMAT_VERSION}: upgrade ssdcompare"
             )
         return version
@@ -217,23 +216,20 @@ def _mean(values: list[float] | None) -> float | None:
     return round(sum(values) / len(values), 1) if values else None
 
 
-def read_trace(path: Path) -> CpuTrace:
-    """A stored cpu.json; SsdcompareError when it is damaged, NewerFormatError when a newer
-    ssdcompare wrote it."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise SsdcompareError(f"{path} cannot be read: {err}") from None
+def trace_from(data: Any) -> CpuTrace:
+    """The CPU samples of a stored cpu.json's JSON (ssdcompare.store reads the file);
+    SsdcompareError when it is damaged, NewerFormatError when a newer ssdcompare wrote it.
+    The messages never quote what the file holds."""
     version = data.get("format_version", 1) if isinstance(data, dict) else 1
     if isinstance(version, int) and version > TRACE_FORMAT_VERSION:
         raise NewerFormatError(
-            f"{path} holds CPU samples in format {version}; this ssdcompare reads up to "
-            f"{TRACE_FORMAT_VERSION}: upgrade ssdcompare (pip install -U ssdcompare)"
+            f"holds CPU samples in a newer format than this ssdcompare reads (up to "
+            f"{TRACE_FORMAT_VERSION}): upgrade ssdcompare (pip install -U ssdcompare)"
         )
     try:
         return CpuTrace.model_validate(data)
     except ValidationError as err:
-        raise SsdcompareError(f"{path} cannot be read: {validation_message(err)}") from None
+        raise SsdcompareError(f"is damaged ({stored_validation_message(err, CpuTrace)})") from None
 
 
 # --- the judgement ---------------------------------------------------------------------

@@ -80,3 +80,46 @@ def validation_message(err: Any) -> str:
     parts, msg, _ = validation_problems(err)[0]
     where = location(parts)
     return f"{where}: {msg}" if where else msg
+
+
+# Error types whose message is built from the value given (a validator's own words, a tag
+# read from the input): said without their message where a value must not be quoted.
+_QUOTING_TYPES = frozenset({"value_error", "assertion_error", "union_tag_invalid", "json_invalid"})
+
+
+def field_names(model: Any) -> frozenset[str]:
+    """The field names and aliases of a pydantic model and of every model its fields hold,
+    at any depth: the words a location in its data may use that are not the data's own."""
+    names: set[str] = set()
+    seen: set[Any] = set()
+    pending = [model]
+    while pending:
+        kind = pending.pop()
+        if kind in seen:
+            continue
+        seen.add(kind)
+        for name, info in getattr(kind, "model_fields", {}).items():
+            names.update(n for n in (name, info.alias) if isinstance(n, str))
+            annotations = [info.annotation]
+            while annotations:  # list[X], dict[str, X], X | None, Annotated[...]: every X
+                annotation = annotations.pop()
+                if hasattr(annotation, "model_fields"):
+                    pending.append(annotation)
+                annotations.extend(getattr(annotation, "__args__", ()))
+    return frozenset(names)
+
+
+def stored_validation_message(err: Any, model: Any) -> str:
+    """The first problem of a pydantic ValidationError of a stored file, told without
+    anything the file holds: its place by the model's field names and list positions (a key
+    of the file's own is "[...]"), pydantic's words for what is wrong, never the value."""
+    item = err.errors()[0]
+    known = field_names(model)
+    parts = [part if isinstance(part, int) or part in known else "[...]" for part in item["loc"]]
+    where = location(parts).replace(".[...]", "[...]")
+    ctx = item.get("ctx") or {}
+    if item["type"] in _QUOTING_TYPES or "error" in ctx or "tag" in ctx:
+        msg = "not a value this field takes"
+    else:
+        msg = item["msg"]
+    return f"{where}: {msg}" if where else msg

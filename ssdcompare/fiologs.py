@@ -6,7 +6,7 @@ job started, the value averaged over the interval (`log_avg_msec`), direction 0 
 With `log_avg_msec=0` fio logs every I/O instead: its completion time, its latency and its
 size. Each fio process writes its own file (`<prefix>_iops.<n>.log`); a file may be gzip-compressed
 (`.log.gz`). A line fio cut short (a stopped run) is left out; anything else that is not a
-log line is an error naming the file and line.
+log line is an error naming the file and line (never what the line holds).
 """
 
 from __future__ import annotations
@@ -36,16 +36,9 @@ class Sample:
     size: int = 0  # bytes: the block size (of the I/O itself in a log of every I/O)
 
 
-def read_log(path: Path) -> list[Sample]:
-    """The samples of one fio log file (plain or .gz)."""
-    try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="ascii", errors="replace") as handle:
-                text = handle.read()
-        else:
-            text = path.read_text(encoding="ascii", errors="replace")
-    except (OSError, EOFError) as err:
-        raise LogError(f"cannot read fio log {path}: {err}") from None
+def parse_log(text: str, name: str) -> list[Sample]:
+    """The samples of one fio log's text (ssdcompare.store reads the file, and unpacks a
+    .gz); `name` names it in errors, which give the line's number, never what it holds."""
     samples = []
     lines = text.split("\n")
     for number, line in enumerate(lines, start=1):
@@ -57,19 +50,19 @@ def read_log(path: Path) -> list[Sample]:
         except (ValueError, IndexError):
             if number >= len(lines) - 1:
                 continue  # the last line of a run that was stopped while fio wrote it
-            raise LogError(f"{path} line {number} is not a fio log line: {line[:80]!r}") from None
+            raise LogError(f"{name} line {number} is not a fio log line") from None
         if direction in DIRECTIONS and time_ms >= 0:
             size = int(fields[3]) if len(fields) > 3 and fields[3].isdigit() else 0
             samples.append(Sample(time_ms, value, DIRECTIONS[direction], size))
     return samples
 
 
-def log_files(folder: Path, prefix: str, kind: str) -> list[Path]:
+def log_files(folder: Path, prefix: str, kind: str, names: list[str] | None = None) -> list[Path]:
     """One run's log files of one kind, one per fio process, in process order
-    ("<prefix>_<kind>.<n>.log", or .log.gz)."""
+    ("<prefix>_<kind>.<n>.log", or .log.gz); `names`: the folder's, when already listed."""
     start = f"{prefix}_{kind}."
     try:
-        names = os.listdir(folder)  # one look at the folder, not a glob per pattern
+        names = os.listdir(folder) if names is None else names  # not a glob per pattern
     except OSError:
         return []
     found = []
@@ -89,7 +82,7 @@ COMPRESS_ABOVE = 1 << 20  # bytes: a log of every I/O grows about 22 MB per mill
 
 def compress_large(folder: Path, prefix: str) -> list[Path]:
     """gzip a run's fio logs larger than COMPRESS_ABOVE in place (`.log` -> `.log.gz`, read
-    back by read_log as they are); the compressed files."""
+    back as they are); the compressed files."""
     done = []
     for path in sorted(folder.glob(f"{prefix}_*.log")):
         try:

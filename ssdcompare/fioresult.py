@@ -47,7 +47,6 @@ from __future__ import annotations
 import codecs
 import json
 import math
-import os
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
@@ -60,6 +59,7 @@ import msgspec
 from pydantic import BaseModel, Field
 
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.regularfile import RefusedFile, read_regular
 
 Direction = Literal["read", "write", "trim", "sync", "mixed"]
 # "mixed" appears instead of (or, with unified_rw_reporting=both, besides) read/write/trim
@@ -78,6 +78,8 @@ _NON_NUMBER = re.compile(r"(?<=[:,\[])(\s*)(-?)(nan|inf(?:inity)?)(?=\s*[,}\]])"
 _COUNT_MIN, _COUNT_MAX = -(2**63), 2**64
 _ERRNO_MAX = 2**31  # fio keeps a job's error in a C int
 _LISTED = 8  # fields named per warning before "and N more"
+# the largest fio output read: a json+ output with every bin of many jobs is a few MiB
+FIO_OUTPUT_LIMIT = 256 << 20
 
 _BOMS = (
     # UTF-32 first: its little-endian mark begins with UTF-16's
@@ -90,7 +92,17 @@ _BOMS = (
 
 
 class FioOutputError(SsdcompareError):
-    """A file or text that holds no usable fio JSON; the message names the file and the fix."""
+    """A file or text that holds no usable fio JSON; the message names the file and the fix.
+
+    `reason` says the same without quoting anything the file holds (no job name, no value,
+    no line of it), for files that came with someone else's results folder.
+    """
+
+    def __init__(
+        self, message: str, reason: str = "is not fio output ssdcompare can read"
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class LatencyStats(BaseModel):
@@ -207,6 +219,9 @@ class JobResult(BaseModel):
     # the global options in force for this job: its own server's in client/server output
     global_options: dict[str, str] = Field(default_factory=dict)
     directions: dict[str, DirectionResult] = Field(default_factory=dict)
+    # directions fio printed with no I/O at all (zeros): a true zero, where a direction in
+    # neither list is unknown (fio printed nothing usable for it)
+    empty_directions: list[str] = Field(default_factory=list)
     steadystate: dict[str, Any] | None = None
 
     @property
@@ -264,36 +279,29 @@ def parse_fio_file(path: str | Path) -> FioOutput:
     """Parse the file fio wrote (--output=FILE, or its captured stdout).
 
     Returns a FioOutput or raises FioOutputError naming the file and what is wrong with it.
+    The file must be a regular one of at most FIO_OUTPUT_LIMIT bytes (a FIFO or a device is
+    refused, never waited on or read without end); a symbolic link is followed.
     """
     path = path if isinstance(path, Path) else Path(path)
     try:
-        data = _read_bytes(path)
-    except OSError as err:
-        raise FioOutputError(f"{path}: cannot read fio's output ({err.strerror})") from None
-    except ValueError:  # a NUL byte in the path, which no file name can hold
-        raise FioOutputError(
-            f"{str(path)!r}: no such file (a file name has no NUL byte)"
-        ) from None
+        data = read_regular(path, FIO_OUTPUT_LIMIT)
+    except RefusedFile as err:
+        if err.missing and "NUL" in err.reason:
+            raise FioOutputError(
+                f"{str(path)!r}: no such file (a file name has no NUL byte)", err.reason
+            ) from None
+        raise FioOutputError(f"{path}: cannot read fio's output: it {err.reason}",
+                             err.reason) from None  # fmt: skip
+    return parse_fio_bytes(data, str(path))
+
+
+def parse_fio_bytes(data: bytes, source: str) -> FioOutput:
+    """Parse what a fio output file holds; `source` names it in error messages."""
     text, encoding = decode_fio_bytes(data)
-    output = parse_fio_text(text, source=str(path))
+    output = parse_fio_text(text, source=source)
     if encoding is not None:
         output.warnings.insert(0, f"the file is {encoding}; read as such")
     return output
-
-
-def _read_bytes(path: Path) -> bytes:
-    """The file's bytes, read with the system calls themselves (pathlib's buffered file
-    object costs more than reading a small output does): one read of its size and one more
-    byte, then reads until one returns nothing (a file still growing, one that tells no size
-    as a pipe, or a read cut short: Linux gives at most 2 GiB at once)."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
-        while chunks[-1]:
-            chunks.append(os.read(fd, 1 << 16))
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
 
 
 def decode_fio_bytes(data: bytes) -> tuple[str, str | None]:
@@ -350,7 +358,8 @@ def parse_fio_text(text: str, source: str = "<text>") -> FioOutput:
         raise FioOutputError(
             f"{source}: fio's JSON holds something the parser cannot read"
             f" ({type(err).__name__}: {err}); give the file fio wrote with"
-            " --output-format=json+"
+            " --output-format=json+",
+            "holds something in fio's JSON the parser cannot read (fio never writes it)",
         ) from err
 
 
@@ -377,6 +386,8 @@ _Count = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 _Natural = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 _Errno = Annotated[int, msgspec.Meta(ge=-_ERRNO_MAX, lt=_ERRNO_MAX)]
 _UNSET = msgspec.UNSET
+# a direction fio printed with zeros: it moved nothing (a true zero, not an unknown)
+_EMPTY = object()
 
 
 class _QuickLatency(msgspec.Struct):
@@ -518,12 +529,15 @@ def _quick_job(raw: _QuickJob, common: dict[str, str]) -> JobResult:
     if raw.hostname is not _UNSET:
         raise _NotQuick
     directions: dict[str, DirectionResult] = {}
+    empty: list[str] = []
     if raw.error == 0:
         for name in DIRECTIONS:
             section = getattr(raw, name)
             if section is not _UNSET:
                 result = _quick_direction(name, section)
-                if result is not None:
+                if result is _EMPTY:
+                    empty.append(name)
+                elif isinstance(result, DirectionResult):
                     directions[name] = result
     steadystate = raw.steadystate
     own = _quick_options(raw.job_options)
@@ -533,11 +547,12 @@ def _quick_job(raw: _QuickJob, common: dict[str, str]) -> JobResult:
         job_runtime_ms=_known(raw.job_runtime), usr_cpu_pct=raw.usr_cpu,
         sys_cpu_pct=raw.sys_cpu, ctx=_known(raw.ctx), processes=processes,
         group_reporting=grouped, job_options=own, global_options=common,
-        directions=directions, steadystate=steadystate if isinstance(steadystate, dict) else None,
+        directions=directions, empty_directions=empty,
+        steadystate=steadystate if isinstance(steadystate, dict) else None,
     ))  # fmt: skip
 
 
-def _quick_direction(name: str, raw: _QuickDirection) -> DirectionResult | None:
+def _quick_direction(name: str, raw: _QuickDirection) -> DirectionResult | object | None:
     if raw.slat_ns is _UNSET and raw.clat_ns is _UNSET and raw.lat_ns is _UNSET:
         raise _NotQuick  # a layout before fio 3.x: the careful reading knows them
     total_ios = _known(raw.total_ios)
@@ -548,7 +563,7 @@ def _quick_direction(name: str, raw: _QuickDirection) -> DirectionResult | None:
         raise _NotQuick
     io_bytes = _known(raw.io_bytes)
     if not total_ios and not io_bytes:
-        return None  # fio prints empty directions with zeros: nothing was done
+        return _EMPTY  # fio prints empty directions with zeros: nothing was done
     return _built(DirectionResult, dict(
         direction=name, io_bytes=io_bytes, bw_bytes=raw.bw_bytes, iops=raw.iops,
         runtime_ms=_known(raw.runtime), total_ios=total_ios, short_ios=_known(raw.short_ios),
@@ -694,14 +709,16 @@ def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str
     if not text.strip():
         raise FioOutputError(
             f"{source}: empty, fio wrote no results (was it killed before it finished, e.g. by"
-            " SIGKILL or the OOM killer?); rerun the job"
+            " SIGKILL or the OOM killer?); rerun the job",
+            "is empty: fio wrote no results (killed before it finished?)",
         )
     start = _JSON_START.search(text)
     if start is None:
         first = text.strip().splitlines()[0][:80]
         raise FioOutputError(
             f"{source}: no JSON in it (no line starts with '{{'; it begins {first!r}); run fio"
-            " with --output-format=json+ and read the file it writes"
+            " with --output-format=json+ and read the file it writes",
+            "holds no JSON (no line starts with '{'): it is not fio's JSON output",
         )
     decoder = json.JSONDecoder(object_pairs_hook=_object, parse_int=_json_int)
     documents: list[dict[str, Any]] = []
@@ -760,7 +777,8 @@ def _damaged(
     after = f" after {len(documents)} complete status report(s)" if documents else ""
     return FioOutputError(
         f"{source}: fio's JSON is cut off or damaged ({where}){after}; the run probably"
-        " stopped before fio finished writing (killed, disk full). Rerun the job"
+        " stopped before fio finished writing (killed, disk full). Rerun the job",
+        f"holds fio's JSON cut off or damaged ({where}){after}",
     )
 
 
@@ -769,7 +787,10 @@ def _unreadable(source: str, err: BaseException) -> FioOutputError:
     what = "nested too deeply" if isinstance(err, RecursionError) else str(err)
     return FioOutputError(
         f"{source}: fio's JSON cannot be read ({what}); fio never writes that, so the file is"
-        " damaged: rerun the job"
+        " damaged: rerun the job",
+        "holds JSON nested too deeply or a number too long to read: fio never writes that"
+        if isinstance(err, RecursionError) or "digits" in what
+        else "holds JSON that cannot be read: fio never writes that",
     )
 
 
@@ -787,40 +808,47 @@ def _entries(doc: dict[str, Any], source: str) -> tuple[list[dict[str, Any]], bo
         if is_fio:
             raise FioOutputError(
                 f"{source}: {what}: it has no 'jobs' (or 'client_stats') list of results"
-                f" (top-level keys: {keys}); rerun the job"
+                f" (top-level keys: {keys}); rerun the job",
+                "holds fio's JSON without a 'jobs' (or 'client_stats') list of results",
             )
         raise FioOutputError(
             f"{source}: {what} (top-level keys: {keys}; fio writes 'fio version' and 'jobs' or"
-            " 'client_stats'); give the file fio wrote with --output-format=json+"
+            " 'client_stats'); give the file fio wrote with --output-format=json+",
+            "holds JSON, but not fio output (no 'fio version' and 'jobs')",
         )
     entries = doc[key]
     if not isinstance(entries, list):
         raise FioOutputError(
             f"{source}: {what}: '{key}' is {_kind(entries)}, where fio writes a list of job"
-            " entries"
+            " entries",
+            f"holds a '{key}' that is no list of job entries",
         )
     for index, entry in enumerate(entries):
         place = f"{key}[{index}]"
         if not isinstance(entry, dict):
             raise FioOutputError(
                 f"{source}: {what}: {place} is {_kind(entry)}, where fio writes a job entry"
-                " (an object with 'jobname', 'groupid', 'error' and the results)"
+                " (an object with 'jobname', 'groupid', 'error' and the results)",
+                f"holds {place}, which is no job entry",
             )
         if "jobname" not in entry:
             keys = ", ".join(list(entry)[:6]) or "none"
             raise FioOutputError(
                 f"{source}: {what}: {place} has no 'jobname' (its keys: {keys}); fio names"
-                " every entry, so this one is damaged or was not written by fio"
+                " every entry, so this one is damaged or was not written by fio",
+                f"holds {place} without a 'jobname': damaged or not written by fio",
             )
         name = entry["jobname"]
         if not isinstance(name, str):
             raise FioOutputError(
-                f"{source}: {what}: the 'jobname' of {place} is {_kind(name)}, not a name"
+                f"{source}: {what}: the 'jobname' of {place} is {_kind(name)}, not a name",
+                f"holds {place} whose 'jobname' is not a name",
             )
         if "error" not in entry:
             raise FioOutputError(
                 f"{source}: {what}: {place} ({name!r}) has no 'error': whether the job failed"
-                " is unknown"
+                " is unknown",
+                f"holds {place} without an 'error': whether the job failed is unknown",
             )
     return entries, client_server
 
@@ -1169,14 +1197,19 @@ def _job(
         raise FioOutputError(
             f"{source}: fio's JSON is not usable: the 'error' of {key}[{index}]"
             f" ({raw['jobname']!r}) is {_kind(raw.get('error'))}, not an errno: whether the"
-            " job failed is unknown"
+            " job failed is unknown",
+            f"holds an 'error' of {key}[{index}] that is no errno: whether the job failed is"
+            " unknown",
         )
     directions: dict[str, DirectionResult] = {}
+    empty: list[str] = []
     if error == 0:  # a failed job's zeros are not measurements
         for name in DIRECTIONS:
             section = reader.section(raw, name, name)
             result = _direction(name, section, reader) if section is not None else None
-            if result is not None:
+            if result is _EMPTY:
+                empty.append(name)
+            elif isinstance(result, DirectionResult):
                 directions[name] = result
     steadystate = raw.get("steadystate")
     hostname = raw.get("hostname")
@@ -1198,6 +1231,7 @@ def _job(
         ctx=reader.count(raw, "ctx", "ctx"),
         job_options=_options(raw.get("job options"), reader, "job options"),
         directions=directions,
+        empty_directions=empty,
         steadystate=steadystate if isinstance(steadystate, dict) else None,
     )
 
@@ -1213,7 +1247,11 @@ def _errno(value: Any) -> int | None:
     return None
 
 
-def _direction(name: Direction, raw: dict[str, Any], reader: _Reader) -> DirectionResult | None:
+def _direction(
+    name: Direction, raw: dict[str, Any], reader: _Reader
+) -> DirectionResult | object | None:
+    """One direction of a job; _EMPTY when fio printed it with no I/O at all, None when
+    nothing in it can be used (the fields are named in the warnings)."""
     in_ns = any(key in raw for key in ("slat_ns", "clat_ns", "lat_ns"))
     suffix = "_ns" if in_ns else ""
 
@@ -1236,7 +1274,7 @@ def _direction(name: Direction, raw: dict[str, Any], reader: _Reader) -> Directi
         total_ios = round(estimate) if math.isfinite(estimate) else None
     moved = [value for value in (io_bytes, total_ios) if value is not None]
     if moved and not any(moved):
-        return None  # fio prints empty directions with zeros: nothing was done
+        return _EMPTY  # fio prints empty directions with zeros: nothing was done
     if not moved and not (iops is not None and iops > 0):
         return None  # nothing usable at all; the fields are named in the warnings
     bw_bytes = _bandwidth(name, raw, reader)
@@ -1610,11 +1648,14 @@ def merge_jobs(entries: Sequence[JobResult]) -> JobResult:
         usr = sum(j.usr_cpu_pct for j in entries) / len(entries)
         sys_ = sum(j.sys_cpu_pct for j in entries) / len(entries)
     directions: dict[str, DirectionResult] = {}
+    empty: list[str] = []
     if error == 0:
         for name in DIRECTIONS:
             parts = [job.directions[name] for job in entries if name in job.directions]
             if parts:
                 directions[name] = _merge_direction(parts)
+            elif all(name in job.empty_directions for job in entries):
+                empty.append(name)  # no entry moved anything: a true zero
     return JobResult(
         name=first.name,
         groupid=first.groupid,
@@ -1630,6 +1671,7 @@ def merge_jobs(entries: Sequence[JobResult]) -> JobResult:
         job_options=first.job_options,
         global_options=first.global_options,
         directions=directions,
+        empty_directions=empty,
         steadystate=first.steadystate,
     )
 

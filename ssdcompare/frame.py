@@ -157,12 +157,12 @@ from typing import Any
 import pandas as pd
 
 from ssdcompare import framecache
-from ssdcompare.ceiling import ceiling_iops
-from ssdcompare.cpu import CpuStats, Thresholds, judge, read_trace
+from ssdcompare.cpu import CpuStats, Thresholds, judge
 from ssdcompare.devices import Target
-from ssdcompare.errors import NewerFormatError, SsdcompareError
+from ssdcompare.errors import SsdcompareError
 from ssdcompare.fioresult import (
     DIRECTIONS,
+    FioOutput,
     FioOutputError,
     JobResult,
     merge_jobs,
@@ -173,8 +173,15 @@ from ssdcompare.jobcheck import JobfileError, read_jobfile
 from ssdcompare.jobfile import member_section, rendered_size, span_words
 from ssdcompare.perburst import run_summary
 from ssdcompare.persecond import run_cliff
+from ssdcompare.plausibility import job_problem, trace_problem
 from ssdcompare.stats import AGGREGATES, aggregate_values, compare, find_knee
-from ssdcompare.store import ResultsDir, RunStatus, unique_folders, write_atomic
+from ssdcompare.store import (
+    ResultsDir,
+    RunStatus,
+    StoredFileError,
+    unique_folders,
+    write_atomic,
+)
 from ssdcompare.units import format_bytes, parse_size
 from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
 from ssdcompare.workload import Workload
@@ -225,7 +232,9 @@ _INT_COLUMNS = ["port", "member", "repeat", "bs_bytes", "iodepth", "numjobs", "r
 def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
     result = job.directions.get(direction)
     if result is None:
-        return {}
+        if direction in job.empty_directions:  # fio printed it with zeros: a true zero
+            return {"iops": 0.0, "bw_bytes": 0.0, "io_bytes": 0, "total_ios": 0}
+        return {}  # not printed, or nothing usable in it: unknown
     lat = result.latency
     values: dict[str, object] = {
         "iops": result.iops,
@@ -310,9 +319,12 @@ def _span_columns(
     the one the suite asked for: a target smaller than a byte span gets less."""
     if workload is None:
         return {}
+    text = results.jobfile_text(status)
     try:
-        facts = read_jobfile(results.jobfile(status).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, JobfileError):
+        facts = read_jobfile(text) if text is not None else None
+    except JobfileError:
+        facts = None
+    if facts is None:
         return {}  # no jobfile (a skipped run): the span asked for stands
     size = rendered_size(facts)
     whole = capacity if isinstance(capacity, int) else None
@@ -361,7 +373,10 @@ def _run_rows(
     workload_writes = workload is None or workload.writes
     parts: dict[str, JobResult] = {}
     job = _fio_job(results, status, base, parts if members else None, hosts)
-    cpu_stats = _cpu_stats(results, status, workload)
+    cpu_stats = _cpu_stats(results, status, workload, base)
+    if base["status"] != "ok":  # cpu.json made the run a failed one
+        job = None
+        parts.clear()
     if cpu_stats is not None:
         base.update({name: getattr(cpu_stats, name) for name in _CPU_STATS_COLUMNS})
     if job is not None and "mixed" in job.directions:
@@ -378,7 +393,7 @@ def _run_rows(
             base.update(cliff_s=cliff.t_s, cliff_before_iops=cliff.before_iops,
                         cliff_after_iops=cliff.after_iops)  # fmt: skip
         # only reading jobs have a ceiling (results made before that may hold others)
-        ceiling = ceiling_iops(results.path, status.job) if not workload_writes else None
+        ceiling = results.ceiling_iops(status.job) if not workload_writes else None
         if ceiling is not None:
             base.update(ceiling_iops=ceiling, ceiling_pct=job.total_iops / ceiling * 100)
         if workload is not None and workload.bursty:
@@ -431,29 +446,34 @@ def _fio_job(
     parts: dict[str, JobResult] | None = None,
     hosts: Sequence[Host] = (),
 ) -> JobResult | None:
-    """The run's job as fio reported it; a missing or unreadable output turns an ok run into a
-    failed one in `base` (an ok without the raw output is no measurement). A group run's
+    """The run's job as fio reported it; a missing, unreadable or impossible output turns an
+    ok run into a failed one in `base` (an ok without a believable raw output is no
+    measurement), its error naming the file and why, never quoting it. A group run's
     sections (one per member) are kept in `parts` by name, and added up as the job. With
     `hosts`, only their servers' entries count: a run of several hosts at once
     (--parallel-hosts) keeps the whole output in each device's folder."""
-    fio_path = results.fio_json(status)
     if status.status != "ok":
         return None
-    if not fio_path.exists():
-        base.update(status="failed", error=f"{fio_path} is missing: rerun with --resume")
+    fio_path = results.fio_json(status)
+    name = results.files.name(fio_path)
+    try:
+        output = results.fio_output(status)
+    except StoredFileError as err:
+        if not err.missing:
+            base["fio_json"] = str(fio_path)
+        base.update(status="failed", error=f"{err}; rerun with --resume")
+        return None
+    except FioOutputError as err:
+        base.update(status="failed", error=f"{name} {err.reason}", fio_json=str(fio_path))
         return None
     base["fio_json"] = str(fio_path)
-    try:
-        output = parse_fio_file(fio_path)
-    except FioOutputError as err:
-        base.update(status="failed", error=str(err))
+    entries = _own_entries(output, hosts)
+    problem = _entries_problem(entries, status.job, parts is not None, name)
+    if problem is not None:
+        base.update(status="failed", error=f"{problem}; rerun with --resume")
         return None
-    entries = output.jobs
-    servers = {(h.address, h.port) for h in hosts}
-    if servers and any(j.hostname is not None for j in entries):
-        entries = [j for j in entries if (j.hostname, j.port) in servers]
-    job = entries[0] if entries else None
-    if parts is not None and entries:
+    job = entries[0]
+    if parts is not None:
         parts.update({j.name: j for j in entries})
         job = merge_jobs(entries)
     # the engine fio ran with, as it reports it: older manifests do not record it
@@ -463,19 +483,57 @@ def _fio_job(
     return job
 
 
+def _own_entries(output: FioOutput, hosts: Sequence[Host]) -> list[JobResult]:
+    """The entries of fio's output that are the run's: with `hosts`, their servers' only."""
+    entries = output.jobs
+    servers = {(h.address, h.port) for h in hosts}
+    if servers and any(j.hostname is not None for j in entries):
+        entries = [j for j in entries if (j.hostname, j.port) in servers]
+    return entries
+
+
+def _entries_problem(entries: list[JobResult], job: str, group: bool, name: str) -> str | None:
+    """Why a sweep run's entries (of fio's output `name`) cannot be its result, or None: a sweep's
+    jobfile holds one section named after the job (a group's: one per member, see
+    jobfile.member_section), reported once (group_reporting) or once per numjobs clone (a
+    member's, added up by name when read)."""
+    if not entries:
+        return f"{name}: fio's output holds no job"
+    names = {entry.name for entry in entries}
+    if group:
+        wrong = any(not section.startswith(f"{job}.m") for section in names)
+    else:
+        wrong = names != {job} or len(entries) != 1
+    if wrong:
+        return f"{name} reports other jobs than this run's (the output of another run?)"
+    if any(not entry.ok for entry in entries):
+        return f"{name} reports that fio's job failed"
+    for entry in entries:
+        problem = job_problem(entry)
+        if problem is not None:
+            return f"{name} {problem}: impossible for a run, so the file is damaged"
+    return None
+
+
 def _cpu_stats(
-    results: ResultsDir, status: RunStatus, workload: Workload | None
+    results: ResultsDir, status: RunStatus, workload: Workload | None, base: dict[str, object]
 ) -> CpuStats | None:
-    """The run's CPU samples summed up over the measured time; None without usable samples
-    (damaged samples are judged as none: "no CPU samples")."""
-    cpu_path = results.cpu_json(status)
-    if not cpu_path.exists():
-        return None
+    """The run's CPU samples summed up over the measured period; None without samples. A
+    cpu.json that is refused, damaged or holds impossible values makes an ok run a failed
+    one in `base`, naming cpu.json (its figures would judge the run wrongly)."""
     try:
-        trace = read_trace(cpu_path)
-    except NewerFormatError:
-        raise
-    except SsdcompareError:
+        trace = results.cpu_trace(status)
+        problem = trace_problem(trace) if trace is not None else None
+    except StoredFileError as err:
+        trace, problem = None, f"{err}"
+    if problem is not None and trace is not None:
+        name = results.files.name(results.cpu_json(status))
+        problem = f"{name} {problem}: impossible, so the file is damaged"
+    if problem is not None:
+        if status.status == "ok" and base["status"] == "ok":
+            base.update(status="failed", error=f"{problem}; rerun with --resume")
+        return None
+    if trace is None:
         return None
     return trace.stats(skip_s=workload.ramp_s + 0.5 if workload else 0.5)
 
@@ -632,11 +690,13 @@ def _load_results(results: ResultsDir, thresholds: Thresholds) -> pd.DataFrame:
         key=lambda s: (s.repeat, targets.get(s.target, 99), order.get(s.job, 10**6)),
     )
     for status in statuses:
+        # a run folder the plan does not have (copied in) is no run of this workload
+        planned = results.planned(status.target, status.job, status.repeat)
         rows.extend(
             _run_rows(
                 results,
                 status,
-                workloads.get(status.job),
+                workloads.get(status.job) if planned else None,
                 devices.get(status.target, {}),
                 thresholds,
                 units[status.target].members if status.target in units else (),
@@ -704,6 +764,10 @@ def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]
     for job in output.jobs:
         options = job.options  # this job's own server's options in client/server output
         verdict = judge(None, job.usr_cpu_pct, job.sys_cpu_pct, None, thresholds)
+        problem = job_problem(job) if job.ok else None
+        error = None if job.ok else f"fio job error {job.error}"
+        if problem is not None:
+            error = f"{path.name} {problem}: impossible for a run, so the file is damaged"
         base: dict[str, object] = {
             "host": job.hostname,
             "port": job.port,
@@ -711,8 +775,8 @@ def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]
             "device": options.get("filename") or job.hostname or path.stem,
             "job": job.name,
             "repeat": 1,
-            "status": "ok" if job.ok else "failed",
-            "error": None if job.ok else f"fio job error {job.error}",
+            "status": "failed" if error else "ok",
+            "error": error,
             "rw": options.get("rw") or options.get("readwrite"),
             "iodepth": options.get("iodepth"),
             "numjobs": job.processes,
@@ -738,7 +802,8 @@ def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]
                 pass
         directions = [d for d in DIRECTIONS if d in job.directions] or ["read"]
         for direction in directions:
-            rows.append(dict(base, direction=direction, **_direction_values(job, direction)))
+            values = _direction_values(job, direction) if problem is None else {}
+            rows.append(dict(base, direction=direction, **values))
     return rows
 
 
@@ -796,9 +861,15 @@ _DESCRIBED = [
 
 def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     """Read, write and trim of one run combined: IOPS and bandwidth add up, the mean latency
-    is weighted by each direction's I/O count, the p99 is the worst direction's."""
+    is weighted by each direction's I/O count, the p99 is the worst direction's. A figure
+    unknown in one direction is unknown for the run (a sum without it would pass for the
+    whole); a direction that did no I/O adds 0 and has no latency to weigh."""
     data = frame[frame["direction"] != "sync"].copy()
-    data["lat_weighted"] = data["lat_mean_us"] * data["total_ios"]
+    idle = data["total_ios"] == 0
+    data["lat_weighted"] = (data["lat_mean_us"] * data["total_ios"]).where(~idle, 0.0)
+    for column in ("lat_p99_us", "lat_max_us"):
+        # an idle direction has no latency; a busy one without it leaves the run's unknown
+        data[f"{column}_unknown"] = data[column].isna() & ~idle
     keys = [k for k in _PER_RUN_KEYS if k in data.columns]
     # frames written by an older version (e.g. read back from CSV) lack the newer columns
     facts = [k for k in _WORKLOAD_KEYS + _RUN_FACTS if k in data.columns]
@@ -810,11 +881,15 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     runs = data.loc[~codes.duplicated().to_numpy(), keys].reset_index(drop=True)
     for column, values in by[firsts].first().items():
         runs[column] = values.to_numpy()
-    sums = by[["iops", "bw_bytes", "total_ios", "lat_weighted"]].sum(min_count=1)
+    summed = ["iops", "bw_bytes", "total_ios", "lat_weighted"]
+    gaps = data[summed].isna().groupby(codes.to_numpy(), sort=True).any()
+    sums = by[summed].sum(min_count=1).where(~gaps)
     for column, values in sums.items():
         runs[column] = values.to_numpy()
-    for column, values in by[["lat_p99_us", "lat_max_us"]].max().items():
-        runs[column] = values.to_numpy()
+    worst = ["lat_p99_us", "lat_max_us"]
+    unknown = by[[f"{c}_unknown" for c in worst]].any().to_numpy()
+    for index, (column, values) in enumerate(by[worst].max().items()):
+        runs[column] = values.where(~unknown[:, index]).to_numpy()
     # CPU-bound when a direction was; NA when no direction could tell
     bound = known_true(data["cpu_bound"]).groupby(codes.to_numpy()).any()
     told = data["cpu_bound"].notna().groupby(codes.to_numpy()).any()
@@ -827,10 +902,8 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
                 pairs.setdefault(int(code), []).append(Verdict(verdict, reason))
         runs["verdict_pair"] = [judge_repeats(pairs[c], None, 1) if c in pairs else None
                                 for c in range(len(runs))]  # fmt: skip
-    runs["lat_mean_us"] = runs["lat_weighted"] / runs["total_ios"]
-    # a finished run with no I/O counted: fio leaves out a direction that moved nothing
-    idle = (runs["status"] == "ok") & runs["iops"].isna()
-    runs.loc[idle, ["iops", "bw_bytes"]] = 0.0
+    # no I/O at all: no latency (0 / 0 is unknown, not a number)
+    runs["lat_mean_us"] = runs["lat_weighted"] / runs["total_ios"].where(runs["total_ios"] != 0)
     for column in _WORKLOAD_KEYS + _RUN_FACTS:
         if column not in runs.columns:
             runs[column] = pd.NA
@@ -1199,7 +1272,7 @@ def export(paths: Iterable[str | Path], output: str | Path, summary: bool = Fals
     target = Path(output)
     suffix = target.suffix.lower()
     if suffix == ".csv":
-        text = frame.to_csv(index=False)
+        text = _formula_safe(frame).to_csv(index=False)
         write_atomic(target, text)
     elif suffix == ".parquet":
         try:
@@ -1215,3 +1288,24 @@ def export(paths: Iterable[str | Path], output: str | Path, summary: bool = Fals
     else:
         raise SsdcompareError(f"cannot export to {target.name}: use a .csv or .parquet name")
     return len(frame)
+
+
+# what makes a spreadsheet read a cell as a formula (OWASP: CSV injection)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _formula_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every text cell that a spreadsheet would take for a formula (a
+    hostname of "=cmd|..." in someone else's manifest) prefixed with a single quote, as
+    OWASP advises; numeric columns are left as they are (a negative number stays one)."""
+    safe = frame.copy()
+    for column in safe.columns:
+        if pd.api.types.is_numeric_dtype(safe[column]) or pd.api.types.is_bool_dtype(safe[column]):
+            continue
+        values = safe[column].tolist()
+        if any(isinstance(v, str) and v.startswith(_FORMULA_START) for v in values):
+            safe[column] = pd.array(
+                ["'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v
+                 for v in values], dtype=safe[column].dtype,
+            )  # fmt: skip
+    return safe

@@ -3,12 +3,19 @@ what reading its JSON costs, however many runs it holds.
 
 The cache is derived data only: `frame.load` builds the frame from the raw files as always
 and stores a copy in `<results>/.cache/frame.json` (the seconds of `persecond.timeseries` in
-`timeseries.json`). The copy is used only while it is known
-to be the same frame: its key covers every file of the folder (path, size, inode, change and
-modification times), where the folder is, the judgement's thresholds and the code that built
-it (a digest of the package's source). Any change to any of these makes a new frame from the
-raw files. A folder that cannot be written to is read without a cache. Deleting `.cache/` is
-always safe.
+`timeseries.json`). The copy is used only while it is known to be the same frame: its key
+covers every file the frame is built from (manifest.json and everything under runs/,
+ceiling/ and precondition/: path, size, inode, change and modification times; not
+report.html or an export beside them), where the folder is, the judgement's thresholds and
+the code that built it (a digest of the package's source). Any change to any of these makes
+a new frame from the raw files. A folder that cannot be written to is read without a cache.
+Deleting `.cache/` is always safe.
+
+A copy is used only when this user's ssdcompare wrote it: it is signed with a key of the
+user's own (HMAC-SHA256; the key is kept in `$XDG_CACHE_HOME/ssdcompare/` or
+`~/.cache/ssdcompare/`, made 0600 on first use). A copy edited in place, or one that came
+with a folder from someone else, fails the check and the frame is built from the raw files.
+Without a usable key (no home folder, one someone else can write to) there is no cache.
 
 JSON, not pickle: a results folder shared by someone else must never be able to run code.
 """
@@ -16,9 +23,11 @@ JSON, not pickle: a results folder shared by someone else must never be able to 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 import os
+import secrets
 import stat
 from collections.abc import Callable
 from functools import cache
@@ -27,10 +36,14 @@ from typing import Any
 
 import pandas as pd
 
-from ssdcompare.store import WriteError, write_atomic
+from ssdcompare.store import MANIFEST, ResultsFiles, StoredFileError, WriteError, write_atomic
 
 FOLDER = ".cache"
-FORMAT = 1
+FORMAT = 2
+# what a frame is built from: the manifest, the runs, the ceiling and preconditioning records
+INPUTS = (MANIFEST, "runs", "ceiling", "precondition")
+KEY_FILE = "cache-key"
+KEY_BYTES = 32
 
 
 @cache
@@ -45,41 +58,124 @@ def _code_digest() -> str:
 
 
 def key(folder: Path, extra: str) -> str | None:
-    """What the frame of `folder` depends on, as one digest: every file but the cache's own
-    (relative path, size, inode, ctime and mtime in ns), the folder's own path, `extra` (e.g.
-    the thresholds) and the code. None when the folder holds a symbolic link: what it points
-    to can change without any of this changing, so such a folder is always read anew."""
+    """What the frame of `folder` depends on, as one digest: every file it is built from
+    (INPUTS: relative path, size, inode, ctime and mtime in ns), the folder's own path,
+    `extra` (e.g. the thresholds) and the code. None when those files include a symbolic
+    link: a frame of such a folder is always built anew."""
     digest = hashlib.sha1()
     digest.update(f"{FORMAT}\0{folder.resolve()}\0{extra}\0{_code_digest()}\0".encode())
-    stack = [""]
     lines: list[str] = []
+    for name in INPUTS:
+        try:
+            info = os.lstat(folder / name)
+        except OSError:
+            lines.append(f"{name}\0none")
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            return None
+        if not stat.S_ISDIR(info.st_mode):
+            lines.append(_line(name, info))
+        elif not _walk(folder, name, lines):
+            return None
+    lines.sort()
+    digest.update("\n".join(lines).encode())
+    return digest.hexdigest()
+
+
+def _line(name: str, info: os.stat_result) -> str:
+    return f"{name}\0{info.st_size}\0{info.st_ino}\0{info.st_ctime_ns}\0{info.st_mtime_ns}"
+
+
+def _walk(folder: Path, top: str, lines: list[str]) -> bool:
+    """Add a line per file below `top`; False when a symbolic link is among them."""
+    stack = [top]
     while stack:
         relative = stack.pop()
         try:
-            entries = list(os.scandir(os.path.join(folder, relative) if relative else folder))
+            entries = list(os.scandir(os.path.join(folder, relative)))
         except OSError:
             lines.append(f"{relative}\0unreadable")
             continue
         for entry in entries:
-            name = f"{relative}/{entry.name}" if relative else entry.name
-            if name == FOLDER:
-                continue
+            name = f"{relative}/{entry.name}"
             if entry.is_symlink():
-                return None
+                return False
             if entry.is_dir(follow_symlinks=False):
                 stack.append(name)
                 continue
             try:
-                info = entry.stat(follow_symlinks=False)
+                lines.append(_line(name, entry.stat(follow_symlinks=False)))
             except OSError:
                 lines.append(f"{name}\0gone")
-                continue
-            lines.append(
-                f"{name}\0{info.st_size}\0{info.st_ino}\0{info.st_ctime_ns}\0{info.st_mtime_ns}"
-            )
-    lines.sort()
-    digest.update("\n".join(lines).encode())
-    return digest.hexdigest()
+    return True
+
+
+def _key_folder() -> Path | None:
+    """Where this user's cache key is kept: $XDG_CACHE_HOME/ssdcompare (an absolute path
+    only, as the XDG rules say), else ~/.cache/ssdcompare; None without a home."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base) / "ssdcompare"
+
+
+def _private(info: os.stat_result) -> bool:
+    """This user's own, and no one else can write to it."""
+    return info.st_uid == os.geteuid() and not info.st_mode & 0o022
+
+
+@cache
+def _user_key(folder: Path | None) -> bytes | None:
+    """This user's secret key for signing cached frames, made on first use; None when none
+    can be had safely (then nothing is cached)."""
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(folder)
+        if not stat.S_ISDIR(info.st_mode) or not _private(info):
+            return None  # a link, or a folder another user could put a key of theirs in
+        path = folder / KEY_FILE
+        if not os.path.lexists(path):
+            _make_key(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or not _private(info) or info.st_mode & 0o044:
+                return None
+            found = os.read(fd, KEY_BYTES + 1)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    return found if len(found) == KEY_BYTES else None
+
+
+def _make_key(path: Path) -> None:
+    """A new key at `path`, whole or not at all: written under a name of its own (0600,
+    O_EXCL|O_NOFOLLOW), then linked into place, which fails if another process was first."""
+    spare = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(spare, flags, 0o600)
+    try:
+        os.write(fd, secrets.token_bytes(KEY_BYTES))
+        os.fsync(fd)
+        os.close(fd)
+        try:
+            os.link(spare, path)
+        except FileExistsError:
+            pass  # another process made the key first: its key is the one
+    finally:
+        spare.unlink(missing_ok=True)
+
+
+def signature(data: bytes) -> str | None:
+    """`data` signed with this user's key (HMAC-SHA256, hex); None without a key."""
+    found = _user_key(_key_folder())
+    return hmac.new(found, data, hashlib.sha256).hexdigest() if found is not None else None
 
 
 def cached(
@@ -90,9 +186,10 @@ def cached(
     keep: Callable[[], bool] = lambda: True,
 ) -> pd.DataFrame:
     """The frame `name` of `folder` ("frame", "timeseries"): the kept copy while its key
-    still holds, else `build()`, kept for next time unless `keep()` (asked after the build)
-    says it must not be, e.g. because it left out a damaged part that must be said again."""
-    wanted = key(folder, extra)
+    still holds and its signature is this user's, else `build()`, kept for next time unless
+    `keep()` (asked after the build) says it must not be, e.g. because it left out a damaged
+    part that must be said again."""
+    wanted = key(folder, extra) if signature(b"") is not None else None
     if wanted is None:
         return build()
     found = read(folder, wanted, name)
@@ -105,14 +202,22 @@ def cached(
 
 
 def read(folder: Path, wanted: str | None, name: str = "frame") -> pd.DataFrame | None:
-    """The cached frame `name` of `folder` if its key is `wanted`; None otherwise. Paths in
-    it (the sweep column, each row's fio_json) are written as `folder` is now, however the
-    folder was named when the frame was kept."""
+    """The cached frame `name` of `folder` if its key is `wanted` and this user signed it;
+    None otherwise. Paths in it (the sweep column, each row's fio_json) are written as
+    `folder` is now, however the folder was named when the frame was kept."""
     if wanted is None or not _own_folder(folder):
         return None
     try:
-        data = json.loads((folder / FOLDER / f"{name}.json").read_bytes())
-    except (OSError, ValueError):
+        stored = ResultsFiles(folder).read_bytes(folder / FOLDER / f"{name}.json", "cache")
+    except StoredFileError:
+        return None
+    mark, _, text = stored.partition(b"\n")
+    mine = signature(text)
+    if mine is None or not hmac.compare_digest(mark, mine.encode()):
+        return None  # edited, planted, or signed by someone else: no cache of ours
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("key") != wanted or data.get("format") != FORMAT:
         return None
@@ -182,9 +287,10 @@ def write(folder: Path, made: str, frame: pd.DataFrame, name: str = "frame") -> 
         (folder / FOLDER).mkdir(exist_ok=True)
         # a .cache that is a link (a shared folder's, made so on purpose) is never written
         # through: the write would land wherever it points
-        if _own_folder(folder):
-            text = json.dumps(data, separators=(",", ":"))
-            write_atomic(folder / FOLDER / f"{name}.json", text)
+        text = json.dumps(data, separators=(",", ":")).encode()
+        mine = signature(text)
+        if _own_folder(folder) and mine is not None:
+            write_atomic(folder / FOLDER / f"{name}.json", mine.encode() + b"\n" + text)
     except (OSError, WriteError):
         pass
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ssdcompare.fiologs import LogError, read_log
+from ssdcompare.fiologs import LogError
 from ssdcompare.persecond import gather, logged_each_io
 from ssdcompare.store import ResultsDir, RunStatus
 
@@ -90,7 +90,7 @@ def run_bursts(results: ResultsDir, status: RunStatus, idle_s: float) -> pd.Data
         return pd.DataFrame(columns=_RUN_COLUMNS)
     parts = []
     for process, path in enumerate(results.timeseries_logs(status, "lat"), start=1):
-        samples = read_log(path)
+        samples = results.files.log_samples(path)
         if not samples:
             continue
         completed = np.array([s.time_ms for s in samples], dtype="float64")

@@ -33,8 +33,8 @@ from typing import TypeVar
 import pandas as pd
 
 from ssdcompare import framecache
-from ssdcompare.fiologs import LogError, read_log
-from ssdcompare.store import ResultsDir, RunStatus, unique_folders
+from ssdcompare.fiologs import LogError
+from ssdcompare.store import ResultsDir, ResultsFiles, RunStatus, unique_folders
 
 T = TypeVar("T")
 
@@ -56,15 +56,6 @@ class Cliff:
     after_iops: float  # the median from the cliff on
 
 
-def _samples(paths: list[Path], kind: str) -> pd.DataFrame:
-    rows = [
-        (process, round(s.time_ms / 1000), s.direction, s.value)
-        for process, path in enumerate(paths)
-        for s in read_log(path)
-    ]
-    return pd.DataFrame(rows, columns=["process", "t_s", "direction", kind])
-
-
 def logged_each_io(results: ResultsDir, status: RunStatus) -> bool:
     """A run whose fio logged every I/O (a bursty job, see ssdcompare.perburst): latency logs
     but no per-second IOPS logs."""
@@ -73,11 +64,11 @@ def logged_each_io(results: ResultsDir, status: RunStatus) -> bool:
     )
 
 
-def _seconds_of_each_io(paths: list[Path]) -> pd.DataFrame:
+def _seconds_of_each_io(files: ResultsFiles, paths: list[Path]) -> pd.DataFrame:
     """Per-second rows from logs of every I/O: the I/Os that completed in each second, with
     the seconds without any (idle gaps) as zeros; the last, partial second left out."""
     rows = [(max(1, -(-s.time_ms // 1000)), s.direction, s.value, s.size)
-            for path in paths for s in read_log(path)]  # fmt: skip
+            for path in paths for s in files.log_samples(path)]  # fmt: skip
     ios = pd.DataFrame(rows, columns=["t_s", "direction", "lat", "size"])
     if ios.empty:
         return pd.DataFrame(columns=_SERIES_COLUMNS)
@@ -105,7 +96,7 @@ def _run_seconds(
     their mean latencies weighted by their IOPS. A value no log gave is NaN. A bursty run's
     come from its log of every I/O."""
     if logged_each_io(results, status):
-        seconds = _seconds_of_each_io(results.timeseries_logs(status, "lat"))
+        seconds = _seconds_of_each_io(results.files, results.timeseries_logs(status, "lat"))
         return list(seconds.itertuples(index=False, name=None))
     logs = {kind: results.timeseries_logs(status, kind) for kind in ("iops", "bw", "lat")}
     if not logs["iops"]:
@@ -120,14 +111,14 @@ def _run_seconds(
             continue
         table: dict[tuple[int, int, str], float] = {}
         for process, path in enumerate(logs[kind]):
-            for sample in read_log(path):
+            for sample in results.files.log_samples(path):
                 table.setdefault((process, round(sample.time_ms / 1000), sample.direction),
                                  sample.value)  # fmt: skip
         extra[kind] = table
     sums: dict[tuple[str, int], list[float]] = {}  # iops, bw (KiB/s), latency x iops; NaN: none
     nan = math.nan
     for process, path in enumerate(logs["iops"]):
-        for sample in read_log(path):
+        for sample in results.files.log_samples(path):
             t_s = round(sample.time_ms / 1000)
             at = (process, t_s, sample.direction)
             bw = extra["bw"].get(at, nan) if extra["bw"] is not None else nan

@@ -16,7 +16,6 @@ import pandas as pd
 
 from ssdcompare import charts
 from ssdcompare.answer import headline
-from ssdcompare.ceiling import ceiling_iops
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.fioresult import DISTRIBUTION_PERCENTILES
@@ -152,7 +151,7 @@ def _missing_ceilings(results: ResultsDir) -> list[str]:
     if not manifest.ceiling:
         return []
     missing = [w.job_id for w in manifest.suite.workloads
-               if not w.writes and ceiling_iops(results.path, w.job_id) is None]  # fmt: skip
+               if not w.writes and results.ceiling_iops(w.job_id) is None]  # fmt: skip
     if not missing:
         return []
     return [f"No ceiling for {', '.join(missing)}: the run on the RAM disk did not finish "
@@ -207,6 +206,18 @@ def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDi
             "INTERRUPTED, never as numbers."
         )
     return found
+
+
+def _placed(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The rows the report can place (their workload is known), and a warning naming each
+    run it cannot: a run folder that is not part of its sweep's plan (copied in from another
+    sweep) has no workload, so no table or chart to be in."""
+    known = frame["rw"].notna()
+    runs = frame[~known].drop_duplicates(["sweep", "device", "job", "repeat"])
+    said = [f"Not shown: {row['job']} on {row['label']} (repeat {row['repeat']}), "
+            f"{str(row['status']).upper()}: {row['error'] or 'no result'}"
+            for _, row in runs.iterrows()]  # fmt: skip
+    return frame[known], said
 
 
 def _sweep_info(results: ResultsDir) -> dict[str, object]:
@@ -452,6 +463,7 @@ def _worst_limit(found: set[str]) -> str:
 def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str | None = None,
                   aggregate: str = "mean") -> dict[str, object]:  # fmt: skip
     """Everything the template shows, computed from the frame (no fio, no sysfs)."""
+    frame, unplaced = _placed(frame)
     if frame.empty:
         raise SsdcompareError("no results to report: the sweep recorded no runs yet")
     labels = list(dict.fromkeys(frame["label"]))
@@ -484,7 +496,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         }[aggregate],
         "sweeps": [_sweep_info(s) for s in sweeps],
         "devices": _devices(sweeps, labels, frame),
-        "warnings": _warnings(frame, summary, sweeps),
+        "warnings": _warnings(frame, summary, sweeps) + unplaced,
         "groups": groups,
         "footnotes": footnotes,
         "headline": [h.sentence for h in headline(summary, baseline)],

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -35,15 +36,19 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ssdcompare.cpu import CpuTrace, trace_from
 from ssdcompare.devices import Target, in_device_tree
-from ssdcompare.errors import NewerFormatError, SsdcompareError, validation_message
-from ssdcompare.fiologs import log_files
+from ssdcompare.errors import NewerFormatError, SsdcompareError, stored_validation_message
+from ssdcompare.fiologs import LogError, Sample, log_files, parse_log
 from ssdcompare.fiooptions import OPT_IN, TIMESERIES_PREFIX
+from ssdcompare.fioresult import FIO_OUTPUT_LIMIT, FioOutput, parse_fio_bytes
 from ssdcompare.identity import TargetIdentity
 from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
 from ssdcompare.jobfile import hashed_span, rendered_size
 from ssdcompare.metadata import DeviceInfo, HostInfo
 from ssdcompare.plan import MAX_REPEAT
+from ssdcompare.plausibility import job_problem
+from ssdcompare.regularfile import RefusedFile, gunzip, nested_deeper, read_regular
 from ssdcompare.workload import Suite
 
 FORMAT_VERSION = 2
@@ -109,25 +114,209 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
-def read_json_object(path: Path, what: str) -> dict[str, Any]:
-    """A stored JSON file that must hold an object, checked for its format version."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise SsdcompareError(f"{path} cannot be read: {err}") from None
-    if not isinstance(data, dict):
-        raise SsdcompareError(
-            f"{path} is damaged: {what} is a JSON object, this file holds a {type(data).__name__}"
-        )
-    version = data.get("format_version", 1)
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise SsdcompareError(f"{path}: format_version {version!r} is not a number")
-    if version > FORMAT_VERSION:
-        raise NewerFormatError(
-            f"{path} is in format {version}, this ssdcompare reads formats up to "
-            f"{FORMAT_VERSION}: upgrade ssdcompare (pip install -U ssdcompare) to read it"
-        )
-    return data
+# The most bytes read of each kind of file: far above what a sweep writes, far below what
+# would exhaust memory. A log's bound holds for its text, unpacked when it is a .gz.
+LIMITS = {
+    "manifest": 64 << 20, "status": 4 << 20, "record": 4 << 20, "jobfile": 1 << 20,
+    "cpu": 256 << 20, "fio": FIO_OUTPUT_LIMIT, "log": 1 << 30, "cache": 1 << 30,
+}  # fmt: skip
+# JSON ssdcompare writes nests a few levels deep (cpu.json: samples, CPUs, shares)
+MAX_DEPTH = 32
+_LINK_ADVICE = ("a results folder is read only from the regular files in it, never through a "
+                "link: put the file itself in the link's place")  # fmt: skip
+
+
+class StoredFileError(SsdcompareError):
+    """A file of a results folder that is refused or cannot be read. The message names the
+    file relative to the folder and the reason, never anything the file holds."""
+
+    def __init__(self, relative: str, reason: str, missing: bool = False) -> None:
+        advice = _LINK_ADVICE if "symbolic link" in reason else None
+        super().__init__(f"{relative} {reason}" + (f"; {advice}" if advice else ""))
+        self.relative = relative
+        self.reason = reason
+        self.missing = missing
+
+
+class ResultsFiles:
+    """The one reader of a results folder's files (ResultsDir owns one): manifest, statuses,
+    CPU samples, fio's outputs, jobfiles, per-second logs, preconditioning and ceiling
+    records, the kept frame.
+
+    A results folder may come from someone else. Every file is read as a regular file below
+    the folder, of a bounded size per kind (LIMITS), and never through a symbolic link: not
+    as the file itself (O_NOFOLLOW) nor as any folder on its way below the folder's root
+    (looked at with lstat, once per folder per instance). A FIFO, a device or a link is
+    refused before anything is read. Every refusal is a StoredFileError naming the file
+    relative to the folder, never quoting what it holds. The folder itself may be a link:
+    the user named it.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._folders: set[tuple[str, ...]] = set()  # folders below the root found real
+        # paths are built from the root, so they begin with it as written (string work: a
+        # pathlib relative_to per file costs more than reading a small file does)
+        spelled = os.fspath(root)
+        self._prefix = "" if spelled == "." else spelled.rstrip("/") + "/"
+
+    def name(self, path: Path | str) -> str:
+        """`path` as the messages name it: relative to the folder ("runs/x/j/r1/fio.json")."""
+        spelled = os.fspath(path)
+        if self._prefix and spelled.startswith(self._prefix):
+            return spelled[len(self._prefix) :]
+        if not self._prefix and not os.path.isabs(spelled):
+            return spelled
+        try:
+            return Path(path).relative_to(self.root).as_posix()  # spelled another way
+        except ValueError:
+            return spelled
+
+    def parts(self, path: Path | str) -> tuple[str, ...]:
+        """`path` (under the root, as built from it) as names below the root."""
+        relative = self.name(path)
+        if relative == os.fspath(path) and self._prefix:
+            raise StoredFileError(relative, f"is not inside the results folder {self.root}")
+        parts = tuple(relative.split("/"))
+        if any(p in ("", ".", "..") for p in parts):
+            raise StoredFileError(relative or ".", "is no file name inside the folder")
+        return parts
+
+    def _check_folders(self, parts: tuple[str, ...]) -> None:
+        """Every folder on the way to parts[-1] below the root is a real folder, not a link."""
+        for depth in range(1, len(parts)):
+            folder = parts[:depth]
+            if folder in self._folders:
+                continue
+            relative = "/".join(folder)
+            try:
+                info = os.lstat(self._prefix + relative)
+            except FileNotFoundError:
+                raise StoredFileError(relative, "is missing", missing=True) from None
+            except OSError as err:
+                raise StoredFileError(
+                    relative, f"cannot be read ({err.strerror or err})"
+                ) from None
+            if stat.S_ISLNK(info.st_mode):
+                raise StoredFileError(relative, "is a symbolic link")
+            if not stat.S_ISDIR(info.st_mode):
+                raise StoredFileError(relative, "is not a folder", missing=True)
+            self._folders.add(folder)
+
+    def check_way(self, path: Path) -> None:
+        """Refuse (StoredFileError) a path to write at when a folder on its way below the
+        root is a symbolic link or no folder: a write there would land outside the results
+        folder. Folders not made yet are fine."""
+        try:
+            self._check_folders(self.parts(path))
+        except StoredFileError as err:
+            if not err.missing or os.path.lexists(self._prefix + err.relative):
+                raise
+
+    def read_bytes(self, path: Path, kind: str) -> bytes:
+        """The bytes of a file of the folder (see the class); StoredFileError otherwise."""
+        parts = self.parts(path)
+        self._check_folders(parts)
+        try:
+            return read_regular(path, LIMITS[kind], follow_links=False)
+        except RefusedFile as err:
+            raise StoredFileError("/".join(parts), err.reason, err.missing) from None
+
+    def is_file(self, path: Path) -> bool:
+        """Whether a regular file (not a link) is at `path`, below real folders."""
+        try:
+            parts = self.parts(path)
+            self._check_folders(parts)
+            return stat.S_ISREG(os.lstat(path).st_mode)
+        except (StoredFileError, OSError):
+            return False
+
+    def read_text(self, path: Path, kind: str) -> str:
+        data = self.read_bytes(path, kind)
+        if path.suffix == ".gz":
+            try:
+                data = gunzip(data, LIMITS[kind])
+            except RefusedFile as err:
+                raise StoredFileError(self.name(path), err.reason) from None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            if kind == "log":  # fio writes logs in ASCII; a stray byte costs its line only
+                return data.decode("ascii", errors="replace")
+            raise StoredFileError(self.name(path), "is not UTF-8 text: damaged") from None
+
+    def read_json(self, path: Path, kind: str) -> Any:
+        """A JSON file ssdcompare wrote, nested at most MAX_DEPTH levels deep."""
+        data = self.read_bytes(path, kind)
+        try:
+            value = json.loads(data)
+        except RecursionError:
+            raise StoredFileError(self.name(path), "is nested too deeply: damaged") from None
+        except ValueError as err:  # UnicodeDecodeError is one too
+            where = f" (line {err.lineno})" if isinstance(err, json.JSONDecodeError) else ""
+            raise StoredFileError(self.name(path), f"is not JSON{where}: damaged") from None
+        if nested_deeper(value, MAX_DEPTH):
+            raise StoredFileError(self.name(path), f"is nested more than {MAX_DEPTH} levels "
+                                  "deep: ssdcompare never writes that, it is damaged")  # fmt: skip
+        return value
+
+    def read_object(self, path: Path, kind: str, what: str) -> dict[str, Any]:
+        """A stored JSON file that must hold an object, checked for its format version."""
+        data = self.read_json(path, kind)
+        name = self.name(path)
+        if not isinstance(data, dict):
+            raise StoredFileError(name, f"is damaged: {what} is a JSON object, this file holds "
+                                  f"a {type(data).__name__}")  # fmt: skip
+        version = data.get("format_version", 1)
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise StoredFileError(name, "is damaged: its format_version is not a number")
+        if version > FORMAT_VERSION:
+            raise NewerFormatError(
+                f"{name} is in a newer format than this ssdcompare reads (formats up to "
+                f"{FORMAT_VERSION}): upgrade ssdcompare (pip install -U ssdcompare) to read it"
+            )
+        return data
+
+    def entries(self, path: Path | str) -> list[os.DirEntry[str]]:
+        """The entries of a folder of the folder, by name; none when it is missing. The
+        folder must be real (no link on its way); entries are not followed. A folder among
+        them that is real is remembered as checked."""
+        parts: tuple[str, ...] = ()
+        if os.fspath(path) != os.fspath(self.root):
+            parts = self.parts(path)
+            try:
+                self._check_folders((*parts, ""))
+            except StoredFileError as err:
+                if err.missing:
+                    return []  # nothing there yet (no runs/, no preconditioning)
+                raise
+        try:
+            with os.scandir(path) as found:
+                listed = sorted(found, key=lambda entry: entry.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as err:
+            raise StoredFileError(
+                self.name(path), f"cannot be read ({err.strerror or err})"
+            ) from None
+        for entry in listed:
+            if entry.is_dir(follow_symlinks=False):
+                self._folders.add((*parts, entry.name))
+        return listed
+
+    def log_samples(self, path: Path) -> list[Sample]:
+        """One fio log of a run (plain or .gz) as samples; LogError when it is refused or
+        damaged, naming it relative to the folder."""
+        try:
+            text = self.read_text(path, "log")
+        except StoredFileError as err:
+            raise LogError(str(err)) from None
+        return parse_log(text, self.name(path))
+
+    def fio_output(self, path: Path) -> FioOutput:
+        """A fio output of the folder; FioOutputError (its `reason` quoting nothing the file
+        holds) when it cannot be read as one, StoredFileError when it is refused."""
+        return parse_fio_bytes(self.read_bytes(path, "fio"), self.name(path))
 
 
 class RunStatus(BaseModel):
@@ -252,7 +441,7 @@ class Manifest(BaseModel):
 
 
 def migrate_manifest(data: dict[str, Any]) -> dict[str, Any]:
-    """Bring an older manifest to the current format (read_json_object refuses newer ones)."""
+    """Bring an older manifest to the current format (read_object refuses newer ones)."""
     version = data.get("format_version")
     if version == FORMAT_VERSION:
         return data
@@ -268,7 +457,9 @@ def migrate_manifest(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def migrate_status(data: dict[str, Any], folder: Path, suite: Suite) -> dict[str, Any]:
+def migrate_status(
+    data: dict[str, Any], folder: Path, suite: Suite, files: ResultsFiles
+) -> dict[str, Any]:
     """Bring a format 1 status to format 2: its workload hash is recomputed from the stored
     jobfile the way format 2 computes it, so old and new results compare as they should."""
     if data.get("format_version", 1) == FORMAT_VERSION:
@@ -276,9 +467,8 @@ def migrate_status(data: dict[str, Any], folder: Path, suite: Suite) -> dict[str
     data = dict(data, format_version=FORMAT_VERSION)
     workload = next((w for w in suite.workloads if w.job_id == data.get("job")), None)
     try:
-        text = (folder / JOBFILE).read_text(encoding="utf-8")
-        facts = read_jobfile(text)
-    except (OSError, UnicodeDecodeError, JobfileError):
+        facts = read_jobfile(files.read_text(folder / JOBFILE, "jobfile"))
+    except (StoredFileError, JobfileError):
         return data  # no readable jobfile: keep the recorded hash
     if workload is not None:
         data["workload_hash"] = workload_hash(facts, hashed_span(workload, rendered_size(facts)))
@@ -303,12 +493,21 @@ def unique_folders(paths: Iterable[str | Path]) -> list[Path]:
     return folders
 
 
+def _failed_status(target: str, job: str, repeat: int, error: str) -> RunStatus:
+    """A run known only by its folder, as a failed run saying why."""
+    return RunStatus(status="failed", target=target, job=job, repeat=repeat, workload_hash="",
+                     error=error)  # fmt: skip
+
+
 class ResultsDir:
     """A sweep's results folder: the one place that knows its layout."""
 
-    def __init__(self, path: Path, manifest: Manifest) -> None:
+    def __init__(self, path: Path, manifest: Manifest, files: ResultsFiles | None = None) -> None:
         self.path = path
         self.manifest = manifest
+        self.files = files or ResultsFiles(path)  # every file of the folder is read by it
+        self._plan: tuple[set[str], set[str]] | None = None  # target and job names planned
+        self._listed: tuple[Path, list[str]] | None = None  # the run folder listed last
 
     @classmethod
     def create(cls, path: Path, manifest: Manifest) -> ResultsDir:
@@ -339,19 +538,24 @@ class ResultsDir:
     @classmethod
     def open(cls, path: Path) -> ResultsDir:
         """Open an existing results folder (for resuming or loading)."""
-        manifest_path = path / MANIFEST
-        if not manifest_path.is_file():
-            raise SsdcompareError(
-                f"{path} is not an ssdcompare results folder (no {MANIFEST} in it)"
-            )
-        data = read_json_object(manifest_path, "a manifest")
+        files = ResultsFiles(path)
+        try:
+            data = files.read_object(path / MANIFEST, "manifest", "a manifest")
+        except StoredFileError as err:
+            if err.missing:
+                raise SsdcompareError(
+                    f"{path} is not an ssdcompare results folder (no {MANIFEST} in it)"
+                ) from None
+            raise StoredFileError(
+                f"{path}: {MANIFEST}",
+                f"{err.reason}; the folder cannot be read without it: get an undamaged copy",
+            ) from None
         try:
             manifest = Manifest.model_validate(migrate_manifest(data))
         except ValidationError as err:
-            raise SsdcompareError(
-                f"{manifest_path} is damaged: {validation_message(err)}"
-            ) from None
-        return cls(path, manifest)
+            problem = stored_validation_message(err, Manifest)
+            raise SsdcompareError(f"{path / MANIFEST} is damaged: {problem}") from None
+        return cls(path, manifest, files)
 
     def save_manifest(self) -> None:
         write_atomic(self.path / MANIFEST, self.manifest.model_dump_json(indent=2) + "\n")
@@ -359,28 +563,39 @@ class ResultsDir:
     def run_dir(self, target: str, job: str, repeat: int) -> Path:
         return self.path / "runs" / target / job / f"r{repeat}"
 
-    def _read_status(self, path: Path) -> RunStatus:
-        """One status file; a damaged one is reported as a failed run, never dropped."""
-        folder = path.parent
+    def status(
+        self, target: str, job: str, repeat: int, folder: Path | None = None
+    ) -> RunStatus | None:
+        """The recorded outcome of the run in runs/<target>/<job>/r<repeat> (`folder`, when
+        given, is that folder); None when it never finished writing one. A damaged one, or
+        one that names another run than its folder, is a failed run."""
+        folder = folder or self.run_dir(target, job, repeat)
+
+        def failed(error: str) -> RunStatus:
+            return _failed_status(target, job, repeat, error)
+
         try:
-            data = read_json_object(path, "a run status")
-            return RunStatus.model_validate(migrate_status(data, folder, self.manifest.suite))
+            data = self.files.read_object(folder / STATUS, "status", "a run status")
+            status = RunStatus.model_validate(
+                migrate_status(data, folder, self.manifest.suite, self.files)
+            )
         except NewerFormatError:
             raise
-        except (SsdcompareError, ValidationError) as err:
-            problem = validation_message(err) if isinstance(err, ValidationError) else str(err)
-            return RunStatus(
-                status="failed", target=folder.parent.parent.name, job=folder.parent.name,
-                repeat=int(folder.name.removeprefix("r")), workload_hash="",
-                error=f"status.json is damaged ({problem}); rerun with --resume",
-            )  # fmt: skip
-
-    def status(self, target: str, job: str, repeat: int) -> RunStatus | None:
-        """The recorded outcome of a run, or None if it never finished writing one."""
-        path = self.run_dir(target, job, repeat) / STATUS
-        if not path.is_file():
-            return None
-        return self._read_status(path)
+        except StoredFileError as err:
+            if err.missing:
+                return None
+            return failed(f"{STATUS} {err.reason}; rerun with --resume")
+        except ValidationError as err:
+            problem = stored_validation_message(err, RunStatus)
+            return failed(f"{STATUS} is damaged ({problem}); rerun with --resume")
+        if (status.target, status.job, status.repeat) != (target, job, repeat):
+            # the folder decides which run it is: files are never looked for where a status
+            # says, and a status copied from another run is no result of this one
+            return failed(
+                f"{STATUS} is damaged: it names another run than the folder it is in (its "
+                "target, job or repeat differ); rerun with --resume"
+            )
+        return status
 
     def prepare_run(self, target: str, job: str, repeat: int) -> Path:
         """An empty folder for a run; an earlier unfinished attempt is kept aside, not deleted.
@@ -391,8 +606,9 @@ class ResultsDir:
         previous = self.status(target, job, repeat)
         if previous is not None and self.finished(previous):
             raise SsdcompareError(f"{folder} already holds a finished result")
+        self.files.check_way(folder)  # never written through a link to another place
         try:
-            if folder.exists():
+            if os.path.lexists(folder):  # a link in its place is moved aside, not followed
                 attempt = 1
                 while folder.with_name(f"{folder.name}.attempt-{attempt}").exists():
                     attempt += 1
@@ -406,17 +622,62 @@ class ResultsDir:
         write_atomic(folder / STATUS, status.model_dump_json(indent=2) + "\n")
 
     def statuses(self) -> list[RunStatus]:
-        """Every recorded run outcome (damaged files as failed runs), in path order."""
+        """Every run folder's outcome, in path order. A run folder without a status, with a
+        damaged one, that is a symbolic link or that is no part of the sweep's plan (copied
+        in from another sweep) is a failed run saying so, never a missing one. A target or
+        job folder that is a symbolic link is an error (StoredFileError)."""
         found = []
-        for path in sorted((self.path / "runs").glob(f"*/*/r*/{STATUS}")):
-            if ".attempt-" in path.parent.name or not path.parent.name[1:].isdigit():
-                continue
-            found.append(self._read_status(path))
+        for target, job, entry in self._run_folders():
+            repeat = int(entry.name[1:])
+            relative = f"runs/{target}/{job}/{entry.name}"
+            if entry.is_symlink():
+                error = str(StoredFileError(relative, "is a symbolic link"))
+                found.append(_failed_status(target, job, repeat, error))
+            elif not self.planned(target, job, repeat):
+                found.append(_failed_status(target, job, repeat, (
+                    f"{relative} is not part of this sweep's plan: {MANIFEST} names no such "
+                    "target, job or repeat, so it was not made by this sweep (copied in from "
+                    "another?); left out of the figures"
+                )))  # fmt: skip
+            else:
+                status = self.status(target, job, repeat, Path(entry.path))
+                found.append(status or _failed_status(target, job, repeat, (
+                    f"{STATUS} is missing: the run did not finish (or a sweep is running it "
+                    "now); sweep --resume runs it again"
+                )))  # fmt: skip
         return found
+
+    def planned(self, target: str, job: str, repeat: int) -> bool:
+        """Whether the sweep's plan (its manifest) has this run: a known target and job, and
+        a repeat it asked for."""
+        if self._plan is None:
+            self._plan = ({t.name for t in self.manifest.targets},
+                          {w.job_id for w in self.manifest.suite.workloads})  # fmt: skip
+        targets, jobs = self._plan
+        return target in targets and job in jobs and 1 <= repeat <= self.manifest.repeat
+
+    def _run_folders(self) -> Iterable[tuple[str, str, os.DirEntry[str]]]:
+        """(target, job, entry) of every runs/<target>/<job>/r<N> folder (earlier attempts
+        and other names left out), without following a link."""
+        for target in self.files.entries(self.path / "runs"):
+            if target.is_symlink():
+                raise StoredFileError(f"runs/{target.name}", "is a symbolic link")
+            if not target.is_dir(follow_symlinks=False):
+                continue
+            for job in self.files.entries(target.path):
+                if job.is_symlink():
+                    raise StoredFileError(f"runs/{target.name}/{job.name}", "is a symbolic link")
+                if not job.is_dir(follow_symlinks=False):
+                    continue
+                for run in self.files.entries(job.path):
+                    name = run.name
+                    canonical = name[1:].isdigit() and name == f"r{int(name[1:])}" != "r0"
+                    if canonical and (run.is_symlink() or run.is_dir(follow_symlinks=False)):
+                        yield target.name, job.name, run
 
     def finished(self, status: RunStatus) -> bool:
         """A run that is done for good: ok, with fio's output in place."""
-        return status.status == "ok" and self.fio_json(status).is_file()
+        return status.status == "ok" and self.files.is_file(self.fio_json(status))
 
     def fio_json(self, status: RunStatus) -> Path:
         """Where a run's raw fio output is (it may not exist for failed runs)."""
@@ -427,13 +688,23 @@ class ResultsDir:
         return self.run_dir(status.target, status.job, status.repeat) / JOBFILE
 
     def timeseries_logs(self, status: RunStatus, kind: str) -> list[Path]:
-        """A run's per-second fio logs of one kind ("iops", "bw", "lat"), one per process."""
+        """A run's per-second fio logs of one kind ("iops", "bw", "lat"), one per process.
+        The folder's listing is kept for the next kind asked of the same run (reading a run
+        asks for each kind several times)."""
         folder = self.run_dir(status.target, status.job, status.repeat)
-        return log_files(folder, TIMESERIES_PREFIX, kind)
+        if self._listed is None or self._listed[0] != folder:
+            try:
+                self._listed = (folder, os.listdir(folder))
+            except OSError:
+                self._listed = (folder, [])
+        return log_files(folder, TIMESERIES_PREFIX, kind, self._listed[1])
 
     def precondition_dir(self, target: str, name: str) -> Path:
-        """Where preconditioning keeps what it ran: `fill`, or a job's rounds."""
-        return self.path / "precondition" / target / name
+        """Where preconditioning keeps what it ran: `fill`, or a job's rounds (refused when a
+        folder on its way is a link: what is written there would land elsewhere)."""
+        folder = self.path / "precondition" / target / name
+        self.files.check_way(folder / STATE_RECORD)
+        return folder
 
     def fill_record(self, target: str) -> FillRecord | None:
         return self._record(self.precondition_dir(target, "fill") / FILL_RECORD, FillRecord)
@@ -456,8 +727,10 @@ class ResultsDir:
     def state_records(self, target: str) -> list[StateRecord]:
         """A target's drive-state steps, in the order they ran (damaged records left out)."""
         folder = self.precondition_dir(target, "states")
-        found = [self._record(path / STATE_RECORD, StateRecord) for path in
-                 sorted(folder.glob("[0-9]*-*")) if path.is_dir()]  # fmt: skip
+        found = [self._record(Path(entry.path) / STATE_RECORD, StateRecord)
+                 for entry in self.files.entries(folder)
+                 if entry.name[:1].isdigit() and "-" in entry.name
+                 and entry.is_dir(follow_symlinks=False)]  # fmt: skip
         return sorted((r for r in found if r is not None), key=lambda r: r.number)
 
     def save_state_record(self, record: StateRecord) -> None:
@@ -467,13 +740,55 @@ class ResultsDir:
     def _record(self, path: Path, model: type[_Record]) -> _Record | None:
         """A stored preconditioning record; None when there is none or it is damaged (then
         preconditioning runs again)."""
-        if not path.is_file():
-            return None
         try:
-            return model.model_validate(read_json_object(path, "a preconditioning record"))
-        except (SsdcompareError, ValidationError):
+            data = self.files.read_object(path, "record", "a preconditioning record")
+            return model.model_validate(data)
+        except (StoredFileError, ValidationError):
             return None
 
     def cpu_json(self, status: RunStatus) -> Path:
-        """Where a run's CPU samples are (see cpu.read_trace)."""
+        """Where a run's CPU samples are (see cpu_trace)."""
         return self.run_dir(status.target, status.job, status.repeat) / CPU_JSON
+
+    def cpu_trace(self, status: RunStatus) -> CpuTrace | None:
+        """A run's CPU samples; None when it has none. StoredFileError when cpu.json is
+        refused or damaged, NewerFormatError when a newer ssdcompare wrote it."""
+        path = self.cpu_json(status)
+        try:
+            data = self.files.read_json(path, "cpu")
+            return trace_from(data)
+        except StoredFileError as err:
+            if err.missing:
+                return None
+            raise
+        except NewerFormatError as err:
+            raise NewerFormatError(f"{self.files.name(path)} {err}") from None
+        except SsdcompareError as err:
+            raise StoredFileError(self.files.name(path), str(err)) from None
+
+    def jobfile_text(self, status: RunStatus) -> str | None:
+        """The jobfile a run's fio read; None when it has none or it cannot be read."""
+        try:
+            return self.files.read_text(self.jobfile(status), "jobfile")
+        except StoredFileError:
+            return None
+
+    def fio_output(self, status: RunStatus) -> FioOutput:
+        """A run's fio output (see ResultsFiles.fio_output)."""
+        return self.files.fio_output(self.fio_json(status))
+
+    def ceiling_iops(self, job: str) -> float | None:
+        """The IOPS (all directions) the job got on the RAM disk (`sweep --ceiling`, kept in
+        ceiling/<job>/), or None when not measured: also when that run failed or was
+        interrupted (a partial run is no ceiling) or its files cannot be read."""
+        folder = self.path / "ceiling" / job
+        try:
+            data = self.files.read_object(folder / STATUS, "status", "a run status")
+            if RunStatus.model_validate(data).status != "ok":
+                return None
+            output = self.files.fio_output(folder / FIO_JSON)
+        except (SsdcompareError, ValidationError):  # refused, damaged, newer, not fio's
+            return None
+        if any(job_problem(job) is not None for job in output.jobs):
+            return None  # impossible figures are no ceiling either
+        return sum(j.total_iops for j in output.jobs if j.ok) or None

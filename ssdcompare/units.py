@@ -79,9 +79,12 @@ _LATENCY: _Scale = ((1e6, 1e6, "{:.2f} s"), (1000, 1000, "{:.2f} ms"), (100, 1, 
                     (float("-inf"), 1, "{:.1f} µs"))  # fmt: skip
 
 
+MISSING = "n/a"  # a figure that is unknown: shown as such, never as 0
+
+
 def _scaled(value: float | None, scale: _Scale) -> str:
     if value is None or value != value:  # None or NaN
-        return "-"
+        return MISSING
     for start, divisor, form in scale:
         if value >= start:
             return form.format(value / divisor)

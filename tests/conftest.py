@@ -59,6 +59,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=f"needs the fio binary: {no_fio}"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_cache_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Kept frames are signed with a key in the user's cache folder ($XDG_CACHE_HOME): the
+    tests keep theirs in a folder of their own (also for the commands they start), never in
+    the home folder of whoever runs them."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(folder))
+        yield folder
+
+
 @pytest.fixture(scope="session")
 def fio() -> FioInfo:
     """The fio ssdcompare would use; tests using it are `fio` tests, skipped without fio."""

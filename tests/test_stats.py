@@ -109,13 +109,27 @@ def test_the_summary_tests_each_device_against_the_baseline() -> None:
     assert "b/c" in against_c.columns and bool(against_c.loc["j", "b significant"])
 
 
-def test_a_finished_repeat_without_io_counts_as_zero_not_as_missing() -> None:
-    # fio leaves out a direction that moved nothing: the run is ok, its IOPS unknown
+def test_an_unknown_figure_stays_unknown_and_a_true_zero_stays_zero() -> None:
+    # fio printed nan for a repeat's IOPS: unknown, left out of the mean (never a 0 in it)
     frame = _frame({"a": [1000.0, 1000.0, 1000.0]})
-    frame.loc[frame["repeat"] == 2, ["iops", "bw_bytes", "total_ios"]] = float("nan")
+    frame.loc[frame["repeat"] == 2, ["iops", "bw_bytes"]] = float("nan")
     row = job_summary(frame).iloc[0]
-    assert row["repeats"] == 3 and row["iops_mean"] == pytest.approx(2000 / 3)
-    assert row["iops_cv_pct"] > 10
+    assert row["repeats"] == 3 and row["iops_mean"] == 1000 and row["iops_cv_pct"] == 0
+    # ... and a known bandwidth beside an unknown IOPS stays as it was
+    frame = _frame({"a": [1000.0]})
+    frame["iops"] = float("nan")
+    row = job_summary(frame).iloc[0]
+    assert pd.isna(row["iops_value"]) and row["bw_bytes_value"] == 1000 * 4096
+    # a direction of a mix unknown: the run's total is unknown, not the other direction's
+    mix = pd.concat([_frame({"a": [1000.0]}), _frame({"a": [500.0]}).assign(direction="write")])
+    mix.loc[mix["direction"] == "write", "iops"] = float("nan")
+    assert pd.isna(job_summary(mix).iloc[0]["iops_value"])
+    # fio printed the direction with zeros (a true zero): 0, and no latency
+    idle = _frame({"a": [1000.0]}).assign(
+        iops=0.0, bw_bytes=0.0, total_ios=0.0, lat_mean_us=float("nan"), lat_p99_us=float("nan")
+    )
+    row = job_summary(idle).iloc[0]
+    assert row["iops_value"] == 0 and pd.isna(row["lat_mean_us_value"])
 
 
 def test_the_summary_shows_the_aggregate_asked_for() -> None:

@@ -17,9 +17,10 @@ from test_report import chromium
 
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fiologs import LogError, read_log
+from ssdcompare.fiologs import LogError
 from ssdcompare.persecond import find_cliff
 from ssdcompare.report import write_report
+from ssdcompare.store import ResultsFiles
 
 # judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
 pytestmark = pytest.mark.serial
@@ -33,14 +34,15 @@ def test_a_log_is_read_plain_or_gzipped_and_a_cut_last_line_is_left_out(tmp_path
     plain.write_text(text)
     packed = tmp_path / "timeseries_iops.2.log.gz"
     packed.write_bytes(gzip.compress(text.encode()))
+    files = ResultsFiles(tmp_path)  # the one reader of a results folder's files
     for path in (plain, packed):
-        samples = read_log(path)
+        samples = files.log_samples(path)
         assert [(s.time_ms, s.value, s.direction) for s in samples] == [
             (1000, 7917.0, "read"), (2001, 120.0, "write")]  # fmt: skip
     broken = tmp_path / "timeseries_bw.1.log"
     broken.write_text("1000, 7917, 0, 4096, 0\nnot a log line\n2000, 1, 0, 4096, 0\n")
-    with pytest.raises(LogError, match="line 2 is not a fio log line"):
-        read_log(broken)
+    with pytest.raises(LogError, match="timeseries_bw.1.log line 2 is not a fio log line$"):
+        files.log_samples(broken)  # the line is named by its number, never quoted
 
 
 def test_a_cliff_is_where_throughput_falls_and_stays_down() -> None:
@@ -156,5 +158,5 @@ def test_a_second_is_counted_once_even_when_fio_logs_a_partial_one_beside_it() -
         device, job = log.parts[-4], log.parts[-3]
         mine = seconds[(seconds["device"] == device) & (seconds["job"] == job)
                        & (seconds["repeat"] == 1)]  # fmt: skip
-        logged = [float(s.value) for s in read_log(log)]
+        logged = [float(s.value) for s in ResultsFiles(example).log_samples(log)]
         assert sorted(mine["iops"]) == sorted(logged), (device, job)

@@ -16,7 +16,7 @@ from suitefiles import suite_file
 
 import ssdcompare
 from ssdcompare.answer import headline
-from ssdcompare.ceiling import ceiling_iops, why_not
+from ssdcompare.ceiling import why_not
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.report import build_context
 from ssdcompare.store import ResultsDir
@@ -190,11 +190,16 @@ def test_the_answer_never_claims_more_than_its_tests_and_counts_alike_either_way
     pair.loc[pair["label"] == "a", "verdict"] = "cpu"
     assert dict(headline(pair, "a")[0].left_out) == {"cpu": 1}
     assert dict(headline(pair, "b")[0].left_out) == {"cpu": 1}
-    # a finished run whose direction fio left out (it moved nothing) has no IOPS at all
+    # a finished run whose directions fio printed with zeros did no I/O at all
     idle = _tested([("j1", 1.0, pd.NA, "drive"), ("j2", 1.0, pd.NA, "drive")])
-    idle.loc[(idle["label"] == "b") & (idle["job"] == "j2"), "iops_value"] = float("nan")
+    idle.loc[(idle["label"] == "b") & (idle["job"] == "j2"), "iops_value"] = 0.0
     line = headline(idle, "a")[0]
     assert dict(line.left_out) == {"idle": 1} and "1 did no I/O" in line.sentence
+    # ... while one whose IOPS fio did not give (nan) is unknown, not idle
+    idle.loc[(idle["label"] == "b") & (idle["job"] == "j2"), "iops_value"] = float("nan")
+    line = headline(idle, "a")[0]
+    assert dict(line.left_out) == {"unknown figures": 1}
+    assert "1 had no IOPS figure" in line.sentence
     one = _tested([("j1", 1.0, pd.NA, "drive"), ("j2", 1.0, pd.NA, "disturbed")])
     assert "Left out: 1 was disturbed." in headline(one, "a")[0].sentence
 
@@ -261,11 +266,11 @@ def test_a_ram_disk_measured_against_the_ceiling_comes_out_host(tmp_path: Path) 
         # an interrupted ceiling run is no ceiling: the report says so, a resume measures it
         status = ceiling / "status.json"
         status.write_text(status.read_text().replace('"status": "ok"', '"status": "interrupted"'))
-        assert ceiling_iops(run.path, job) is None
+        assert ResultsDir.open(run.path).ceiling_iops(job) is None
         warnings = build_context(run.frame(), [ResultsDir.open(run.path)])["warnings"]
         assert any(w.startswith(f"No ceiling for {job}:") for w in warnings)
         again = ssdcompare.run_sweep(resume=run.path, report=False)
-        assert again.complete and 350 < (ceiling_iops(run.path, job) or 0) < 450
+        assert again.complete and 350 < (ResultsDir.open(run.path).ceiling_iops(job) or 0) < 450
     assert set(Path("/sys/block").iterdir()) == before  # the ceiling's RAM disks are gone too
     # results made before writing jobs lost their ceiling: one found for a write is not used
     shutil.copytree(run.path / "ceiling" / job, run.path / "ceiling" / writes)
