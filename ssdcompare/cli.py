@@ -486,7 +486,8 @@ _results_folders = click.argument(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="HTML file to write (default: report.html in the first results folder).",
+    help="HTML file to write, ending in .html (default: report.html in the first results "
+    "folder); only a report ssdcompare made is ever replaced.",
 )
 @click.option("--baseline", help="Device the ratios are relative to (default: the first).")
 @click.option("--aggregate", type=click.Choice(["mean", "median", "best"]), default="mean",

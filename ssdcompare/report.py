@@ -30,6 +30,7 @@ from ssdcompare.frame import (
     side_by_side,
 )
 from ssdcompare.persecond import timeseries
+from ssdcompare.reportpath import check_report_path
 from ssdcompare.resources import templates
 from ssdcompare.stats import aggregate_values
 from ssdcompare.store import ResultsDir, unique_folders, write_atomic
@@ -1158,14 +1159,18 @@ def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
 
 def write_report(paths: Iterable[str | Path], output: str | Path, baseline: str | None = None,
                  aggregate: str = "mean") -> Path:  # fmt: skip
-    """Load results folders, render the report and write it atomically to `output`."""
+    """Load results folders, render the report and write it atomically to `output`: an
+    .html name, never over a results file or a file that is not a report of ssdcompare's
+    (ssdcompare.reportpath)."""
     # one folder named twice (./A and A/, a symlink) is read once, or it would count double
     folders = unique_folders(paths)
     if not folders:
         raise SsdcompareError("give at least one results folder")
+    target = Path(output)
+    check_report_path(target, folders)
     sweeps = [ResultsDir.open(p) for p in folders]
     frame = load(folders)
     text = render_report(frame, sweeps, baseline, aggregate)
-    target = Path(output)
+    check_report_path(target, folders)  # rendering takes a while: look again just before
     write_atomic(target, text)
     return target
