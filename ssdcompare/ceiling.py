@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from ssdcompare.devices import resolve_target
@@ -72,12 +72,15 @@ def measure(
     jobs: list[RenderedJob],
     suite: str,
     progress: Callable[[str, str | None], None] | None = None,
+    allowed_options: Collection[str] = (),
 ) -> None:
     """Run each job (one per workload) that only reads once on a new RAM disk, unless an
     earlier attempt measured it; keep everything under ceiling/<job>/. Writing jobs get no
     ceiling: zram compresses what it stores, and writes to it can be slower than a drive's.
     `progress` hears of each job as it starts, and again with the error when its run failed
-    (the job then has no ceiling)."""
+    (the job then has no ceiling). `allowed_options` are the opt-in fio options the sweep
+    accepted (--allow-option): the jobs are rendered for the RAM disk with them, as they
+    were for the sweep's targets."""
     pending = [j for j in jobs if has_ceiling(j) and not _done(results, j.job_id)]
     if not pending:
         return
@@ -89,7 +92,7 @@ def measure(
             workload = job.workload
             if workload.size_bytes is None or workload.size_bytes > RAM_DISK_BYTES:
                 workload = workload.model_copy(update={"size_bytes": None, "size_pct": None})
-            rendered = render(workload, target, suite, job.ioengine)
+            rendered = render(workload, target, suite, job.ioengine, allowed_options)
             folder = results.path / "ceiling" / job.job_id
             folder.mkdir(parents=True, exist_ok=True)
             write_atomic(folder / JOBFILE, rendered.text)

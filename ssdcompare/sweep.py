@@ -430,8 +430,8 @@ def _run_locked(
     if plan.ceiling:  # measures only what is missing: also a resume of a finished sweep
         try:
             measure_ceiling(plan.fio, results, plan.jobs_for(plan.targets[0]), plan.suite.name,
-                            lambda job, error: _say_ceiling(progress, job, total,
-                                                            error))  # fmt: skip
+                            lambda job, error: _say_ceiling(progress, job, total, error),
+                            plan.allowed_options)  # fmt: skip
         except KeyboardInterrupt as stop:
             outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
             return outcome
