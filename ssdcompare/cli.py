@@ -429,6 +429,8 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
         sys.exit(EXIT_ERROR)
     finally:
         progress.close()
+    for note in outcome.notes:
+        say(f"note: {note}")
     try:
         # the report first: a closed or broken stdout must not cost it
         report = _write_report(results.path)

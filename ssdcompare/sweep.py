@@ -53,6 +53,7 @@ from ssdcompare.precondition import (
     state_needed,
     until_steady,
 )
+from ssdcompare.ramdisk import remove_leftovers
 from ssdcompare.runner import RunOutcome, Sampler, run_fio, timeout_for
 from ssdcompare.sampler import CpuSampler
 from ssdcompare.store import (
@@ -96,6 +97,7 @@ class SweepOutcome:
     stop_reason: str | None = None  # "Ctrl-C", "SIGTERM", ... when interrupted
     skipped_existing: int = 0
     guard_overrides: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. a dead sweep's RAM disk removed
 
     def count(self, state: str) -> int:
         return sum(1 for s in self.statuses if s.status == state)
@@ -396,12 +398,16 @@ def run(
     as interrupted and returns with `interrupted=True`; nothing finished before is touched.
     Holds the results folder and every target locked while it runs. `job_timeout_s` replaces
     the default limit per job (twice its time plus two minutes); after a job times out, the
-    rest of that target's jobs are skipped.
+    rest of that target's jobs are skipped. First removes the RAM disks of --ceiling sweeps
+    that were killed before they could (ssdcompare.ramdisk); the outcome's notes say so.
     """
     if plan.fio is None:
         plan.fio = find_fio()
+    notes = remove_leftovers()  # RAM disks of --ceiling sweeps killed before removing them
     with holding(plan.devices, results.path, f"results {results.path}"):
-        return _run_locked(plan, results, progress, sampler_factory, clock, job_timeout_s)
+        outcome = _run_locked(plan, results, progress, sampler_factory, clock, job_timeout_s)
+    outcome.notes[:0] = notes
+    return outcome
 
 
 def _run_locked(

@@ -22,7 +22,7 @@ STAGES = [
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "fiologs", "fioclient"]),
     ("plan", ["plan"]),
     ("store", ["store"]),
-    ("running", ["sampler", "runner", "precondition", "ceiling"]),
+    ("running", ["sampler", "runner", "precondition", "ramdisk", "ceiling"]),
     ("sweep", ["sweep"]),
     ("frame", ["framecache", "persecond", "perburst", "frame", "answer"]),
     ("presenting", ["charts", "reportpath", "report"]),
