@@ -308,8 +308,9 @@ def _exit_code(stop: BaseException | str | None) -> int:
 @click.option(
     "--parallel-hosts",
     is_flag=True,
-    help="Run each job on one device of every host at the same time (one fio client run), "
-    "instead of one device after another; each device's results are kept apart.",
+    help="Run each job on one device of every host at the same time (a fio client per host, "
+    "each with its own time limit), instead of one device after another; each device's "
+    "results are kept apart, and a host that hangs or goes away costs only its own runs.",
 )
 @click.option(
     "--allow-option",

@@ -274,9 +274,8 @@ def _check_hosted(
 
 
 def check_parallel(targets: list[Target]) -> None:
-    """--parallel-hosts runs one fio client for several servers at once: every device must
-    be on a host, each on one host, and the hosts' servers on different addresses (fio's
-    client names the logs it gets back by address only)."""
+    """--parallel-hosts runs a fio client for each host's server at once: every device must
+    be on a host, each on one host."""
     here = [t.name for t in targets if not t.hosts]
     if here:
         raise SsdcompareError(
@@ -288,15 +287,6 @@ def check_parallel(targets: list[Target]) -> None:
     if spanning:
         raise SsdcompareError(f"--parallel-hosts cannot take a group across hosts "
                               f"({', '.join(spanning)}): it runs at once already")  # fmt: skip
-    by_address: dict[str, str] = {}
-    for host in {t.hosts[0] for t in targets}:
-        other = by_address.setdefault(host.address, host.name)
-        if other != host.name:
-            raise SsdcompareError(
-                f"--parallel-hosts: hosts {other} and {host.name} are servers on one address "
-                f"({host.address}); fio's client names the logs it gets back by address "
-                "only, so theirs would mix. Use servers on different addresses"
-            )
 
 
 def _check_discards(targets: list[Target], states: list[str]) -> None:

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import os
-import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -28,10 +26,9 @@ from ssdcompare.ceiling import measure as measure_ceiling
 from ssdcompare.devices import Target, resolve_on_host
 from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import FioInfo, default_ioengine, find_fio
-from ssdcompare.fioclient import check_hosts, server_answers
+from ssdcompare.fioclient import check_hosts
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
-from ssdcompare.fioresult import JobResult, parse_fio_file
 from ssdcompare.guard import (
     Finding,
     check_in_use,
@@ -54,14 +51,17 @@ from ssdcompare.precondition import (
     until_steady,
 )
 from ssdcompare.ramdisk import remove_leftovers
-from ssdcompare.runner import RunOutcome, Sampler, run_fio, timeout_for
+from ssdcompare.runner import (
+    ClientRun,
+    RunOutcome,
+    Sampler,
+    run_fio,
+    run_fio_together,
+    timeout_for,
+)
 from ssdcompare.sampler import CpuSampler
 from ssdcompare.store import (
-    CPU_JSON,
-    FIO_JSON,
     JOBFILE,
-    STDERR,
-    STDOUT,
     Manifest,
     ResultsDir,
     RunStatus,
@@ -754,21 +754,20 @@ def _run_together(
     sampler_factory: Callable[[], Sampler] | None,
     job_timeout_s: float | None,
 ) -> list[RunStatus]:
-    """One job on several hosts at the same time (--parallel-hosts): one fio client run
-    sending each server its own device's jobfile. Each device keeps its own run folder
-    (jobfile, its server's logs, a copy of the run's fio output and CPU samples) and its own
-    status, from its own server's entries in the output: a host that went away fails only
-    its device's run."""
+    """One job on several hosts at the same time (--parallel-hosts): one fio client per host,
+    started together, each with its own device's jobfile, output, time limit and status. A
+    host that hangs or goes away fails only its own device's run; the others are kept."""
     assert plan.fio is not None
     folders = [_prepare(plan, results, job, repeat) for repeat, job in batch]
-    lead = folders[0]
-    clients = [(job.target.hosts[0], folder / JOBFILE)
-               for (_, job), folder in zip(batch, folders, strict=True)]  # fmt: skip
     modified = {t.name for t in plan.modified_targets}
-    readonly = not any(job.target.name in modified for _, job in batch)
+    runs = [
+        ClientRun(job.target.hosts[0], folder / JOBFILE, folder,
+                  job_timeout_s or _timeout(job), readonly=job.target.name not in modified,
+                  expected_jobs=[name for name, _ in sections_of(job.job_id, job.target)])
+        for (_, job), folder in zip(batch, folders, strict=True)
+    ]  # fmt: skip
     remote = any(job.target.remote for _, job in batch)
     sampler = sampler_factory() if sampler_factory and not remote else None
-    timeout = job_timeout_s or max(_timeout(job) for _, job in batch)
     writes = any(job.writes for _, job in batch)
     parts = [part for _, job in batch for part in job.target.parts]
     started_at = now_iso()
@@ -777,61 +776,11 @@ def _run_together(
             reason = ("a device of this run was claimed by another user (mounted, in a RAID "
                       "or LVM, or opened exclusively) as the job began")  # fmt: skip
             return [_skip(results, job, repeat, reason) for repeat, job in batch]
-        into = {host.name: folder for (host, _), folder in zip(clients, folders, strict=True)}
-        ran = run_fio(plan.fio, lead / JOBFILE, lead, timeout, sampler, readonly=readonly,
-                      clients=clients, logs_into=into)  # fmt: skip
-    shared = [name for name in (FIO_JSON, CPU_JSON, STDOUT, STDERR) if (lead / name).exists()]
-    for folder in folders[1:]:
-        for name in shared:
-            shutil.copyfile(lead / name, folder / name)
-    try:
-        reported = parse_fio_file(lead / FIO_JSON).jobs
-    except Exception:  # no usable output: each device's outcome says so
-        reported = []
+        outcomes = run_fio_together(plan.fio, runs, sampler)
     return [
-        _record(results, folder, job, repeat, _own_outcome(ran, reported, job), started_at)
-        for (repeat, job), folder in zip(batch, folders, strict=True)
+        _record(results, folder, job, repeat, ran, started_at)
+        for (repeat, job), folder, ran in zip(batch, folders, outcomes, strict=True)
     ]
-
-
-def _own_outcome(ran: RunOutcome, reported: list[JobResult], job: RenderedJob) -> RunOutcome:
-    """What a run of several hosts at once means for one device: its server's entries among
-    what the run `reported`."""
-    host = job.target.hosts[0]
-    mine = dataclasses.replace(ran, notes=list(ran.notes), lost_hosts=list(ran.lost_hosts))
-    if ran.state == "interrupted":
-        return mine
-    if host.name in ran.lost_hosts:
-        mine.state, mine.host_lost, mine.lost_hosts = "failed", True, [host.name]
-        mine.error = f"host {host.where} went away: its fio server stopped answering"
-        return mine
-    mine.host_lost, mine.lost_hosts = False, []
-    entries = [j for j in reported if (j.hostname, j.port) == (host.address, host.port)]
-    failed = [j for j in entries if j.error]
-    # every section of the device's jobfile, with I/O: a server that refused a job drops it
-    # or reports zeros, and says why only in its messages
-    moved = {j.name for j in entries if j.moved}
-    short = [name for name, _ in sections_of(job.job_id, job.target) if name not in moved]
-    if entries and not failed and short:
-        mine.state = "failed"
-        mine.error = (f"fio reported no result for {', '.join(short)} from host {host.where}: "
-                      "the job did not run or moved no data (see its messages)")  # fmt: skip
-    elif entries and not failed:
-        mine.state, mine.error = "ok", None
-    elif failed:
-        code = failed[0].error
-        mine.state, mine.fio_errno = "failed", code
-        mine.error = f"fio job error {code} ({os.strerror(code)})"
-    elif not server_answers(host):
-        # fio's client goes on with the servers it reaches, and says which it lost only in
-        # its messages: ask the port
-        mine.state, mine.host_lost, mine.lost_hosts = "failed", True, [host.name]
-        mine.error = f"host {host.where} went away: its fio server no longer answers"
-    else:
-        mine.state = "failed"
-        why = ran.error or "see its messages"
-        mine.error = f"fio reported no result from host {host.where}: {why}"
-    return mine
 
 
 def _run_one(
