@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -14,6 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 from blockdevs import loop_device
+from fioprocs import fio_processes, wait_for
 from fioservers import fio_server, other_protocol_server, two_hosts_with_loops
 from suitefiles import suite_file
 
@@ -265,8 +267,6 @@ def test_a_remote_host_is_asked_for_its_devices_written_only_when_named_and_judg
 
 @pytest.mark.fio
 def test_serve_runs_a_server_a_sweep_can_use_and_stops_it(fio: FioInfo, tmp_path: Path) -> None:
-    import signal
-
     data = tmp_path / "data.img"
     data.write_bytes(b"\0" * (1 << 20))
     from fioservers import free_port, listening
@@ -567,3 +567,41 @@ def test_in_parallel_a_hung_host_costs_only_its_own_runs(
         again = sweep.run(plan, results, job_timeout_s=60)
     assert sorted((s.target, s.job, s.status) for s in again.statuses) == [
         (b, jobs[0], "ok"), (b, jobs[1], "ok")]  # fmt: skip
+
+
+def _reading(server: psutil.Process) -> bool:
+    """A job process of this machine's fio server has read from its device."""
+    try:
+        return any(p.io_counters().read_bytes >= 1 << 20 for p in server.children(recursive=True))
+    except psutil.Error:
+        return False
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_in_parallel_ctrl_c_stops_every_host_and_keeps_what_each_measured(
+    tmp_path: Path, two_hosts: tuple[str, list[str]]
+) -> None:
+    hosts, devices = two_hosts
+    out = tmp_path / "r"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdcompare", "sweep", "--hosts", hosts, "--devices",
+         ",".join(devices), "--parallel-hosts", "--read-only", "--suite",
+         str(Path(__file__).parent / "suites" / "long-read.yaml"), "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    servers = [psutil.Process(pid) for name in ("a", "b")
+               for pid in local_server_pids(parse_hosts(hosts)[name])]  # fmt: skip
+    try:
+        wait_for(lambda: all(_reading(s) for s in servers), "both servers to read")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=DEADLINE_S)
+    assert proc.returncode == 130, stderr
+    assert "--resume" in stderr and "Traceback" not in stderr
+    for device in devices:
+        folder = out / "runs" / device / "randread-4k-qd1" / "r1"
+        assert json.loads((folder / "status.json").read_text())["status"] == "interrupted"
+        (entry,) = parse_fio_file(folder / "fio.json").jobs  # its partial results are kept
+        assert entry.directions["read"].iops > 0
+    assert not fio_processes(out)
