@@ -174,7 +174,7 @@ from ssdcompare.jobfile import member_section, rendered_size, span_words
 from ssdcompare.perburst import run_summary
 from ssdcompare.persecond import run_cliff
 from ssdcompare.stats import AGGREGATES, aggregate_values, compare, find_knee
-from ssdcompare.store import ResultsDir, RunStatus, unique_folders, write_atomic
+from ssdcompare.store import ResultsDir, RunStatus, given_paths, unique_folders, write_atomic
 from ssdcompare.units import format_bytes, parse_size
 from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
 from ssdcompare.workload import Workload
@@ -692,7 +692,7 @@ def _fio_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
         if not found:
             raise SsdcompareError(f"no file matches {paths!r}")
         return found
-    found = [p if isinstance(p, Path) else Path(p) for p in paths]
+    found = given_paths(paths, "fio outputs")
     if not found:
         raise SsdcompareError("no fio output files given")
     return found
@@ -973,6 +973,15 @@ def _spread(metric: str, values: list[float]) -> dict[str, float]:
     }
 
 
+def frame_given(value: object, what: str, made_by: str) -> pd.DataFrame:
+    """`value` when it is a pandas frame; else SsdcompareError saying which frame `what`
+    takes (`made_by` names the call that makes one)."""
+    if not isinstance(value, pd.DataFrame):
+        raise SsdcompareError(f"{what}: {type(value).__name__} {value!r:.60} is not a frame; "
+                              f"give the frame {made_by} made")  # fmt: skip
+    return value
+
+
 def job_summary(
     frame: pd.DataFrame, baseline: str | None = None, aggregate: str = "mean"
 ) -> pd.DataFrame:
@@ -994,6 +1003,7 @@ def job_summary(
     the same for p99 latency as `p99_ratio`, `p99_ratio_ci_low`, `p99_ratio_ci_high`,
     `p99_p_value`, `p99_significant`. NA with fewer repeats or jobfiles that differ.
     """
+    frame = frame_given(frame, "job_summary", "ssdcompare.load (or read_fio)")
     if aggregate not in AGGREGATES:
         raise SsdcompareError(f"--aggregate {aggregate}: use one of {', '.join(AGGREGATES)}")
     frame = _label_devices(frame) if "label" not in frame.columns else frame
@@ -1138,6 +1148,7 @@ def side_by_side(
     column (present only then) says which jobfiles differ and how. `baseline` defaults to the
     device the summary was made against (job_summary's baseline), else the first device.
     """
+    summary = frame_given(summary, "side_by_side", "ssdcompare.job_summary")
     column = f"{metric}_value" if f"{metric}_value" in summary.columns else f"{metric}_mean"
     labels = list(dict.fromkeys(summary["label"]))
     if baseline is None and "compared_to" in summary.columns:
@@ -1193,7 +1204,7 @@ def export(paths: Iterable[str | Path], output: str | Path, summary: bool = Fals
     Parquet needs pyarrow (`pip install 'ssdcompare[parquet]'`). Returns the number of rows
     written.
     """
-    frame = load(list(paths))
+    frame = load(paths)
     if summary:
         frame = job_summary(frame)
     target = Path(output)

@@ -17,7 +17,7 @@ from ssdcompare.stats import MIN_REPEATS
 from ssdcompare.steady import MAX_ROUNDS
 from ssdcompare.suites import load_suite
 from ssdcompare.units import parse_size
-from ssdcompare.workload import DRIVE_STATES, Suite
+from ssdcompare.workload import DRIVE_STATES, MAX_RUNTIME_S, Suite, runtime_problem
 
 # fio start-up, engine set-up and writing the JSON cost about a second per job on a quiet
 # machine; laying out a new test file costs more and is not counted here.
@@ -136,6 +136,9 @@ def make_plan(
     """
     if not 1 <= repeat <= MAX_REPEAT:
         raise SsdcompareError(f"--repeat must be from 1 to {MAX_REPEAT}, got {repeat}")
+    if runtime_s is not None and not 1 <= runtime_s <= MAX_RUNTIME_S:
+        why = runtime_problem(runtime_s) if runtime_s > 1 else "a job runs at least 1 s"
+        raise SsdcompareError(f"--runtime {runtime_s}: {why}")
     allowed = check_allowed_options(allowed_options)
     loaded = load_suite(suite) if isinstance(suite, str) else suite
     # the suite's own preconditioning and states apply unless the sweep only reads, or the
