@@ -105,7 +105,7 @@ def test_serve_refuses_an_empty_address(address: str, run_cli: RunCli) -> None:
 
 
 @pytest.mark.fio
-def test_serve_listens_on_loopback_unless_told_otherwise(fio: FioInfo) -> None:
+def test_serve_listens_on_loopback_by_default(fio: FioInfo) -> None:
     port = free_port("127.0.0.1")
     proc = subprocess.Popen(
         [sys.executable, "-m", "ssdcompare", "serve", "--port", str(port)],
