@@ -144,15 +144,17 @@ def ram_disk(size_bytes: int, results: Path | None = None) -> Iterator[str]:
         if inode is None:
             raise SsdcompareError(f"the RAM disk {name} vanished as it was made")
         me = psutil.Process()
-        record = _Record(RamDiskRecord(
-            name=name, index=int(index), sysfs_inode=inode, disksize=size_bytes,
-            maker_pid=me.pid, maker_started=me.create_time(),
-            results=str(results.absolute()) if results is not None else None,
-        ), results)  # fmt: skip
-        (DEVICES / name / "disksize").write_text(str(size_bytes))
+        try:
+            record = _Record(RamDiskRecord(
+                name=name, index=int(index), sysfs_inode=inode, disksize=size_bytes,
+                maker_pid=me.pid, maker_started=me.create_time(),
+                results=str(results.absolute()) if results is not None else None,
+            ), results)  # fmt: skip
+            (DEVICES / name / "disksize").write_text(str(size_bytes))
+        except OSError as err:
+            raise SsdcompareError(f"cannot set up the RAM disk {name} ({err.filename}: "
+                                  f"{err.strerror})") from None  # fmt: skip
         yield f"/dev/{name}"
-    except OSError as err:
-        raise SsdcompareError(f"cannot set up the RAM disk {name}: {err.strerror}") from None
     finally:
         removed = _remove(name, int(index))
         if record is not None:

@@ -424,19 +424,25 @@ def run_fio_together(
     procs: list[subprocess.Popen | None] = []
     failures: dict[int, str] = {}
     with contextlib.ExitStack() as files:
-        for number, (run, command) in enumerate(zip(runs, commands, strict=True)):
-            out = files.enter_context(open(run.folder / STDOUT, "wb"))
-            err = files.enter_context(open(run.folder / STDERR, "wb"))
-            try:
-                launch, setup = _launch(command, os.getpid())
-                procs.append(subprocess.Popen(
-                    launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                    start_new_session=True,  # Ctrl-C reaches us, and we stop fio cleanly
-                    preexec_fn=setup, cwd=run.folder,
-                ))  # fmt: skip
-            except OSError as exc:
-                procs.append(None)
-                failures[number] = f"cannot start fio: {exc}"
+        try:
+            for number, (run, command) in enumerate(zip(runs, commands, strict=True)):
+                out = files.enter_context(open(run.folder / STDOUT, "wb"))
+                err = files.enter_context(open(run.folder / STDERR, "wb"))
+                try:
+                    launch, setup = _launch(command, os.getpid())
+                    procs.append(subprocess.Popen(
+                        launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                        start_new_session=True,  # Ctrl-C reaches us, and we stop fio cleanly
+                        preexec_fn=setup, cwd=run.folder,
+                    ))  # fmt: skip
+                except OSError as exc:
+                    procs.append(None)
+                    failures[number] = f"cannot start fio: {exc}"
+        except BaseException:  # stopped while starting them: none of them runs on alone
+            for proc in procs:
+                if proc is not None:
+                    _kill_all(proc)
+            raise
         servers = ([p for r in runs for p in local_server_pids(r.host)]
                    if sampler is not None else [])  # fmt: skip
         watches = _watch_together(procs, [started + r.timeout_s for r in runs], sampler,

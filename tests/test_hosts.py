@@ -533,7 +533,7 @@ def test_in_parallel_a_hung_host_costs_only_its_own_runs(
     hosts, devices = two_hosts
     a, b = devices
     jobs = ["randread-4k-qd1", "randread-4k-qd2"]
-    plan = make_plan(str(_reads(tmp_path, runtime=2, jobs=2)), devices, hosts=hosts,
+    plan = make_plan(str(_reads(tmp_path, runtime=1, jobs=2)), devices, hosts=hosts,
                      read_only=True, require_fio=True, parallel_hosts=True)  # fmt: skip
     results, _ = sweep.start(plan, tmp_path / "r")
     host_b = parse_hosts(hosts)["b"]
@@ -542,8 +542,8 @@ def test_in_parallel_a_hung_host_costs_only_its_own_runs(
     stopper = threading.Thread(target=_stop_when_reading, args=(server, stopped))
     stopper.start()
     try:
-        # long enough for a 2 s job however slow this machine is today
-        outcome = sweep.run(plan, results, job_timeout_s=12)
+        # long enough for a 1 s job however slow this machine is today
+        outcome = sweep.run(plan, results, job_timeout_s=8)
     finally:
         stopper.join()
         for proc in stopped:  # then the host is rebooted: its server starts anew
