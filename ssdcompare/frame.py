@@ -435,7 +435,8 @@ def _fio_job(
     failed one in `base` (an ok without the raw output is no measurement). A group run's
     sections (one per member) are kept in `parts` by name, and added up as the job. With
     `hosts`, only their servers' entries count: a run of several hosts at once
-    (--parallel-hosts) keeps the whole output in each device's folder."""
+    (--parallel-hosts) made when one fio client ran them all keeps the whole output in each
+    device's folder."""
     fio_path = results.fio_json(status)
     if status.status != "ok":
         return None
