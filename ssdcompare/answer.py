@@ -11,11 +11,12 @@ baseline, from job_summary's rows:
   for p99 latency (below 1: lower latency). A job's ratio is the tested one where there is
   a test (the geometric means of all repeats), else the ratio of the table's figures;
 - wins, losses and ties count the jobs whose difference Welch's test found significant one
-  way or the other, or not (ssdcompare.stats, 3 repeats a side or more); `untested` those
-  with fewer repeats. The sentence says "faster" or "slower" only where most tested jobs
-  differ significantly that way (more than the others and the ties together), "not
-  significantly different" only when every job was tested and none differed, and otherwise
-  gives the ratio with "no consistent difference";
+  way or the other, or not (ssdcompare.stats, 3 repeats a side or more); `untested` the
+  others, and `untested_why` why (fewer repeats, or a repeat without a figure to test).
+  The sentence says "faster" or "slower" only where most tested jobs differ significantly
+  that way (more than the others and the ties together), "not significantly different"
+  only when every job was tested and none differed, and otherwise gives the ratio with "no
+  consistent difference";
 - a group's members (`member` set) are left out: the group is the unit compared;
 - `left_out` counts the other jobs by why they were left out (a run that finished but did no
   I/O is counted apart from the failures).
@@ -31,7 +32,8 @@ from typing import Any
 import pandas as pd
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.frame import is_false, is_true
+from ssdcompare.frame import frame_given, is_false, is_true
+from ssdcompare.stats import why_untested
 from ssdcompare.verdict import VERDICTS
 
 
@@ -48,6 +50,7 @@ class Headline:
     losses: int = 0
     ties: int = 0
     untested: int = 0
+    untested_why: Counter[str] = field(default_factory=Counter)  # why -> jobs (stats)
     left_out: Counter[str] = field(default_factory=Counter)  # why -> jobs
 
     @property
@@ -89,12 +92,19 @@ class Headline:
         if tested:
             line += (f" Significant: {self.wins} faster, {self.losses} slower, {self.ties} "
                      "not significantly different")  # fmt: skip
-            line += f", {self.untested} untested." if self.untested else "."
+            line += f", {self.untested} untested ({self._untested_why()})." if self.untested \
+                else "."  # fmt: skip
         elif self.untested:
-            line += " Not tested for significance: fewer than 3 repeats a side."
+            line += f" Not tested for significance: {self._untested_why()}."
         if self.left_out:
             line += f" Left out: {_reasons(self.left_out)}."
         return line
+
+    def _untested_why(self) -> str:
+        """Why the untested jobs were not tested: the one reason, or each with its count."""
+        if len(self.untested_why) == 1:
+            return next(iter(self.untested_why))
+        return ", ".join(f"{count} with {why}" for why, count in self.untested_why.most_common())
 
 
 _WHY = {
@@ -121,6 +131,7 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
     """One Headline per device against `baseline` (default: the device job_summary compared
     the others to, else the first label). The significance counts are job_summary's, so a
     baseline other than the summary's is an error: make the summary with that baseline."""
+    summary = frame_given(summary, "headline", "ssdcompare.job_summary")
     if "member" in summary.columns:  # a group's members are part of a unit, not units
         summary = summary[summary["member"].isna()]
     labels = list(dict.fromkeys(summary["label"]))
@@ -171,6 +182,7 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
                 result.ties += 1
             else:
                 result.untested += 1
+                result.untested_why[why_untested(row.get("repeats"), base.get("repeats"))] += 1
         result.iops_ratio, result.p99_ratio = _geomean(iops), _geomean(p99)
         found.append(result)
     return found

@@ -154,6 +154,13 @@ def _consent(value: bool | str | list[str]) -> bool | list[str]:
     return names
 
 
+def _seconds(value: object) -> bool:
+    """Whether `value` is a time limit: a finite number of seconds, at least 1 (a bool or a
+    string of digits is not)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 1)  # fmt: skip
+
+
 def run_sweep(
     devices: str | Sequence[str] | None = None,
     suite: str | None = None,
@@ -173,11 +180,13 @@ def run_sweep(
     every run with a sweep.Progress. Ctrl-C stops the sweep cleanly: the returned run says
     `outcome.interrupted`, and `resume=run.path` continues it.
     """
-    if job_timeout_s is not None and not (math.isfinite(job_timeout_s) and job_timeout_s >= 1):
-        raise SsdcompareError(f"job_timeout_s {job_timeout_s} is not a time limit; give "
+    if job_timeout_s is not None and not _seconds(job_timeout_s):
+        raise SsdcompareError(f"job_timeout_s {job_timeout_s!r} is not a time limit; give "
                               "seconds (at least 1), e.g. 600")  # fmt: skip
     if progress is not None and not callable(progress):
         raise SsdcompareError("progress must be a function taking a sweep.Progress")
+    if not isinstance(report, bool):  # "no" would be true
+        raise SsdcompareError(f"report must be True or False (got {report!r})")
     plan, results, findings = prepare_sweep(
         devices, suite, ["ssdcompare.run_sweep", str(devices)], **choices
     )

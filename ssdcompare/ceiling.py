@@ -12,25 +12,24 @@ no ceiling: zram compresses what it stores, so its writes (1 MiB ones measured a
 IOPS on a 2-CPU VM, a third of a loop device's) can be slower than a drive's; a ceiling
 below the device would call a fast drive host-bound. Everything is kept in the
 results folder under `ceiling/<job>/` (jobfile, fio's output, `status.json`), like a run.
+The RAM disk itself is recorded (ssdcompare.ramdisk), so that one a killed sweep left
+behind is removed when the next sweep starts.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Collection
 
 from ssdcompare.devices import resolve_target
-from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
 from ssdcompare.jobfile import RenderedJob, render
+from ssdcompare.ramdisk import ZRAM_CONTROL, ram_disk
 from ssdcompare.runner import raise_if_stopped, run_fio, timeout_for
 from ssdcompare.store import JOBFILE, ResultsDir, RunStatus, now_iso, write_atomic
 
-ZRAM_CONTROL = Path("/sys/class/zram-control")
 RAM_DISK_BYTES = (
     1 << 30
 )  # a span the size of the RAM disk at most: its speed does not grow with it
@@ -45,42 +44,25 @@ def why_not(root: bool | None = None) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def ram_disk(size_bytes: int = RAM_DISK_BYTES) -> Iterator[str]:
-    """A new zram RAM disk of `size_bytes` for as long as the block runs; yields its path."""
-    try:
-        index = (ZRAM_CONTROL / "hot_add").read_text().strip()
-    except OSError as err:
-        raise SsdcompareError(f"cannot make a RAM disk for --ceiling: {err.strerror}") from None
-    name = f"zram{index}"
-    try:
-        Path(f"/sys/block/{name}/disksize").write_text(str(size_bytes))
-        yield f"/dev/{name}"
-    except OSError as err:
-        raise SsdcompareError(f"cannot size the RAM disk {name}: {err.strerror}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            Path(f"/sys/block/{name}/reset").write_text("1")
-        with contextlib.suppress(OSError):
-            (ZRAM_CONTROL / "hot_remove").write_text(index)
-
-
 def measure(
     fio: FioInfo,
     results: ResultsDir,
     jobs: list[RenderedJob],
     suite: str,
     progress: Callable[[str, str | None], None] | None = None,
+    allowed_options: Collection[str] = (),
 ) -> None:
     """Run each job (one per workload) that only reads once on a new RAM disk, unless an
     earlier attempt measured it; keep everything under ceiling/<job>/. Writing jobs get no
     ceiling: zram compresses what it stores, and writes to it can be slower than a drive's.
     `progress` hears of each job as it starts, and again with the error when its run failed
-    (the job then has no ceiling)."""
+    (the job then has no ceiling). `allowed_options` are the opt-in fio options the sweep
+    accepted (--allow-option): the jobs are rendered for the RAM disk with them, as they
+    were for the sweep's targets."""
     pending = [j for j in jobs if has_ceiling(j) and not _done(results, j.job_id)]
     if not pending:
         return
-    with ram_disk() as path:
+    with ram_disk(RAM_DISK_BYTES, results.path) as path:
         target = resolve_target(path)
         for job in pending:
             if progress is not None:
@@ -88,7 +70,7 @@ def measure(
             workload = job.workload
             if workload.size_bytes is None or workload.size_bytes > RAM_DISK_BYTES:
                 workload = workload.model_copy(update={"size_bytes": None, "size_pct": None})
-            rendered = render(workload, target, suite, job.ioengine)
+            rendered = render(workload, target, suite, job.ioengine, allowed_options)
             folder = results.path / "ceiling" / job.job_id
             folder.mkdir(parents=True, exist_ok=True)
             write_atomic(folder / JOBFILE, rendered.text)

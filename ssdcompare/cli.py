@@ -79,9 +79,14 @@ def suites_command() -> None:
         click.echo(line)
 
 
+LOOPBACK = "127.0.0.1"
+EVERY_INTERFACE = ("0.0.0.0", "::")
+
+
 @cli.command("serve")
-@click.option("--address", default="0.0.0.0", show_default=True,
-              help="Address to listen on (a management network's, ideally).")  # fmt: skip
+@click.option("--address", default=LOOPBACK, show_default=True,
+              help="Address to listen on: this machine's on a management network, ideally; "
+              "0.0.0.0 or :: for every interface.")  # fmt: skip
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
 def serve_command(address: str, port: int) -> None:
     """Run a fio server here for a sweep on another machine (`sweep --hosts`)."""
@@ -91,6 +96,11 @@ def serve_command(address: str, port: int) -> None:
 
     from ssdcompare.fio import find_fio
 
+    if not address.strip():  # fio and the kernel would take it for every interface
+        raise SsdcompareError(
+            f"--address is empty: give an address of this machine to listen on ({LOOPBACK} "
+            f"is the default; {' or '.join(EVERY_INTERFACE)} for every interface)"
+        )
     fio = find_fio()
     kind = "ip6" if ":" in address else "ip"
     try:  # fio's server would share a port in use, or fail to bind without a word
@@ -99,12 +109,16 @@ def serve_command(address: str, port: int) -> None:
     except OSError as err:
         raise SsdcompareError(f"cannot listen on {address}:{port}: {err.strerror}") from None
     spot = f"[{address}]:{port}" if kind == "ip6" else f"{address}:{port}"
-    if address in ("0.0.0.0", "::"):
+    if address in EVERY_INTERFACE:
         spot = f"THIS-HOST'S-ADDRESS:{port}"
     say(f"fio server ({fio.version}) for ssdcompare on {address}:{port}; on the other machine: "
         f"ssdcompare sweep --hosts NAME={spot} --devices NAME:DEVICE. No "
         f"authentication: whoever reaches this port can run any fio job here as "
         f"{getpass.getuser()}. Ctrl-C stops it.")  # fmt: skip
+    if address == LOOPBACK:
+        say(f"listening on {LOOPBACK} only: sweeps on this machine reach it, other machines "
+            "do not; give --address this machine's address on their network (or 0.0.0.0 for "
+            "every interface) to serve them")  # fmt: skip
     server = subprocess.Popen([fio.path, f"--server={kind}:{address},{port}"])
     try:
         with _stop_on_signals():  # SIGTERM and SIGHUP stop the server too
@@ -342,8 +356,9 @@ def _exit_code(stop: BaseException | str | None) -> int:
 @click.option(
     "--parallel-hosts",
     is_flag=True,
-    help="Run each job on one device of every host at the same time (one fio client run), "
-    "instead of one device after another; each device's results are kept apart.",
+    help="Run each job on one device of every host at the same time (a fio client per host, "
+    "each with its own time limit), instead of one device after another; each device's "
+    "results are kept apart, and a host that hangs or goes away costs only its own runs.",
 )
 @click.option(
     "--allow-option",
@@ -462,6 +477,8 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
         sys.exit(EXIT_ERROR)
     finally:
         progress.close()
+    for note in outcome.notes:
+        say(f"note: {note}")
     try:
         # the report first: a closed or broken stdout must not cost it
         report = _write_report(results.path)
@@ -519,7 +536,8 @@ _results_folders = click.argument(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="HTML file to write (default: report.html in the first results folder).",
+    help="HTML file to write, ending in .html (default: report.html in the first results "
+    "folder); only a report ssdcompare made is ever replaced.",
 )
 @click.option("--baseline", help="Device the ratios are relative to (default: the first).")
 @click.option("--aggregate", type=click.Choice(["mean", "median", "best"]), default="mean",

@@ -141,20 +141,14 @@ def _probe(fio: FioInfo, host: Host, targets: list[Target]) -> list[str]:
     return problems
 
 
-def collect_logs(folder: Path, hosts: Sequence[Host], into: dict[str, Path] | None = None) -> None:
+def collect_logs(folder: Path, hosts: Sequence[Host]) -> None:
     """fio's client writes a server's logs with the server's address appended
     ("timeseries_iops.1.log.10.0.0.5"): give them the names a local run's logs have. Logs of
     several servers (a group that spans hosts) are numbered on, one server after the other,
-    as fio numbers the processes of one run; with `into` (host name -> folder: several
-    devices measured at the same time, each in its own folder) each server's logs move to
-    its folder instead."""
+    as fio numbers the processes of one run."""
     taken: dict[str, int] = {}  # log kind ("timeseries_iops") -> numbers given so far
     for host in hosts:
         suffix = f".{host.address}"
-        if into is not None:
-            for path in sorted(folder.glob(f"*.log{suffix}")):
-                os.replace(path, into[host.name] / path.name.removesuffix(suffix))
-            continue
         mine: dict[str, int] = {}
         for path in sorted(folder.glob(f"*.log{suffix}")):
             name = path.name.removesuffix(suffix)  # timeseries_iops.1.log

@@ -179,6 +179,7 @@ from ssdcompare.store import (
     ResultsDir,
     RunStatus,
     StoredFileError,
+    given_paths,
     unique_folders,
     write_atomic,
 )
@@ -451,7 +452,8 @@ def _fio_job(
     measurement), its error naming the file and why, never quoting it. A group run's
     sections (one per member) are kept in `parts` by name, and added up as the job. With
     `hosts`, only their servers' entries count: a run of several hosts at once
-    (--parallel-hosts) keeps the whole output in each device's folder."""
+    (--parallel-hosts) made when one fio client ran them all keeps the whole output in each
+    device's folder."""
     if status.status != "ok":
         return None
     fio_path = results.fio_json(status)
@@ -752,7 +754,7 @@ def _fio_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
         if not found:
             raise SsdcompareError(f"no file matches {paths!r}")
         return found
-    found = [p if isinstance(p, Path) else Path(p) for p in paths]
+    found = given_paths(paths, "fio outputs")
     if not found:
         raise SsdcompareError("no fio output files given")
     return found
@@ -1046,6 +1048,15 @@ def _spread(metric: str, values: list[float]) -> dict[str, float]:
     }
 
 
+def frame_given(value: object, what: str, made_by: str) -> pd.DataFrame:
+    """`value` when it is a pandas frame; else SsdcompareError saying which frame `what`
+    takes (`made_by` names the call that makes one)."""
+    if not isinstance(value, pd.DataFrame):
+        raise SsdcompareError(f"{what}: {type(value).__name__} {value!r:.60} is not a frame; "
+                              f"give the frame {made_by} made")  # fmt: skip
+    return value
+
+
 def job_summary(
     frame: pd.DataFrame, baseline: str | None = None, aggregate: str = "mean"
 ) -> pd.DataFrame:
@@ -1067,6 +1078,7 @@ def job_summary(
     the same for p99 latency as `p99_ratio`, `p99_ratio_ci_low`, `p99_ratio_ci_high`,
     `p99_p_value`, `p99_significant`. NA with fewer repeats or jobfiles that differ.
     """
+    frame = frame_given(frame, "job_summary", "ssdcompare.load (or read_fio)")
     if aggregate not in AGGREGATES:
         raise SsdcompareError(f"--aggregate {aggregate}: use one of {', '.join(AGGREGATES)}")
     frame = _label_devices(frame) if "label" not in frame.columns else frame
@@ -1211,6 +1223,7 @@ def side_by_side(
     column (present only then) says which jobfiles differ and how. `baseline` defaults to the
     device the summary was made against (job_summary's baseline), else the first device.
     """
+    summary = frame_given(summary, "side_by_side", "ssdcompare.job_summary")
     column = f"{metric}_value" if f"{metric}_value" in summary.columns else f"{metric}_mean"
     labels = list(dict.fromkeys(summary["label"]))
     if baseline is None and "compared_to" in summary.columns:
@@ -1266,7 +1279,7 @@ def export(paths: Iterable[str | Path], output: str | Path, summary: bool = Fals
     Parquet needs pyarrow (`pip install 'ssdcompare[parquet]'`). Returns the number of rows
     written.
     """
-    frame = load(list(paths))
+    frame = load(paths)
     if summary:
         frame = job_summary(frame)
     target = Path(output)

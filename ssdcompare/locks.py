@@ -74,6 +74,12 @@ def _lock_dir() -> Path:
     )
 
 
+def own_folder() -> Path:
+    """The lock folder, which only this user can write to: also for records that nobody else
+    may plant (ssdcompare.ramdisk's, which name devices to remove)."""
+    return _lock_dir()
+
+
 def _remove_foreign(folder_fd: int) -> None:
     """Remove what other users put in a lock folder while they could write to it."""
     for entry in os.scandir(folder_fd):

@@ -184,9 +184,8 @@ def gather(
     rows (None or empty: none), each labelled with its sweep, host, device, job and repeat.
     A damaged log raises LogError, unless `damaged` is a list: then the run is left out and
     the error added to it."""
-    paths = [results] if isinstance(results, (str, Path)) else list(results)
     parts = []
-    for path in unique_folders(paths):
+    for path in unique_folders(results):
         folder = ResultsDir.open(path)
         for status, rows in _each_run(folder, folder.statuses(), of_run, damaged):
             if rows is None or rows.empty:
@@ -208,9 +207,8 @@ def timeseries(
     """Every second of every run in one or more results folders, as a tidy frame. A damaged
     log is an error, unless `damaged` is a list to collect such errors in: then the run is
     left out and the error added to it."""
-    paths = [results] if isinstance(results, (str, Path)) else list(results)
     parts = []
-    for folder in unique_folders(paths):
+    for folder in unique_folders(results):
         # kept in the folder's cache while no file of it changes (ssdcompare.framecache);
         # a folder with a damaged log is read again each time, so the damage is said each time
         errors: list[str] = []

@@ -17,7 +17,7 @@ from ssdcompare.stats import MIN_REPEATS
 from ssdcompare.steady import FILL_RATE_WORST, MAX_ROUNDS
 from ssdcompare.suites import load_suite
 from ssdcompare.units import parse_size
-from ssdcompare.workload import DRIVE_STATES, Suite
+from ssdcompare.workload import DRIVE_STATES, MAX_RUNTIME_S, Suite, runtime_problem
 
 # fio start-up, engine set-up and writing the JSON cost about a second per job on a quiet
 # machine; laying out a new test file costs more and is not counted here.
@@ -135,6 +135,9 @@ def make_plan(
     """
     if not 1 <= repeat <= MAX_REPEAT:
         raise SsdcompareError(f"--repeat must be from 1 to {MAX_REPEAT}, got {repeat}")
+    if runtime_s is not None and not 1 <= runtime_s <= MAX_RUNTIME_S:
+        why = runtime_problem(runtime_s) if runtime_s > 1 else "a job runs at least 1 s"
+        raise SsdcompareError(f"--runtime {runtime_s}: {why}")
     allowed = check_allowed_options(allowed_options)
     loaded = load_suite(suite) if isinstance(suite, str) else suite
     # the suite's own preconditioning and states apply unless the sweep only reads, or the
@@ -273,9 +276,8 @@ def _check_hosted(
 
 
 def check_parallel(targets: list[Target]) -> None:
-    """--parallel-hosts runs one fio client for several servers at once: every device must
-    be on a host, each on one host, and the hosts' servers on different addresses (fio's
-    client names the logs it gets back by address only)."""
+    """--parallel-hosts runs a fio client for each host's server at once: every device must
+    be on a host, each on one host."""
     here = [t.name for t in targets if not t.hosts]
     if here:
         raise SsdcompareError(
@@ -287,15 +289,6 @@ def check_parallel(targets: list[Target]) -> None:
     if spanning:
         raise SsdcompareError(f"--parallel-hosts cannot take a group across hosts "
                               f"({', '.join(spanning)}): it runs at once already")  # fmt: skip
-    by_address: dict[str, str] = {}
-    for host in {t.hosts[0] for t in targets}:
-        other = by_address.setdefault(host.address, host.name)
-        if other != host.name:
-            raise SsdcompareError(
-                f"--parallel-hosts: hosts {other} and {host.name} are servers on one address "
-                f"({host.address}); fio's client names the logs it gets back by address "
-                "only, so theirs would mix. Use servers on different addresses"
-            )
 
 
 def _check_discards(targets: list[Target], states: list[str]) -> None:

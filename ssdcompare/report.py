@@ -29,8 +29,9 @@ from ssdcompare.frame import (
     side_by_side,
 )
 from ssdcompare.persecond import timeseries
+from ssdcompare.reportpath import check_report_path
 from ssdcompare.resources import templates
-from ssdcompare.stats import aggregate_values
+from ssdcompare.stats import aggregate_values, why_untested
 from ssdcompare.store import ResultsDir, unique_folders, write_atomic
 from ssdcompare.units import (
     format_bytes,
@@ -288,7 +289,9 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
 
 
 def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, baseline: bool,
-          footnotes: Footnotes, baseline_limit: str = "") -> Cell:  # fmt: skip
+          footnotes: Footnotes, baseline_limit: str = "", untested: str = "") -> Cell:  # fmt: skip
+    """A table cell for one device's row of a job; `untested` is why its ratio could not be
+    tested, should it not be (ssdcompare.stats.why_untested)."""
     if row is None:
         return Cell(status="missing")
     if row["status"] != "ok":
@@ -323,7 +326,12 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
         cell.ratio = f"×{ratio:.2f}"
         cell.sort_ratio = float(ratio)
         tested = pd.notna(row.get("p_value", float("nan")))
-        if tested:
+        if tested and row["ratio_ci_low"] == row["ratio_ci_high"]:
+            # no spread on either side (stats.compare): nothing was weighed, nothing to test
+            cell.ratio_test = (f"over all repeats ×{row['ratio']:.2f}, every repeat the same "
+                               "on each side: " + ("a certain difference" if significant
+                                                   else "no difference"))  # fmt: skip
+        elif tested:
             # the test weighs every repeat: its ratio (of geometric means) can differ from the
             # one shown, which is of the table's aggregates (--aggregate best, median)
             cell.ratio_test = (
@@ -339,7 +347,7 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
         elif significant is False:
             cell.ratio_note = f"not significant: {cell.ratio_test}"
         elif not tested:
-            cell.ratio_note = "not tested: fewer than 3 repeats on a side"
+            cell.ratio_note = f"not tested: {untested}"
     _drive_notes(cell, row, footnotes)
     verdict = row.get("verdict")
     if is_true(row["cpu_bound"]) or verdict in ("cpu", "host"):
@@ -425,6 +433,7 @@ def _groups(
         group = groups.setdefault(name, Group(name))
         cells = []
         baseline_limit = _worst_limit(limits_of.get(job, set()))
+        base_row = rows_of.get((job, baseline)) or {}
         for label in labels:
             row = rows_of.get((job, label))
             ratio = significant = None
@@ -432,9 +441,9 @@ def _groups(
                 ratio = ratio_of[job][f"{label}/{baseline}"]
                 significant = ratio_of[job][f"{label} significant"]
                 significant = None if pd.isna(significant) else bool(significant)
-            cells.append(
-                _cell(row, ratio, significant, label == baseline, footnotes, baseline_limit)
-            )
+            untested = why_untested((row or {}).get("repeats"), base_row.get("repeats"))
+            cells.append(_cell(row, ratio, significant, label == baseline, footnotes,
+                               baseline_limit, untested))  # fmt: skip
         extra = job_row.get("extra_options")
         extra = str(extra) if extra is not None and pd.notna(extra) else None
         what = _what(job_row)
@@ -1170,14 +1179,18 @@ def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
 
 def write_report(paths: Iterable[str | Path], output: str | Path, baseline: str | None = None,
                  aggregate: str = "mean") -> Path:  # fmt: skip
-    """Load results folders, render the report and write it atomically to `output`."""
+    """Load results folders, render the report and write it atomically to `output`: an
+    .html name, never over a results file or a file that is not a report of ssdcompare's
+    (ssdcompare.reportpath)."""
     # one folder named twice (./A and A/, a symlink) is read once, or it would count double
     folders = unique_folders(paths)
     if not folders:
         raise SsdcompareError("give at least one results folder")
+    target = Path(output)
+    check_report_path(target, folders)
     sweeps = [ResultsDir.open(p) for p in folders]
     frame = load(folders)
     text = render_report(frame, sweeps, baseline, aggregate)
-    target = Path(output)
+    check_report_path(target, folders)  # rendering takes a while: look again just before
     write_atomic(target, text)
     return target

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 import psutil
 
@@ -141,6 +141,29 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None]:
     return setup
 
 
+def _start(
+    command: list[str], folder: Path, out: IO[bytes], err: IO[bytes], pass_fds: Sequence[int] = ()
+) -> subprocess.Popen:
+    """Start fio in `folder`, in a session of its own (Ctrl-C reaches us, and we stop fio
+    cleanly), dying with this process (its parent-death signal and the watchdog)."""
+    launch, setup = _launch(command, os.getpid())
+    proc = subprocess.Popen(
+        launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True,
+        preexec_fn=setup, cwd=folder, pass_fds=tuple(pass_fds),
+    )  # fmt: skip
+    dog = watchdog()
+    if dog is not None:
+        dog.watch(proc.pid)
+    return proc
+
+
+def _reaped(proc: subprocess.Popen) -> None:
+    """fio has ended and was waited for: the watchdog has nothing of it left to kill."""
+    dog = watchdog()
+    if dog is not None:
+        dog.forget(proc.pid)
+
+
 def timeout_for(duration_s: float, layout_bytes: int = 0) -> float:
     """Generous wall-clock limit: twice the job's time plus start-up, plus laying out a new
     test file at a pessimistic 20 MB/s; a job past this is hung (e.g. a dead device)."""
@@ -205,7 +228,6 @@ def run_fio(
     host: Host | None = None,
     clients: Sequence[tuple[Host, Path]] = (),
     expected_jobs: Sequence[str] = (),
-    logs_into: dict[str, Path] | None = None,
     pass_fds: Sequence[int] = (),
 ) -> RunOutcome:
     """Run fio on `jobfile`, storing fio.json, fio.stdout/stderr.txt and cpu.json in `folder`.
@@ -216,10 +238,9 @@ def run_fio(
     fails the run with `host_lost` set. `clients` runs on several servers at once, each with
     its own jobfile (a group that spans hosts; `jobfile` is then the whole group's, kept for
     the record). `expected_jobs` are the job sections fio must report: one it dropped (a
-    server refused it) fails the run rather than leave a group's sum short. `logs_into`
-    (host name -> folder) moves each server's logs to its own folder (see collect_logs).
-    `pass_fds` are open files fio inherits under the same numbers (its jobfile names them
-    /dev/fd/N: file targets ssdcompare opened itself, see ssdcompare.targetfile).
+    server refused it) fails the run rather than leave a group's sum short. `pass_fds` are
+    open files fio inherits under the same numbers (its jobfile names them /dev/fd/N: file
+    targets ssdcompare opened itself, see ssdcompare.targetfile).
 
     Ctrl-C (KeyboardInterrupt) is forwarded to fio as SIGINT so it writes what it measured;
     the outcome is then "interrupted" and the caller decides whether to stop the sweep.
@@ -237,31 +258,38 @@ def run_fio(
     started = clock()
     with open(folder / STDOUT, "wb") as out, open(folder / STDERR, "wb") as err:
         try:
-            launch, setup = _launch(command, os.getpid())
-            proc = subprocess.Popen(
-                launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                start_new_session=True,  # Ctrl-C reaches us, and we stop fio cleanly
-                preexec_fn=setup, cwd=folder, pass_fds=tuple(pass_fds),
-            )  # fmt: skip
+            proc = _start(command, folder, out, err, pass_fds)
         except OSError as exc:
             return RunOutcome(
                 "failed", None, 0.0, error=f"cannot start fio: {exc}", command=command
             )
-        dog = watchdog()  # fio must not outlive this process, however it ends
-        if dog is not None:
-            dog.watch(proc.pid)
         servers = [p for h in hosts for p in local_server_pids(h)] if sampler is not None else []
         watch = _watch(proc, timeout_s, sampler, folder, servers, command[0])
-        if dog is not None:
-            dog.forget(proc.pid)
+        _reaped(proc)
+    return _conclude(watch, folder, command, hosts, timeout_s, expected_jobs,
+                     round(clock() - started, 3))  # fmt: skip
+
+
+def _conclude(
+    watch: _Watch,
+    folder: Path,
+    command: list[str],
+    hosts: Sequence[Host],
+    timeout_s: float,
+    expected_jobs: Sequence[str],
+    duration_s: float,
+) -> RunOutcome:
+    """What a finished fio run (watched to its end) comes to: its output in place, a
+    server's logs named as a local run's, ok or failed and why."""
+    partial = folder / f"{FIO_JSON}.partial"
     if partial.exists():
         os.replace(partial, folder / FIO_JSON)
     if hosts:
-        collect_logs(folder, hosts, logs_into)
+        collect_logs(folder, hosts)
     outcome = RunOutcome(
         state="ok",
         exit_code=watch.exit_code,
-        duration_s=round(clock() - started, 3),
+        duration_s=duration_s,
         stderr_tail=_tail(folder / STDERR),
         interrupted=watch.interrupted is not None,
         sampler_cpu_pct=getattr(watch.trace, "sampler_cpu_pct", None),
@@ -353,6 +381,7 @@ class _Watch:
     interrupted: KeyboardInterrupt | None = None
     timed_out: bool = False
     trace: Trace | None = None
+    ended: float | None = None  # when it was seen to end (time.monotonic), of several at once
 
 
 def _watch(
@@ -385,6 +414,163 @@ def _watch(
             watch.trace = sampler.stop()
             write_atomic(folder / CPU_JSON, watch.trace.model_dump_json())
     return watch
+
+
+@dataclass(frozen=True)
+class ClientRun:
+    """One of several fio client runs started together (run_fio_together): a jobfile for one
+    host's server, with its own folder, time limit and expected job sections (see run_fio)."""
+
+    host: Host
+    jobfile: Path
+    folder: Path
+    timeout_s: float
+    readonly: bool = False
+    expected_jobs: Sequence[str] = ()
+
+
+def run_fio_together(
+    fio: FioInfo,
+    runs: Sequence[ClientRun],
+    sampler: Sampler | None = None,
+) -> list[RunOutcome]:
+    """Run one fio client per host at the same time (--parallel-hosts), each as run_fio runs
+    one: its output, messages and logs in its own folder, its own time limit, its own
+    outcome. A server that hangs or goes away fails only its own run (`host_lost`); the
+    others are measured and kept. Ctrl-C stops them all (the runs it cut short are
+    "interrupted"). The sampler watches every client and this machine's servers; each folder
+    gets its samples."""
+    commands = [command_line(fio.path, r.jobfile.resolve(),
+                             (r.folder / f"{FIO_JSON}.partial").resolve(), r.readonly,
+                             r.host.client) for r in runs]  # fmt: skip
+    started = time.monotonic()
+    procs: list[subprocess.Popen | None] = []
+    failures: dict[int, str] = {}
+    with contextlib.ExitStack() as files:
+        try:
+            for number, (run, command) in enumerate(zip(runs, commands, strict=True)):
+                out = files.enter_context(open(run.folder / STDOUT, "wb"))
+                err = files.enter_context(open(run.folder / STDERR, "wb"))
+                try:
+                    procs.append(_start(command, run.folder, out, err))
+                except OSError as exc:
+                    procs.append(None)
+                    failures[number] = f"cannot start fio: {exc}"
+        except BaseException:  # stopped while starting them: none of them runs on alone
+            for proc in procs:
+                if proc is not None:
+                    _kill_all(proc)
+            raise
+        servers = ([p for r in runs for p in local_server_pids(r.host)]
+                   if sampler is not None else [])  # fmt: skip
+        watches = _watch_together(procs, [started + r.timeout_s for r in runs], sampler,
+                                  [r.folder for r in runs], servers, commands[0][0])  # fmt: skip
+        for proc in procs:
+            if proc is not None:
+                _reaped(proc)
+    ended = time.monotonic()
+    outcomes = []
+    for number, (run, command, watch) in enumerate(zip(runs, commands, watches, strict=True)):
+        if number in failures:
+            outcomes.append(RunOutcome("failed", None, 0.0, error=failures[number],
+                                       command=command))  # fmt: skip
+            continue
+        duration_s = round((watch.ended or ended) - started, 3)
+        outcomes.append(_conclude(watch, run.folder, command, [run.host], run.timeout_s,
+                                  run.expected_jobs, duration_s))  # fmt: skip
+    return outcomes
+
+
+def _watch_together(
+    procs: Sequence[subprocess.Popen | None],
+    deadlines: Sequence[float],
+    sampler: Sampler | None,
+    folders: Sequence[Path],
+    servers: Sequence[int],
+    program: str,
+) -> list[_Watch]:
+    """_watch for several fio processes at once: each stopped at its own deadline
+    (time.monotonic), all of them on Ctrl-C; none outlives this call."""
+    watches = [_Watch() for _ in procs]
+    live = [p for p in procs if p is not None]
+    pending = {n for n, p in enumerate(procs) if p is not None}
+    try:
+        try:
+            if sampler is not None and live:
+                for proc in live:
+                    _until_launched(proc.pid, program)
+                sampler.start(live[0].pid, *(p.pid for p in live[1:]), *servers)
+            _wait_together(procs, deadlines, watches, pending)
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP (errors.Stopped)
+            for number in pending:
+                watches[number].interrupted = stop
+            _stop_together(procs, watches, pending)
+    finally:
+        for proc in live:
+            if proc.poll() is None:  # anything unexpected: never leave fio running
+                _kill_all(proc)
+        if sampler is not None:
+            trace = sampler.stop()
+            for folder, watch in zip(folders, watches, strict=True):
+                watch.trace = trace
+                write_atomic(folder / CPU_JSON, trace.model_dump_json())
+    return watches
+
+
+def _wait_together(
+    procs: Sequence[subprocess.Popen | None],
+    deadlines: Sequence[float],
+    watches: list[_Watch],
+    pending: set[int],
+) -> None:
+    """Wait until every process in `pending` has ended (taking each out as it does); one
+    past its deadline gets SIGTERM, and SIGKILL if it is still there after the grace."""
+    kill_at: dict[int, float] = {}
+    while pending:
+        now = time.monotonic()
+        for number in sorted(pending):
+            proc = procs[number]
+            assert proc is not None
+            code = proc.poll()
+            if code is None and number in kill_at and now >= kill_at[number]:
+                code = _kill_all(proc)
+            elif code is None and number not in kill_at and now >= deadlines[number]:
+                watches[number].timed_out = True
+                _signal_group(proc, signal.SIGTERM)
+                kill_at[number] = now + TERM_GRACE_S
+            if code is not None:
+                watches[number].exit_code, watches[number].ended = code, time.monotonic()
+                pending.discard(number)
+        if pending:
+            time.sleep(0.05)  # as Popen.wait polls with a time limit
+
+
+def _stop_together(
+    procs: Sequence[subprocess.Popen | None], watches: list[_Watch], pending: set[int]
+) -> None:
+    """SIGINT to every process still running (fio writes what it measured), a grace for
+    all of them together, then SIGKILL to what is left; a second Ctrl-C kills at once."""
+    for number in pending:
+        proc = procs[number]
+        assert proc is not None
+        _signal_group(proc, signal.SIGINT)
+    deadline = time.monotonic() + SIGINT_GRACE_S
+    try:
+        for number in sorted(pending):
+            proc = procs[number]
+            assert proc is not None
+            try:
+                watches[number].exit_code = proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                watches[number].exit_code = _kill_all(proc)
+    except KeyboardInterrupt:
+        for number in pending:
+            proc = procs[number]
+            assert proc is not None
+            if proc.poll() is None:
+                watches[number].exit_code = _kill_all(proc)
+            else:
+                watches[number].exit_code = proc.returncode
 
 
 def _settle(outcome: RunOutcome, folder: Path) -> RunOutcome:

@@ -8,8 +8,12 @@ p99 latency) and gives their ratio with a 95 % confidence interval and Welch's t
   symmetric around it on a log scale. The ratio is that of the geometric means;
 - Welch's test does not assume both devices vary alike (a drive near its limits varies less);
 - with fewer than MIN_REPEATS repeats on either side there is no verdict (None): two repeats
-  give one degree of freedom and an interval too wide to say anything. Nor is there when
-  each side's repeats are all equal (no spread: the test is undefined).
+  give one degree of freedom and an interval too wide to say anything (`why_untested` says
+  which reason it was, for people);
+- repeats without any spread (rate-limited jobs, p99 latencies in fio's histogram buckets)
+  leave the test undefined only when neither side varies, and then need none: the same
+  value on both sides is no difference (ratio 1, p 1), two different values a certain one
+  (p 0, the interval the ratio itself). With spread on one side Welch's test works as it is.
 
 A difference is `significant` when p < ALPHA (5 %). With 3 repeats per device, a ratio of
 1.10 is told from noise when each device's runs vary by about 4 % (standard deviation over
@@ -22,6 +26,7 @@ the mean (default), the median, or the best (as CrystalDiskMark reports the best
 from __future__ import annotations
 
 import math
+import numbers
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +35,7 @@ from typing import Literal
 from scipy import stats as _scipy_stats
 
 MIN_REPEATS = 3
+SAME = 1e-9  # logarithms closer than this are equal (float noise, e.g. 100 and 100.0000001)
 ALPHA = 0.05
 CONFIDENCE = 0.95
 Aggregate = Literal["mean", "median", "best"]
@@ -56,9 +62,9 @@ def _usable(values: Sequence[float]) -> list[float] | None:
 
 def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | None:
     """`values` against `baseline` (each device's per-repeat figures); None with fewer than
-    MIN_REPEATS positive values on either side, or when each side's repeats are all equal
-    (common for p99 latency, which fio gives in histogram buckets): there is then no spread
-    to test a difference against."""
+    MIN_REPEATS positive values on either side. When neither side varies (to float noise:
+    common for rate-limited jobs, and for p99 latency, which fio gives in histogram buckets)
+    there is nothing to test: equal values are no difference, unequal ones a certain one."""
     mine, theirs = _usable(values), _usable(baseline)
     if mine is None or theirs is None:
         return None
@@ -68,8 +74,11 @@ def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | 
     var_a = statistics.variance(a) / len(a)
     var_b = statistics.variance(b) / len(b)
     se = math.sqrt(var_a + var_b)
-    if se < 1e-9:  # equal repeats on each side (to float noise): nothing to weigh against
-        return None
+    if se < SAME:  # no spread on either side: the difference is what it is
+        ratio = 1.0 if abs(diff) < SAME else math.exp(diff)
+        differs = ratio != 1.0
+        return Comparison(ratio=ratio, ci_low=ratio, ci_high=ratio,
+                          p_value=0.0 if differs else 1.0, significant=differs)  # fmt: skip
     df = (var_a + var_b) ** 2 / (var_a**2 / (len(a) - 1) + var_b**2 / (len(b) - 1))
     t = diff / se
     p_value = float(2 * _scipy_stats.t.sf(abs(t), df))
@@ -78,6 +87,18 @@ def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | 
         ratio=math.exp(diff), ci_low=math.exp(diff - spread), ci_high=math.exp(diff + spread),
         p_value=p_value, significant=p_value < ALPHA,
     )  # fmt: skip
+
+
+def why_untested(repeats: object, baseline_repeats: object) -> str:
+    """Why two devices' repeats of a job were not tested, said for people, from how many
+    finished on each side: fewer than MIN_REPEATS on one, else a repeat whose figure cannot
+    be tested (zero, or unknown: a run that moved no data, a figure fio did not report)."""
+    # numpy's and pandas' integers too; NA (unknown) as none
+    counts = [int(n) if isinstance(n, numbers.Real) and not math.isnan(n) else 0
+              for n in (repeats, baseline_repeats)]  # fmt: skip
+    if min(counts) < MIN_REPEATS:
+        return f"fewer than {MIN_REPEATS} repeats a side"
+    return "a repeat without a figure to test (zero or unknown)"
 
 
 def aggregate_values(

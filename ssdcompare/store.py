@@ -475,8 +475,22 @@ def migrate_status(
     return data
 
 
-def unique_folders(paths: Iterable[str | Path]) -> list[Path]:
-    """The results folders given, each once, in the order first given.
+def given_paths(paths: object, what: str = "results folders") -> list[Path]:
+    """Paths as a caller gives them (one path, a str or an os.PathLike, or an iterable of
+    them) as a list; anything else raises SsdcompareError saying what was given."""
+    if isinstance(paths, (str, os.PathLike)):
+        return [Path(paths)]
+    items = (list(paths) if isinstance(paths, Iterable) and not isinstance(paths, bytes)
+             else [paths])  # fmt: skip
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            raise SsdcompareError(f"{what}: {item!r} is not a path: give a path (a str or a "
+                                  "pathlib.Path) or a list of them")  # fmt: skip
+    return [Path(item) for item in items]
+
+
+def unique_folders(paths: object) -> list[Path]:
+    """The results folders given (see given_paths), each once, in the order first given.
 
     Two spellings name the same folder when they resolve to the same real path (a trailing
     slash, ./, a symlink, relative against absolute): reading it twice would count every
@@ -484,8 +498,7 @@ def unique_folders(paths: Iterable[str | Path]) -> list[Path]:
     """
     seen: set[Path] = set()
     folders = []
-    for item in paths:
-        path = Path(item)
+    for path in given_paths(paths):
         real = path.resolve()
         if real not in seen:
             seen.add(real)

@@ -17,7 +17,6 @@ import contextlib
 import dataclasses
 import errno
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -29,10 +28,9 @@ from ssdcompare.ceiling import measure as measure_ceiling
 from ssdcompare.devices import Target, resolve_on_host
 from ssdcompare.errors import SsdcompareError, stop_reason
 from ssdcompare.fio import default_ioengine, find_fio
-from ssdcompare.fioclient import check_hosts, server_answers
+from ssdcompare.fioclient import check_hosts
 from ssdcompare.fiologs import compress_large
 from ssdcompare.fiooptions import TIMESERIES_PREFIX
-from ssdcompare.fioresult import JobResult, parse_fio_file
 from ssdcompare.guard import (
     Finding,
     check_in_use,
@@ -55,14 +53,19 @@ from ssdcompare.precondition import (
     state_needed,
     until_steady,
 )
-from ssdcompare.runner import DEVICE_ERRNOS, RunOutcome, Sampler, run_fio, timeout_for
+from ssdcompare.ramdisk import remove_leftovers
+from ssdcompare.runner import (
+    DEVICE_ERRNOS,
+    ClientRun,
+    RunOutcome,
+    Sampler,
+    run_fio,
+    run_fio_together,
+    timeout_for,
+)
 from ssdcompare.sampler import CpuSampler
 from ssdcompare.store import (
-    CPU_JSON,
-    FIO_JSON,
     JOBFILE,
-    STDERR,
-    STDOUT,
     Manifest,
     ResultsDir,
     RunStatus,
@@ -99,6 +102,7 @@ class SweepOutcome:
     stop_reason: str | None = None  # "Ctrl-C", "SIGTERM", ... when interrupted
     skipped_existing: int = 0
     guard_overrides: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. a dead sweep's RAM disk removed
 
     def count(self, state: str) -> int:
         return sum(1 for s in self.statuses if s.status == state)
@@ -456,12 +460,16 @@ def run(
     as interrupted and returns with `interrupted=True`; nothing finished before is touched.
     Holds the results folder and every target locked while it runs. `job_timeout_s` replaces
     the default limit per job (twice its time plus two minutes); after a job times out, the
-    rest of that target's jobs are skipped.
+    rest of that target's jobs are skipped. First removes the RAM disks of --ceiling sweeps
+    that were killed before they could (ssdcompare.ramdisk); the outcome's notes say so.
     """
     if plan.fio is None:
         plan.fio = find_fio()
+    notes = remove_leftovers()  # RAM disks of --ceiling sweeps killed before removing them
     with holding(plan.devices, results.path, f"results {results.path}"):
-        return _run_locked(plan, results, progress, sampler_factory, clock, job_timeout_s)
+        outcome = _run_locked(plan, results, progress, sampler_factory, clock, job_timeout_s)
+    outcome.notes[:0] = notes
+    return outcome
 
 
 def _run_locked(
@@ -490,8 +498,8 @@ def _run_locked(
     if plan.ceiling:  # measures only what is missing: also a resume of a finished sweep
         try:
             measure_ceiling(plan.fio, results, plan.jobs_for(plan.targets[0]), plan.suite.name,
-                            lambda job, error: _say_ceiling(progress, job, total,
-                                                            error))  # fmt: skip
+                            lambda job, error: _say_ceiling(progress, job, total, error),
+                            plan.allowed_options)  # fmt: skip
         except KeyboardInterrupt as stop:
             outcome.interrupted, outcome.stop_reason = True, stop_reason(stop)
             return outcome
@@ -851,21 +859,20 @@ def _run_together(
     sampler_factory: Callable[[], Sampler] | None,
     job_timeout_s: float | None,
 ) -> list[RunStatus]:
-    """One job on several hosts at the same time (--parallel-hosts): one fio client run
-    sending each server its own device's jobfile. Each device keeps its own run folder
-    (jobfile, its server's logs, a copy of the run's fio output and CPU samples) and its own
-    status, from its own server's entries in the output: a host that went away fails only
-    its device's run."""
+    """One job on several hosts at the same time (--parallel-hosts): one fio client per host,
+    started together, each with its own device's jobfile, output, time limit and status. A
+    host that hangs or goes away fails only its own device's run; the others are kept."""
     assert plan.fio is not None
     folders = [_prepare(plan, results, job, repeat, {}) for repeat, job in batch]
-    lead = folders[0]
-    clients = [(job.target.hosts[0], folder / JOBFILE)
-               for (_, job), folder in zip(batch, folders, strict=True)]  # fmt: skip
     modified = {t.name for t in plan.modified_targets}
-    readonly = not any(job.target.name in modified for _, job in batch)
+    runs = [
+        ClientRun(job.target.hosts[0], folder / JOBFILE, folder,
+                  job_timeout_s or _timeout(job), readonly=job.target.name not in modified,
+                  expected_jobs=[name for name, _ in sections_of(job.job_id, job.target)])
+        for (_, job), folder in zip(batch, folders, strict=True)
+    ]  # fmt: skip
     remote = any(job.target.remote for _, job in batch)
     sampler = sampler_factory() if sampler_factory and not remote else None
-    timeout = job_timeout_s or max(_timeout(job) for _, job in batch)
     writes = any(job.writes for _, job in batch)
     parts = [part for _, job in batch for part in job.target.parts]
     started_at = now_iso()
@@ -874,61 +881,11 @@ def _run_together(
             reason = ("a device of this run was claimed by another user (mounted, in a RAID "
                       "or LVM, or opened exclusively) as the job began")  # fmt: skip
             return [_skip(results, job, repeat, reason) for repeat, job in batch]
-        into = {host.name: folder for (host, _), folder in zip(clients, folders, strict=True)}
-        ran = run_fio(plan.fio, lead / JOBFILE, lead, timeout, sampler, readonly=readonly,
-                      clients=clients, logs_into=into)  # fmt: skip
-    shared = [name for name in (FIO_JSON, CPU_JSON, STDOUT, STDERR) if (lead / name).exists()]
-    for folder in folders[1:]:
-        for name in shared:
-            shutil.copyfile(lead / name, folder / name)
-    try:
-        reported = parse_fio_file(lead / FIO_JSON).jobs
-    except Exception:  # no usable output: each device's outcome says so
-        reported = []
+        outcomes = run_fio_together(plan.fio, runs, sampler)
     return [
-        _record(results, folder, job, repeat, _own_outcome(ran, reported, job), started_at)
-        for (repeat, job), folder in zip(batch, folders, strict=True)
+        _record(results, folder, job, repeat, ran, started_at)
+        for (repeat, job), folder, ran in zip(batch, folders, outcomes, strict=True)
     ]
-
-
-def _own_outcome(ran: RunOutcome, reported: list[JobResult], job: RenderedJob) -> RunOutcome:
-    """What a run of several hosts at once means for one device: its server's entries among
-    what the run `reported`."""
-    host = job.target.hosts[0]
-    mine = dataclasses.replace(ran, notes=list(ran.notes), lost_hosts=list(ran.lost_hosts))
-    if ran.state == "interrupted":
-        return mine
-    if host.name in ran.lost_hosts:
-        mine.state, mine.host_lost, mine.lost_hosts = "failed", True, [host.name]
-        mine.error = f"host {host.where} went away: its fio server stopped answering"
-        return mine
-    mine.host_lost, mine.lost_hosts = False, []
-    entries = [j for j in reported if (j.hostname, j.port) == (host.address, host.port)]
-    failed = [j for j in entries if j.error]
-    # every section of the device's jobfile, with I/O: a server that refused a job drops it
-    # or reports zeros, and says why only in its messages
-    moved = {j.name for j in entries if j.moved}
-    short = [name for name, _ in sections_of(job.job_id, job.target) if name not in moved]
-    if entries and not failed and short:
-        mine.state = "failed"
-        mine.error = (f"fio reported no result for {', '.join(short)} from host {host.where}: "
-                      "the job did not run or moved no data (see its messages)")  # fmt: skip
-    elif entries and not failed:
-        mine.state, mine.error = "ok", None
-    elif failed:
-        code = failed[0].error
-        mine.state, mine.fio_errno = "failed", code
-        mine.error = f"fio job error {code} ({os.strerror(code)})"
-    elif not server_answers(host):
-        # fio's client goes on with the servers it reaches, and says which it lost only in
-        # its messages: ask the port
-        mine.state, mine.host_lost, mine.lost_hosts = "failed", True, [host.name]
-        mine.error = f"host {host.where} went away: its fio server no longer answers"
-    else:
-        mine.state = "failed"
-        why = ran.error or "see its messages"
-        mine.error = f"fio reported no result from host {host.where}: {why}"
-    return mine
 
 
 def _run_one(

@@ -50,6 +50,9 @@ IOENGINES = (
 # I/O, whose timestamps are whole milliseconds: shorter idle gaps cannot be told from jitter.
 BURST_MIN_IDLE_US = 10_000
 MAX_LOGGED_IOS = 1_000_000  # per job; about 22 MB of log per million I/Os before compression
+# A job's runtime (and ramp) is seconds to hours; more than a week is a mistake (milliseconds
+# meant, a digit too many), and would hold the device and the sweep for ever
+MAX_RUNTIME_S = 7 * 24 * 3600
 
 # \Z, not $: "$" also matches before a final newline, which would end a jobfile line
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
@@ -65,6 +68,12 @@ ExtraValue = str | int | float | bool | None
 # empty = the span discarded (TRIM) before every run; full = the span filled before the pass.
 DriveState = Literal["empty", "full"]
 DRIVE_STATES: tuple[str, ...] = DriveState.__args__  # type: ignore[attr-defined]
+
+
+def runtime_problem(seconds: int) -> str:
+    """Why `seconds` is no runtime for a job (more than MAX_RUNTIME_S)."""
+    return (f"{seconds} s is too long: a job runs at most 7 days ({MAX_RUNTIME_S} s); give "
+            "its time in seconds")  # fmt: skip
 
 
 def _alias(*names: str) -> AliasChoices:
@@ -121,6 +130,13 @@ class Workload(BaseModel):
                 except ValueError as err:
                     raise ValueError(f"size: {err}; or a share of the device like 20%") from None
         return data
+
+    @field_validator("runtime_s", "ramp_s")
+    @classmethod
+    def _at_most_a_week(cls, value: int) -> int:
+        if value > MAX_RUNTIME_S:
+            raise ValueError(runtime_problem(value))
+        return value
 
     @field_validator("rw", mode="before")
     @classmethod

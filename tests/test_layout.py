@@ -22,10 +22,10 @@ STAGES = [
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "plausibility", "fiologs", "fioclient"]),
     ("plan", ["plan"]),
     ("store", ["store"]),
-    ("running", ["sampler", "watchdog", "runner", "precondition", "ceiling"]),
+    ("running", ["sampler", "watchdog", "runner", "precondition", "ramdisk", "ceiling"]),
     ("sweep", ["sweep"]),
     ("frame", ["framecache", "persecond", "perburst", "frame", "answer"]),
-    ("presenting", ["charts", "report"]),
+    ("presenting", ["charts", "reportpath", "report"]),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
 ]
 STAGE_OF = {module: index for index, (_, modules) in enumerate(STAGES) for module in modules}

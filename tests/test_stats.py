@@ -18,7 +18,7 @@ from test_report import chromium
 import ssdcompare
 from ssdcompare.frame import job_summary, side_by_side
 from ssdcompare.report import write_report
-from ssdcompare.stats import MIN_REPEATS, aggregate_values, compare, find_knee
+from ssdcompare.stats import MIN_REPEATS, aggregate_values, compare, find_knee, why_untested
 
 # judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
 pytestmark = pytest.mark.serial
@@ -45,17 +45,34 @@ def test_fewer_than_three_repeats_give_no_verdict() -> None:
     assert compare([200, 0, 202], [100, 101, 99]) is None  # a ratio needs positive figures
 
 
-def test_repeats_without_spread_on_both_sides_are_not_tested() -> None:
-    # p99 latencies fall in fio's histogram buckets: three equal values a side are common,
-    # and leave nothing to weigh a difference against
-    assert compare([5, 5, 5], [5, 5, 5]) is None
-    assert compare([6, 6, 6], [5, 5, 5]) is None
-    # equal to float noise is equal: a test on a spread of 1e-9 would find anything real
-    assert compare([100, 100, 100.0000001], [200, 200, 200]) is None
+def test_repeats_without_spread_are_no_difference_or_a_certain_one() -> None:
+    # rate-limited jobs, and p99 latencies in fio's histogram buckets: three equal values a
+    # side are common. The same values on both sides: no difference
+    same = compare([5, 5, 5], [5, 5, 5])
+    assert same is not None and not same.significant
+    assert (same.ratio, same.ci_low, same.ci_high, same.p_value) == (1.0, 1.0, 1.0, 1.0)
+    # equal to float noise is equal
+    noise = compare([100, 100, 100.0000001], [100, 100, 100])
+    assert noise is not None and noise.ratio == 1.0 and not noise.significant
+    # two sets of equal values that differ: the difference is certain
+    apart = compare([6, 6, 6], [5, 5, 5])
+    assert apart is not None and apart.significant and apart.p_value < 1e-9
+    assert apart.ratio == pytest.approx(1.2) and apart.ci_low == apart.ci_high == apart.ratio
+    half = compare([100, 100, 100.0000001], [200, 200, 200])
+    assert half is not None and half.significant and half.ratio == pytest.approx(0.5)
     # spread on one side is enough for Welch's test
     one_side = compare([6, 6, 6], [5, 5.1, 4.9])
     assert one_side is not None and one_side.significant
     assert one_side.ratio == pytest.approx(1.2, rel=1e-3)
+    close = compare([5, 5, 5], [5, 5.1, 4.9])
+    assert close is not None and not close.significant and close.ci_low < 1 < close.ci_high
+
+
+def test_what_is_not_tested_says_why() -> None:
+    assert why_untested(2, 3) == why_untested(3, 0) == "fewer than 3 repeats a side"
+    # 3 finished repeats a side, and still no test: a repeat had no figure (0 IOPS, unknown)
+    assert compare([200, 0, 202], [100, 101, 99]) is None
+    assert why_untested(3, 3) == "a repeat without a figure to test (zero or unknown)"
 
 
 def test_how_sensitive_three_repeats_are() -> None:

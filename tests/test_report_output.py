@@ -1,0 +1,100 @@
+"""Where a report may be written: an .html name, never over a file of the results, never over
+a file that is not a report ssdcompare made. Results of a real sweep (the example's), copied."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import CliResult
+
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.report import write_report
+from ssdcompare.store import ResultsDir
+
+EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
+RUN = Path("runs") / "loop1" / "randwrite-4k-qd128" / "r1"
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    folder = tmp_path / "A"
+    shutil.copytree(EXAMPLE, folder)
+    return folder
+
+
+def checksums(folder: Path) -> dict[str, str]:
+    """Every results file's checksum (the derived .cache and the reports left out)."""
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and ".cache" not in path.parts and path.suffix != ".html"
+    }
+
+
+@pytest.mark.parametrize(
+    "name", ["manifest.json", str(RUN / "fio.json"), str(RUN / "cpu.json"),
+             str(RUN / "status.json"), str(RUN / "jobfile.fio")],
+)  # fmt: skip
+def test_report_never_writes_over_a_results_file(
+    results: Path, name: str, run_cli: Callable[..., CliResult]
+) -> None:
+    before = checksums(results)
+    done = run_cli("report", str(results), "-o", str(results / name))
+    assert done.exit_code == 2, done
+    assert done.stderr.startswith("error: ") and len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+    with pytest.raises(SsdcompareError, match=r"\.html"):
+        write_report([results], results / name)
+    assert checksums(results) == before
+    ResultsDir.open(results)  # still a results folder
+
+
+def test_report_refuses_a_file_it_did_not_make_and_replaces_its_own(
+    results: Path, tmp_path: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    notes = tmp_path / "notes.html"
+    notes.write_text("<!DOCTYPE html><html><head><title>my notes</title></head></html>\n")
+    kept = notes.read_bytes()
+    done = run_cli("report", str(results), "-o", str(notes))
+    assert done.exit_code == 2 and "not a report ssdcompare made" in done.stderr, done
+    with pytest.raises(SsdcompareError, match="not a report ssdcompare made"):
+        write_report([results], notes)
+    assert notes.read_bytes() == kept
+    # a link named like a report, to a results file, is no report either
+    link = results / "link.html"
+    link.symlink_to(results / "manifest.json")
+    before = checksums(results)
+    with pytest.raises(SsdcompareError, match="not a report ssdcompare made"):
+        write_report([results], link)
+    assert checksums(results) == before and link.is_symlink()
+    # its own report (the default name, and another) is written again
+    assert run_cli("report", str(results)).exit_code == 0
+    assert run_cli("report", str(results)).exit_code == 0
+    mine = tmp_path / "Report.HTM"
+    write_report([results], mine)
+    write_report([results], mine)
+    assert "ssdcompare" in mine.read_text()[:1000]
+    assert checksums(results) == before
+
+
+def test_report_names_must_be_html(
+    results: Path, tmp_path: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    for name in ("report.txt", "report", "report.json", "report.html.bak"):
+        done = run_cli("report", str(results), "-o", str(tmp_path / name))
+        assert done.exit_code == 2 and "ending in .html" in done.stderr, done
+        assert not (tmp_path / name).exists()
+
+
+def test_report_stays_out_of_the_runs_folders(
+    results: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    before = checksums(results)
+    target = results / RUN / "report.html"
+    done = run_cli("report", str(results), "-o", str(target))
+    assert done.exit_code == 2 and "inside the results folder" in done.stderr, done
+    assert not target.exists() and checksums(results) == before
