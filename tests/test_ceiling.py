@@ -18,13 +18,17 @@ from blockdevs import loop_device, zram_device
 from fioprocs import DEADLINE_S, fio_has_read, fio_processes, wait_for
 from suitefiles import suite_file
 
-from ssdcompare.ceiling import ceiling_iops
 from ssdcompare.locks import own_folder
 from ssdcompare.ramdisk import RECORD_PREFIX, RESULTS_RECORD, RamDiskRecord, remove_leftovers
+from ssdcompare.store import ResultsDir
 
 SUITES = Path(__file__).parent / "suites"
 
 RunCli = Callable[..., object]  # the run_cli fixture: exit_code, stdout, stderr
+
+
+def ceiling_iops(results: Path, job: str) -> float | None:
+    return ResultsDir.open(results).ceiling_iops(job)
 
 
 def assert_removed(results: Path) -> None:
