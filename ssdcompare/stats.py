@@ -32,8 +32,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from scipy import stats as _scipy_stats
-
 MIN_REPEATS = 3
 SAME = 1e-9  # logarithms closer than this are equal (float noise, e.g. 100 and 100.0000001)
 ALPHA = 0.05
@@ -81,8 +79,12 @@ def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | 
                           p_value=0.0 if differs else 1.0, significant=differs)  # fmt: skip
     df = (var_a + var_b) ** 2 / (var_a**2 / (len(a) - 1) + var_b**2 / (len(b) - 1))
     t = diff / se
-    p_value = float(2 * _scipy_stats.t.sf(abs(t), df))
-    spread = float(_scipy_stats.t.ppf(0.5 + CONFIDENCE / 2, df)) * se
+    # scipy's t distribution, imported here: it takes a second to load, which every command
+    # would pay, while only a comparison of 3 or more repeats a side needs it
+    from scipy.stats import t as student_t
+
+    p_value = float(2 * student_t.sf(abs(t), df))
+    spread = float(student_t.ppf(0.5 + CONFIDENCE / 2, df)) * se
     return Comparison(
         ratio=math.exp(diff), ci_low=math.exp(diff - spread), ci_high=math.exp(diff + spread),
         p_value=p_value, significant=p_value < ALPHA,

@@ -176,7 +176,10 @@ def throttled(device: str, read_iops: int) -> Iterator[None]:
     try:
         yield
     finally:
-        (BLKIO / "cgroup.procs").write_text(str(os.getpid()))
+        # this process, and what it started meanwhile that lives on (the sweep's watchdog)
+        for pid in (group / "cgroup.procs").read_text().split():
+            with contextlib.suppress(OSError):
+                (BLKIO / "cgroup.procs").write_text(pid)
         group.rmdir()
 
 
