@@ -6,6 +6,8 @@ produce here, a listener that answers fio's client in another protocol version.
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import socket
 import struct
 import subprocess
@@ -38,13 +40,33 @@ class Server:
         return f"{self.address}:{self.port}"
 
     def kill(self) -> None:
-        """Stop the server and every job process it forked (as a host going away)."""
-        with contextlib.suppress(psutil.Error):
-            for child in psutil.Process(self.process.pid).children(recursive=True):
+        """Stop the server and every process it forked (a connection's, a job's), as a host
+        going away. The server is frozen first: it could otherwise fork for a connection
+        between the listing of its children and its own end, and that child would run the
+        job on alone."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.process.pid, signal.SIGSTOP)
+        for _ in range(10):  # a connection's process may fork a job's meanwhile: again
+            try:
+                children = psutil.Process(self.process.pid).children(recursive=True)
+            except psutil.Error:
+                break
+            alive = [c for c in children if _running(c)]
+            if not alive:
+                break  # killed ones stay zombies until the frozen server is gone: no waiting
+            for child in alive:
                 with contextlib.suppress(psutil.Error):
                     child.kill()
+            time.sleep(0.05)
         self.process.kill()
         self.process.wait(timeout=30)
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def listening(address: str, port: int) -> bool:
