@@ -3,10 +3,11 @@
 # The end-to-end tests make their own loop devices and RAM disks, so run as root (CI does);
 # without root or fio the tests marked `root` or `fio` are skipped, with the reason.
 #
-# The tests run in two rounds: those not marked `serial` two at a time (pytest-xdist, one per
-# CPU), then the `serial` ones alone: they judge CPU use or timing, which a test beside them
-# would disturb. Arguments go to pytest in both rounds, e.g. a file or `-x`; with a selection
-# of your own (`-m "not slow"`, `-k NAME`) or `-n`, one plain pytest run does as asked.
+# The tests run in two rounds: those not marked `serial` one more at a time than there are CPUs
+# (pytest-xdist; most of them wait on fio's fixed runtime or a subprocess, not on a CPU), then
+# the `serial` ones alone: they judge CPU use or timing, which a test beside them would disturb.
+# Arguments go to pytest in both rounds, e.g. a file or `-x`; with a selection of your own
+# (`-m "not slow"`, `-k NAME`) or `-n`, one plain pytest run does as asked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SSDCOMPARE_TEST_DEPS=1 scripts/install.sh >/dev/null
@@ -19,6 +20,6 @@ done
 # 5: the round had no tests (a file given that holds none of that kind)
 round() { "${pytest[@]}" "$@" || { code=$?; [ "$code" -eq 5 ] || return "$code"; }; }
 status=0
-round -n 2 -m "not serial" "$@" || status=$?
+round -n "$(( $(nproc 2>/dev/null || echo 1) + 1 ))" -m "not serial" "$@" || status=$?
 round -m serial "$@" || status=$?
 exit "$status"
