@@ -548,11 +548,20 @@ def report_command(
     results: tuple[Path, ...], output: Path | None, baseline: str | None, aggregate: str
 ) -> None:
     """Write a self-contained HTML comparison report from one or more results folders."""
+    from ssdcompare.frame import damaged_runs, load
     from ssdcompare.report import write_report
 
     _check_output_folder(output)
     target = write_report(results, output or results[0] / "report.html", baseline, aggregate)
+    _say_damaged(damaged_runs(load(results)))
     click.echo(f"report: {target}")
+
+
+def _say_damaged(damaged: list[str]) -> None:
+    """Name each run whose stored files could not be used (the report and the export show
+    it as DAMAGED): a results folder from someone else may hold such files."""
+    for line in damaged:
+        click.echo(f"warning: damaged, left out: {line}", err=True)
 
 
 @cli.command("export")
@@ -567,10 +576,12 @@ def report_command(
 @click.option("--summary", is_flag=True, help="One row per device and job (repeats averaged).")
 def export_command(results: tuple[Path, ...], output: Path, summary: bool) -> None:
     """Export the results frame for spreadsheets and other tools."""
-    from ssdcompare.frame import export
+    from ssdcompare.frame import damaged_runs, export_frame, load
 
     _check_output_folder(output)
-    rows = export(results, output, summary=summary)
+    frame = load(results)
+    rows = export_frame(frame, output, summary=summary)
+    _say_damaged(damaged_runs(frame))
     click.echo(f"{rows} rows written to {output}")
 
 

@@ -30,7 +30,10 @@ Identity
     repeat              Int64    repeat number, from 1 (raw files: 1)
     direction           str      read, write, trim, sync (fsync/fdatasync calls), mixed
                                  (unified_rw_reporting)
-    status, error       str      status.json: ok / failed / interrupted / skipped, and why
+    status, error       str      status.json: ok / failed / interrupted / skipped, and why;
+                                 damaged: the run's stored files cannot be used (damaged,
+                                 refused, impossible, or not of this sweep), the error names
+                                 the file and why
 Workload (sweeps: the workload in manifest.json; raw files: fio's job options where given)
     rw                  str      fio rw pattern
     bs_bytes            Int64    block size, bytes
@@ -463,16 +466,17 @@ def _fio_job(
     except StoredFileError as err:
         if not err.missing:
             base["fio_json"] = str(fio_path)
-        base.update(status="failed", error=f"{err}; rerun with --resume")
+        base.update(status="failed" if err.missing else "damaged",
+                    error=f"{err}; rerun with --resume")  # fmt: skip
         return None
     except FioOutputError as err:
-        base.update(status="failed", error=f"{name} {err.reason}", fio_json=str(fio_path))
+        base.update(status="damaged", error=f"{name} {err.reason}", fio_json=str(fio_path))
         return None
     base["fio_json"] = str(fio_path)
     entries = _own_entries(output, hosts)
     problem = _entries_problem(entries, status.job, parts is not None, name)
     if problem is not None:
-        base.update(status="failed", error=f"{problem}; rerun with --resume")
+        base.update(status="damaged", error=f"{problem}; rerun with --resume")
         return None
     job = entries[0]
     if parts is not None:
@@ -533,7 +537,7 @@ def _cpu_stats(
         problem = f"{name} {problem}: impossible, so the file is damaged"
     if problem is not None:
         if status.status == "ok" and base["status"] == "ok":
-            base.update(status="failed", error=f"{problem}; rerun with --resume")
+            base.update(status="damaged", error=f"{problem}; rerun with --resume")
         return None
     if trace is None:
         return None
@@ -777,7 +781,7 @@ def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]
             "device": options.get("filename") or job.hostname or path.stem,
             "job": job.name,
             "repeat": 1,
-            "status": "failed" if error else "ok",
+            "status": "damaged" if problem is not None else "failed" if error else "ok",
             "error": error,
             "rw": options.get("rw") or options.get("readwrite"),
             "iodepth": options.get("iodepth"),
@@ -1273,13 +1277,27 @@ def side_by_side(
     return out
 
 
+def damaged_runs(frame: pd.DataFrame) -> list[str]:
+    """Each run whose stored files cannot be used (status `damaged`), in words: "loop0
+    randread-4k-qd1 r1: runs/loop0/randread-4k-qd1/r1/fio.json is a symbolic link; ..."."""
+    rows = frame[frame["status"] == "damaged"].drop_duplicates(["sweep", "device", "job",
+                                                                "repeat"])  # fmt: skip
+    label = rows["label"] if "label" in rows.columns else rows["device"]
+    return [f"{name} {job} r{repeat}: {error}" for name, job, repeat, error
+            in zip(label, rows["job"], rows["repeat"], rows["error"], strict=True)]  # fmt: skip
+
+
 def export(paths: Iterable[str | Path], output: str | Path, summary: bool = False) -> int:
     """Write the frame (or the per-job summary) of results folders to CSV or Parquet.
 
     Parquet needs pyarrow (`pip install 'ssdcompare[parquet]'`). Returns the number of rows
     written.
     """
-    frame = load(paths)
+    return export_frame(load(paths), output, summary)
+
+
+def export_frame(frame: pd.DataFrame, output: str | Path, summary: bool = False) -> int:
+    """`export` of a frame already loaded."""
     if summary:
         frame = job_summary(frame)
     target = Path(output)

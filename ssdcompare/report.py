@@ -21,6 +21,7 @@ from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.fioresult import DISTRIBUTION_PERCENTILES
 from ssdcompare.frame import (
     SERIES_SETTINGS,
+    damaged_runs,
     is_false,
     is_true,
     job_summary,
@@ -46,6 +47,7 @@ from ssdcompare.workload import RW_LABELS
 
 TEMPLATE = "report.html.j2"
 CV_WARN_PCT = 10.0
+DAMAGED_LISTED = 10  # damaged runs named one by one in the warnings, the rest counted
 OPEN_UP_TO = 60  # jobs: a larger report opens with its sections folded (the filter opens them)
 
 # the pattern families, in the order the report shows them
@@ -203,8 +205,17 @@ def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDi
     bad = summary[summary["status"] != "ok"]
     if not bad.empty:
         found.append(
-            f"{len(bad)} job(s) did not complete on some device: shown as FAILED or "
-            "INTERRUPTED, never as numbers."
+            f"{len(bad)} job(s) did not complete on some device: shown as FAILED, "
+            "INTERRUPTED or DAMAGED, never as numbers."
+        )
+    damaged = damaged_runs(frame)
+    if damaged:
+        shown = "; ".join(damaged[:DAMAGED_LISTED])
+        more = len(damaged) - DAMAGED_LISTED
+        found.append(
+            f"{len(damaged)} run(s) whose stored files cannot be used (damaged, refused, "
+            f"holding impossible values, or not of this sweep) are left out of the figures: "
+            f"{shown}" + (f"; and {more} more" if more > 0 else "")
         )
     return found
 

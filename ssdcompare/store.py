@@ -72,7 +72,9 @@ class WriteError(SsdcompareError):
     """A result or report could not be written (read-only or full filesystem, permissions)."""
 
 
-RunState = Literal["ok", "failed", "interrupted", "skipped"]
+# "damaged" is never written: it is how a run whose stored files cannot be used (damaged,
+# refused, impossible, not of this sweep) is read, so that it is named, never taken as measured
+RunState = Literal["ok", "failed", "interrupted", "skipped", "damaged"]
 
 
 def now_iso() -> str:
@@ -506,9 +508,11 @@ def unique_folders(paths: object) -> list[Path]:
     return folders
 
 
-def _failed_status(target: str, job: str, repeat: int, error: str) -> RunStatus:
-    """A run known only by its folder, as a failed run saying why."""
-    return RunStatus(status="failed", target=target, job=job, repeat=repeat, workload_hash="",
+def _failed_status(
+    target: str, job: str, repeat: int, error: str, state: RunState = "damaged"
+) -> RunStatus:
+    """A run known only by its folder, as a damaged (or failed) run saying why."""
+    return RunStatus(status=state, target=target, job=job, repeat=repeat, workload_hash="",
                      error=error)  # fmt: skip
 
 
@@ -581,7 +585,7 @@ class ResultsDir:
     ) -> RunStatus | None:
         """The recorded outcome of the run in runs/<target>/<job>/r<repeat> (`folder`, when
         given, is that folder); None when it never finished writing one. A damaged one, or
-        one that names another run than its folder, is a failed run."""
+        one that names another run than its folder, is a damaged run."""
         folder = folder or self.run_dir(target, job, repeat)
 
         def failed(error: str) -> RunStatus:
@@ -635,9 +639,10 @@ class ResultsDir:
         write_atomic(folder / STATUS, status.model_dump_json(indent=2) + "\n")
 
     def statuses(self) -> list[RunStatus]:
-        """Every run folder's outcome, in path order. A run folder without a status, with a
-        damaged one, that is a symbolic link or that is no part of the sweep's plan (copied
-        in from another sweep) is a failed run saying so, never a missing one. A target or
+        """Every run folder's outcome, in path order. A run folder with a damaged status, that
+        is a symbolic link or that is no part of the sweep's plan (copied in from another
+        sweep) is a damaged run saying so, one without a status a failed run, never a missing
+        one. A target or
         job folder that is a symbolic link is an error (StoredFileError)."""
         found = []
         for target, job, entry in self._run_folders():
@@ -657,7 +662,7 @@ class ResultsDir:
                 found.append(status or _failed_status(target, job, repeat, (
                     f"{STATUS} is missing: the run did not finish (or a sweep is running it "
                     "now); sweep --resume runs it again"
-                )))  # fmt: skip
+                ), "failed"))  # fmt: skip
         return found
 
     def planned(self, target: str, job: str, repeat: int) -> bool:

@@ -134,7 +134,7 @@ def test_a_folder_holding_a_link_is_always_read_anew(copy: Path, tmp_path: Path)
     path.symlink_to(elsewhere)
     frame = load(copy)
     linked = frame[frame["fio_json"] == str(path)]
-    assert set(linked["status"]) == {"failed"} and linked["iops"].isna().all()
+    assert set(linked["status"]) == {"damaged"} and linked["iops"].isna().all()
     assert not (copy / framecache.FOLDER / "frame.json").exists()
 
 

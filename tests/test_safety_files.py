@@ -4,6 +4,7 @@ and stored files that are damaged or from a newer version, give one clear line."
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
 import shutil
@@ -212,10 +213,17 @@ def test_a_damaged_status_is_a_failed_run_not_a_lost_one(tmp_path: Path) -> None
     frame = load(copy)
     target, job = status.parent.parent.parent.name, status.parent.parent.name
     rows = frame[(frame["device"] == target) & (frame["job"] == job) & (frame["repeat"] == 1)]
-    assert set(rows["status"]) == {"failed"}
+    assert set(rows["status"]) == {"damaged"}
     assert rows["error"].iloc[0].startswith("status.json is damaged")
     runs = [p for p in (copy / "runs").glob("*/*/r*") if p.name[1:].isdigit()]
     assert len(frame.groupby(["device", "job", "repeat"])) == len(runs)  # nothing dropped
+    # report and export name the damaged file, on the terminal and in the report's warnings
+    said = f"{target} {job} r1: status.json is damaged"
+    report = ssdcompare("report", str(copy), "-o", str(tmp_path / "damaged.html"))
+    assert report.returncode == 0 and f"warning: damaged, left out: {said}" in report.stderr
+    assert said in html.unescape((tmp_path / "damaged.html").read_text())
+    export = ssdcompare("export", str(copy), "-o", str(tmp_path / "damaged.csv"))
+    assert export.returncode == 0 and f"warning: damaged, left out: {said}" in export.stderr
 
 
 def test_damaged_cpu_samples_make_the_run_a_failed_one_naming_cpu_json(tmp_path: Path) -> None:
@@ -227,7 +235,7 @@ def test_damaged_cpu_samples_make_the_run_a_failed_one_naming_cpu_json(tmp_path:
     frame = load(copy)
     row = frame[(frame["job"] == "randread-4k-qd1") & (frame["repeat"] == 1)
                 & frame["device"].str.startswith("zram")].iloc[0]  # fmt: skip
-    assert row["status"] == "failed" and pd_isna(row["iops"])
+    assert row["status"] == "damaged" and pd_isna(row["iops"])
     assert row["error"].startswith("runs/zram1/randread-4k-qd1/r1/cpu.json is damaged")
     assert "not a list" not in row["error"]  # what the file holds is never quoted
     # a run without any cpu.json is judged without samples, as before

@@ -135,9 +135,9 @@ def test_a_link_to_a_secret_is_never_followed_nor_quoted(
         link.symlink_to(secret)
     frame = load(received)
     read, mix = row_of(frame, READ), row_of(frame, MIX)
-    assert read["status"] == "failed" and math.isnan(read["iops"])
+    assert read["status"] == "damaged" and math.isnan(read["iops"])
     assert read["error"].startswith(f"runs/x.img/{READ}/r1/fio.json is a symbolic link")
-    assert mix["status"] == "failed"
+    assert mix["status"] == "damaged"
     assert mix["error"].startswith(f"runs/x.img/{MIX}/r1/cpu.json is a symbolic link")
     assert row_of(frame, WRITE)["status"] == "ok"  # its log and jobfile are left out, not it
     damaged: list[str] = []
@@ -175,7 +175,7 @@ def test_a_link_into_another_sweep_or_within_the_folder_is_refused(
     run_of(received, WRITE).symlink_to(run_of(other, WRITE), target_is_directory=True)
     frame = load(received)
     assert 777777.0 not in set(frame["iops"])
-    assert set(frame["status"]) == {"failed"}
+    assert set(frame["status"]) == {"damaged"}
     assert "is a symbolic link" in row_of(frame, WRITE)["error"]
     # a target's folder that is a link: the folder cannot be read as it claims, said once
     shutil.rmtree(received / "runs" / "x.img")
@@ -195,7 +195,7 @@ def test_deeply_nested_json_is_a_clear_error_or_a_failed_run(
         assert_one_clear_line(cli("report", str(received)), "manifest.json", "nested")
         return
     row = row_of(load(received), READ)
-    assert row["status"] == "failed" and which in row["error"] and "nested" in row["error"]
+    assert row["status"] == "damaged" and which in row["error"] and "nested" in row["error"]
     # nested less deep than Python's limit, yet deeper than any file ssdcompare writes
     edit_json(received / "manifest.json", lambda d: d.__setitem__("extra", json.loads(
         "[" * 200 + "]" * 200)))  # fmt: skip
@@ -270,7 +270,7 @@ def test_a_run_folder_not_in_the_plan_is_a_named_failed_run(
     shutil.copytree(source, run_of(received, READ, 9))
     frame = load(received)
     foreign = frame[frame["error"].fillna("").str.contains("not part of this sweep's plan")]
-    assert len(foreign) == 3 and set(foreign["status"]) == {"failed"}
+    assert len(foreign) == 3 and set(foreign["status"]) == {"damaged"}
     assert foreign["iops"].isna().all() and foreign["rw"].isna().all()
     assert row_of(frame, READ)["status"] == "ok"
     summary = job_summary(frame).set_index(["device", "job"])
@@ -295,7 +295,7 @@ def test_a_status_naming_another_run_is_not_used_to_find_files(received: Path) -
     assert 424242.0 not in set(frame["iops"])
     for job in (READ, WRITE):
         row = row_of(frame, job)
-        assert row["status"] == "failed" and row["device"] == "x.img" and row["job"] == job
+        assert row["status"] == "damaged" and row["device"] == "x.img" and row["job"] == job
         assert "status.json is damaged: it names another run than the folder" in row["error"]
         assert "outside" not in row["error"]
 
@@ -341,7 +341,7 @@ def test_missing_iops_stay_missing_and_a_true_zero_stays_zero(
         summary.loc[MIX, "lat_mean_us_value"]
     )
     write = row_of(frame, WRITE)
-    assert write["status"] == "failed" and "fio's output holds no job" in write["error"]
+    assert write["status"] == "damaged" and "fio's output holds no job" in write["error"]
     done = cli("report", str(received), "-o", str(tmp_path / "r.html"))
     assert done.returncode == 0, done.stderr
     assert ">n/a<" in (tmp_path / "r.html").read_text()
@@ -368,18 +368,18 @@ def test_an_impossible_value_makes_a_named_failed_run(received: Path, case: str)
     change, field, value = IMPOSSIBLE[case]
     edit_json(run_of(received, READ) / "fio.json", lambda d: change(d["jobs"][0]))
     row = row_of(load(received), READ)
-    assert row["status"] == "failed" and math.isnan(row["iops"])
+    assert row["status"] == "damaged" and math.isnan(row["iops"])
     assert row["error"].startswith(f"runs/x.img/{READ}/r1/fio.json holds a")
     assert field in row["error"] and value not in row["error"]
     # the same file named as a raw fio output: the same check
     (raw,) = ssdcompare.read_fio(run_of(received, READ) / "fio.json").itertuples()
-    assert raw.status == "failed" and field in raw.error and math.isnan(raw.iops)
+    assert raw.status == "damaged" and field in raw.error and math.isnan(raw.iops)
 
 
 def test_a_job_written_twice_is_not_added_up(received: Path) -> None:
     edit_json(run_of(received, READ) / "fio.json", lambda d: d["jobs"].append(d["jobs"][0]))
     row = row_of(load(received), READ)
-    assert row["status"] == "failed" and math.isnan(row["iops"])
+    assert row["status"] == "damaged" and math.isnan(row["iops"])
     assert "reports the job more often than it ran fio processes" in row["error"]
 
 
@@ -397,7 +397,7 @@ def test_impossible_cpu_samples_make_a_failed_run_naming_cpu_json(
 ) -> None:
     edit_json(run_of(received, READ) / "cpu.json", lambda d: CPU_DAMAGE[case](d["samples"][-1]))
     row = row_of(load(received), READ)
-    assert row["status"] == "failed" and pd.isna(row["verdict"])
+    assert row["status"] == "damaged" and pd.isna(row["verdict"])
     assert row["error"].startswith(f"runs/x.img/{READ}/r1/cpu.json holds a")
 
 
