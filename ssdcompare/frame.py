@@ -21,8 +21,9 @@ Identity
                                  rows; None for a device measured alone
     member              Int64    on a group's rows: the member's number (from 1) for its own
                                  figures (its section of fio's output), NA for the group's sum
-    device              str      sweeps: the target's name; raw files: the job's filename
-                                 option, else the client/server host, else the file's stem
+    device              str      sweeps: the target's name; raw files: the last part of the
+                                 job's filename option (as a sweep names its target), else
+                                 the client/server host, else the file's stem
     label               str      the compared unit: the device, qualified by host (several
                                  hosts), host:port (several fio servers on one host) or
                                  " @<sweep folder>" (one device in several sweeps)
@@ -764,6 +765,14 @@ def _fio_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     return found
 
 
+def _device_name(filename: str | None) -> str | None:
+    """A fio `filename` as a sweep names its target: the last part of the path (a list of
+    files, "a:b", is left as it is)."""
+    if not filename or ":" in filename.replace("\\:", ""):
+        return filename
+    return Path(filename.replace("\\:", ":")).name or filename
+
+
 def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]]:
     output = parse_fio_file(path)
     rows = []
@@ -777,8 +786,9 @@ def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]
         base: dict[str, object] = {
             "host": job.hostname,
             "port": job.port,
-            # what was measured: the filename, else the host (client/server), else the file
-            "device": options.get("filename") or job.hostname or path.stem,
+            # what was measured: the filename, named as a sweep names it ("zram1" for
+            # /dev/zram1, "test.img" for a file), else the host (client/server), else the file
+            "device": _device_name(options.get("filename")) or job.hostname or path.stem,
             "job": job.name,
             "repeat": 1,
             "status": "damaged" if problem is not None else "failed" if error else "ok",
@@ -1119,6 +1129,8 @@ def job_summary(
             row[f"{metric}_value"] = aggregate_values(found, aggregate, not lower_better)
         row["aggregate"] = aggregate
         repeats[(row["label"], row["job"])] = {m: [metrics[m][i] for i in ok] for m in _COMPARED}
+        for metric, values in repeats[(row["label"], row["job"])].items():
+            row[f"{metric}_per_repeat"] = tuple(values)  # for comparisons made later
         told = [bool(bound[i]) for i in ok if not _missing(bound[i])]
         row["cpu_bound"] = any(told) if told else pd.NA
         reasons = [bound_reason[i] for i in ok if is_true(bound[i])]
@@ -1218,14 +1230,17 @@ def side_by_side(
     """Devices side by side for one metric, with each device's ratio to the baseline device.
 
     Columns: `<label>` (the summary's aggregate of the repeats, the mean unless job_summary
-    was asked for another), `<label>/<baseline>` (ratio of those), `<label> significant`
-    (Welch's t-test with 3 or more repeats on both sides, see ssdcompare.stats: for IOPS and
-    p99 latency; NA otherwise, for other metrics, and when the summary was made against
-    another baseline: pass the same one to job_summary) and `<label> comparable` (False when
-    that label ran the job with a different jobfile than the baseline: different workload
-    hash). A job that is not comparable gets no ratio and no significance, and a `note`
-    column (present only then) says which jobfiles differ and how. `baseline` defaults to the
-    device the summary was made against (job_summary's baseline), else the first device.
+    was asked for another) and `<label> verdict` (what limited the result: drive, cpu,
+    host, disturbed, unknown; a ratio of results that are not `drive` on both sides compares
+    the CPU or the host, not the drives); for each device but the baseline,
+    `<label>/<baseline>` (ratio of the figures), `<label> significant` (Welch's t-test with 3
+    or more repeats on both sides, see ssdcompare.stats: for IOPS and p99 latency; NA
+    otherwise, and for other metrics) and `<label> comparable` (False when that label ran the
+    job with a different jobfile than the baseline: different workload hash). A job that is
+    not comparable gets no ratio and no significance, and a `note` column (present only
+    then) says which jobfiles differ and how. `baseline` defaults to the device the summary
+    was made against (job_summary's baseline), else the first device; against another, the
+    significance is tested anew from the summary's repeats.
     """
     summary = frame_given(summary, "side_by_side", "ssdcompare.job_summary")
     column = f"{metric}_value" if f"{metric}_value" in summary.columns else f"{metric}_mean"
@@ -1235,19 +1250,15 @@ def side_by_side(
         baseline = str(made_against.iloc[0]) if len(made_against) else None
     baseline = _baseline(labels, baseline)
     jobs = list(dict.fromkeys(summary["job"]))
-    table = summary.pivot_table(
-        index="job", columns="label", values=column, aggfunc="first", dropna=False
-    ).reindex(index=jobs, columns=labels)
-    tested = f"{_COMPARED[metric]}significant" if metric in _COMPARED else None
-    significance: dict[tuple[object, object], object] = {}
-    # the tests were made against the summary's own baseline: against another, none is known
-    same_baseline = (
-        "compared_to" not in summary.columns or (summary["compared_to"] == baseline).all()
-    )
-    if tested is not None and tested in summary.columns and same_baseline:
-        for job, label, flag in zip(summary["job"], summary["label"], summary[tested],
-                                    strict=True):  # fmt: skip
-            significance.setdefault((job, label), flag)
+
+    def pivot(values: str) -> pd.DataFrame:
+        found = summary.pivot_table(index="job", columns="label", values=values,
+                                    aggfunc="first", dropna=False)  # fmt: skip
+        return found.reindex(index=jobs, columns=labels)
+
+    table = pivot(column)
+    verdicts = pivot("verdict") if "verdict" in summary.columns else None
+    significance = _significance(summary, metric, baseline)
     flags, notes = _comparability(summary, baseline)
     flag_of: dict[tuple[object, object], object] = {}
     notes_of: dict[object, list[str]] = {}
@@ -1261,6 +1272,9 @@ def side_by_side(
     out.index.name = "job"
     for label in labels:
         out[label] = table[label]
+        if verdicts is not None:
+            out[f"{label} verdict"] = verdicts[label].astype(object).where(
+                verdicts[label].notna(), None)  # fmt: skip
     for label in labels:
         if label == baseline:
             continue
@@ -1275,6 +1289,32 @@ def side_by_side(
     if notes_of:
         out["note"] = [" ".join(notes_of.get(job, [])) or None for job in jobs]
     return out
+
+
+def _significance(
+    summary: pd.DataFrame, metric: str, baseline: str
+) -> dict[tuple[object, object], object]:
+    """(job, label) -> whether `metric` differs significantly from `baseline`'s: the
+    summary's own test when it was made against `baseline`, else tested anew from its
+    repeats (`<metric>_per_repeat`). Nothing for metrics that are not tested."""
+    if metric not in _COMPARED:
+        return {}
+    tested = f"{_COMPARED[metric]}significant"
+    same = "compared_to" not in summary.columns or (summary["compared_to"] == baseline).all()
+    if same and tested in summary.columns:
+        keys = zip(summary["job"], summary["label"], strict=True)
+        return dict(zip(keys, summary[tested], strict=True))
+    per_repeat = f"{metric}_per_repeat"
+    if per_repeat not in summary.columns:
+        return {}
+    keys = zip(summary["job"], summary["label"], strict=True)
+    values = {key: list(runs or ()) for key, runs in zip(keys, summary[per_repeat], strict=True)}
+    found: dict[tuple[object, object], object] = {}
+    for (job, label), mine in values.items():
+        theirs = values.get((job, baseline))
+        result = compare(mine, theirs) if label != baseline and theirs is not None else None
+        found[(job, label)] = result.significant if result is not None else pd.NA
+    return found
 
 
 def damaged_runs(frame: pd.DataFrame) -> list[str]:

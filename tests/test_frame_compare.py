@@ -108,4 +108,5 @@ def test_raw_fio_files_carry_no_hash_so_comparability_is_unknown() -> None:
     frame = ssdcompare.read_fio(Path(__file__).parent / "data" / "randrw-latpct-json.json")
     summary = ssdcompare.job_summary(frame)
     assert summary["comparable"].tolist() == [True]  # the baseline itself
-    assert ssdcompare.side_by_side(summary).columns.tolist() == ["randrw-latpct-json"]
+    assert ssdcompare.side_by_side(summary).columns.tolist() == [
+        "randrw-latpct-json", "randrw-latpct-json verdict"]  # fmt: skip
