@@ -8,8 +8,10 @@ baseline, from job_summary's rows:
   disturbed result says nothing about the drives;
 - `iops_ratio` is the geometric mean of the per-job IOPS ratios over those jobs (one job
   twice as fast and one half as fast average to 1.0, as they should), `p99_ratio` the same
-  for p99 latency (below 1: lower latency). A job's ratio is the tested one where there is
-  a test (the geometric means of all repeats), else the ratio of the table's figures;
+  for p99 latency (below 1: lower latency). A job's ratio is that of the figures the table
+  shows (the repeats' means, medians or best runs: job_summary's `aggregate`), so the
+  answer and the table agree; the significance is tested on all repeats whatever the
+  aggregate;
 - wins, losses and ties count the jobs whose difference Welch's test found significant one
   way or the other, or not (ssdcompare.stats, 3 repeats a side or more); `untested` the
   others, and `untested_why` why (fewer repeats, or a repeat without a figure to test).
@@ -19,7 +21,8 @@ baseline, from job_summary's rows:
   consistent difference";
 - a group's members (`member` set) are left out: the group is the unit compared;
 - `left_out` counts the other jobs by why they were left out (a run that finished but did no
-  I/O is counted apart from the failures).
+  I/O is counted apart from the failures, and a job only one of two results folders holds
+  as "ran only on" that device, not as a failure).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 import pandas as pd
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.frame import frame_given, is_false, is_true
+from ssdcompare.frame import frame_given, is_false, is_true, label_named
 from ssdcompare.stats import why_untested
 from ssdcompare.verdict import VERDICTS
 
@@ -52,6 +55,7 @@ class Headline:
     untested: int = 0
     untested_why: Counter[str] = field(default_factory=Counter)  # why -> jobs (stats)
     left_out: Counter[str] = field(default_factory=Counter)  # why -> jobs
+    aggregate: str = "mean"  # the figures whose ratios are averaged (job_summary's aggregate)
 
     @property
     def sentence(self) -> str:
@@ -62,20 +66,21 @@ class Headline:
                     f"of their {self.total} jobs measured the drives on both sides "
                     f"({why}).")  # fmt: skip
         ratio = self.iops_ratio
+        of = _OF_RUNS.get(self.aggregate, "")
         tested = self.wins + self.losses + self.ties
         jobs = f"on the {self.jobs} of {self.total} jobs that measured the drives"
         faster, slower = ratio >= 1.005, ratio <= 0.995
         if tested and not (self.wins or self.losses) and not self.untested:
             # a ratio off 1 that no test found real is not "faster" or "slower"
             line = (f"{self.label} is not significantly different from {self.baseline} {jobs} "
-                    f"(geometric mean of IOPS ratios {ratio:.2f}")  # fmt: skip
+                    f"(geometric mean of IOPS ratios{of} {ratio:.2f}")  # fmt: skip
         elif tested and not (
             (faster and self.wins > self.losses + self.ties)
             or (slower and self.losses > self.wins + self.ties)
         ):
             # the average leans one way, the tested jobs do not: give the figure, no verdict
             line = (f"{self.label}'s IOPS are {ratio:.2f}× {self.baseline}'s {jobs}, with no "
-                    "consistent difference (geometric mean of IOPS ratios")  # fmt: skip
+                    f"consistent difference (geometric mean of IOPS ratios{of}")  # fmt: skip
         else:
             how = (
                 f"{ratio:.2f}× faster than" if faster
@@ -83,7 +88,7 @@ class Headline:
                 else "as fast as"
             )  # fmt: skip
             line = (f"{self.label} is {how} {self.baseline} {jobs} (geometric mean of IOPS "
-                    "ratios")  # fmt: skip
+                    f"ratios{of}")  # fmt: skip
         if not math.isnan(self.p99_ratio):
             line += f"; p99 latency ×{self.p99_ratio:.2f}"
             if self.p99_jobs < self.jobs:
@@ -106,6 +111,9 @@ class Headline:
             return next(iter(self.untested_why))
         return ", ".join(f"{count} with {why}" for why, count in self.untested_why.most_common())
 
+
+# how the answer names the figures it takes ratios of, when they are not the repeats' means
+_OF_RUNS = {"median": " of the median runs", "best": " of the best runs"}
 
 _WHY = {
     "cpu": "measured the CPU", "host": "reached the host's ceiling",
@@ -139,39 +147,35 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
         return []
     compared = summary["compared_to"].dropna() if "compared_to" in summary.columns else None
     compared_to = str(compared.iloc[0]) if compared is not None and len(compared) else None
-    if baseline is None:
-        baseline = compared_to or labels[0]
-    if baseline not in labels:
-        raise SsdcompareError(
-            f"unknown baseline {baseline!r}; the devices are {', '.join(labels)}"
-        )
+    baseline = label_named(labels, baseline) if baseline is not None else compared_to or labels[0]
     if compared_to is not None and baseline != compared_to:
         raise SsdcompareError(
             f"this summary compares the devices to {compared_to!r}, not {baseline!r}: make it "
             f"with job_summary(frame, baseline={baseline!r})"
         )
     reference = _by_job(summary, baseline)
+    aggregate = str(summary["aggregate"].iloc[0]) if "aggregate" in summary.columns else "mean"
     found = []
     for label in labels:
         if label == baseline:
             continue
         mine = _by_job(summary, label)
-        result = Headline(label=label, baseline=baseline)
+        result = Headline(label=label, baseline=baseline, aggregate=aggregate)
         jobs = list(dict.fromkeys([*reference, *mine]))
         result.total = len(jobs)
         iops: list[float] = []
         p99: list[float] = []
         for job in jobs:
-            why = _left_out(mine, reference, job)
+            why = _left_out(mine, reference, job, (label, baseline))
             if why is not None:
                 result.left_out[why] += 1
                 continue
             row, base = mine[job], reference[job]
             result.jobs += 1
-            iops.append(_ratio(row, base, "iops_value", "ratio"))
+            iops.append(_ratio(row, base, "iops_value"))
             if base["lat_p99_us_value"] > 0 and row["lat_p99_us_value"] > 0:
                 result.p99_jobs += 1
-                p99.append(_ratio(row, base, "lat_p99_us_value", "p99_ratio"))
+                p99.append(_ratio(row, base, "lat_p99_us_value"))
             significant = row.get("significant")
             if is_true(significant):
                 if row["ratio"] >= 1:
@@ -196,22 +200,25 @@ def _by_job(summary: pd.DataFrame, label: str) -> dict[object, dict[str, Any]]:
     return found
 
 
-def _ratio(row: dict[str, Any], base: dict[str, Any], value: str, tested: str) -> float:
-    """The job's ratio: with 3+ repeats a side, the tested one (geometric means of all
-    repeats, as the significance counts use); else the ratio of the table's figures."""
-    found = row.get(tested)
-    if found is not None and not pd.isna(found) and found > 0:
-        return float(found)
+def _ratio(row: dict[str, Any], base: dict[str, Any], value: str) -> float:
+    """The job's ratio: that of the figures the table shows (the means, medians or best runs,
+    as job_summary's aggregate says), so that the answer and the table agree."""
     return float(row[value]) / float(base[value])
 
 
 def _left_out(
-    mine: dict[object, dict[str, Any]], reference: dict[object, dict[str, Any]], job: object
+    mine: dict[object, dict[str, Any]],
+    reference: dict[object, dict[str, Any]],
+    job: object,
+    labels: tuple[str, str],
 ) -> str | None:
     """Why a job does not count for the headline (None: it counts). The same whichever of
-    the two devices is the baseline."""
+    the two devices (`labels`: this one's, the baseline's) is the baseline."""
     if job not in mine or job not in reference:
-        return "failed"
+        ran, other = (mine, reference) if job in mine else (reference, mine)
+        if {r["sweep"] for r in ran.values()} == {r["sweep"] for r in other.values()}:
+            return "failed"  # one sweep planned it for both: it did not run on one
+        return f"ran only on {labels[0] if job in mine else labels[1]}"
     row, base = mine[job], reference[job]
     if row["status"] != "ok" or base["status"] != "ok":
         return "failed"

@@ -1006,12 +1006,30 @@ def _comparability(summary: pd.DataFrame, baseline: str) -> tuple[pd.Series, pd.
 def _baseline(labels: list[str], baseline: str | None) -> str:
     if not labels:
         raise SsdcompareError("no results to compare")
-    baseline = labels[0] if baseline is None else baseline
-    if baseline not in labels:
+    return labels[0] if baseline is None else label_named(labels, baseline)
+
+
+def label_named(labels: list[str], name: str) -> str:
+    """The label `name` means: itself, or the one label it is short for: a device named
+    without the sweep (`zram1` for `zram1 @20261126-quick`) or without its host. An error
+    when it names none, or several (the same device in two sweeps: give the whole label)."""
+    if name in labels:
+        return name
+    short = [label for label in labels if name in _short_names(label)]
+    if len(short) == 1:
+        return short[0]
+    if short:
         raise SsdcompareError(
-            f"baseline {baseline!r} is not among the devices: {', '.join(labels)}"
+            f"baseline {name!r} could be {' or '.join(map(repr, short))}: give one of them "
+            "whole (the same device in several results folders)"
         )
-    return baseline
+    raise SsdcompareError(f"baseline {name!r} is not among the devices: {', '.join(labels)}")
+
+
+def _short_names(label: str) -> set[str]:
+    """What a label may be called for short: without " @<sweep>", without "<host>:"."""
+    device = label.split(" @", 1)[0]
+    return {device, device.split(":")[-1]}
 
 
 _CLIFF_COLUMNS = ("cliff_s", "cliff_before_iops", "cliff_after_iops")

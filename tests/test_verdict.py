@@ -148,9 +148,9 @@ def test_the_headline_says_what_it_could_not_count_and_never_calls_noise_faster(
     assert headline(summary)[0].baseline == "a"
     with pytest.raises(SsdcompareError, match="job_summary\\(frame, baseline='b'\\)"):
         headline(summary, "b")
-    with pytest.raises(SsdcompareError, match="unknown baseline 'c'"):
+    with pytest.raises(SsdcompareError, match="baseline 'c' is not among the devices"):
         headline(summary, "c")
-    with pytest.raises(SsdcompareError, match="unknown baseline ''"):
+    with pytest.raises(SsdcompareError, match="baseline '' is not among the devices"):
         headline(summary, "")
 
 
