@@ -243,8 +243,9 @@ def _refuse_block_through_link(text: str, path: Path, real: Path, dev_root: Path
     """A path outside /dev that leads to a block device through a symbolic link looks like a
     file but is a device: never let it become one silently. (A device node made outside /dev
     with mknod is a device by itself, and is taken as one.)"""
-    if Path(os.path.normpath(path.absolute())).is_relative_to(dev_root):
-        return
+    lexical = Path(os.path.normpath(path.absolute()))
+    if lexical.is_relative_to(dev_root) and not lexical.is_relative_to(dev_root / "shm"):
+        return  # /dev/shm holds ordinary files
     with contextlib.suppress(OSError):
         if stat.S_ISBLK(os.lstat(path).st_mode):
             return

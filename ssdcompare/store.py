@@ -25,11 +25,12 @@ target identities and planned hashes are recorded for resuming.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -49,10 +50,12 @@ from ssdcompare.metadata import DeviceInfo, HostInfo
 from ssdcompare.plan import MAX_REPEAT
 from ssdcompare.plausibility import job_problem
 from ssdcompare.regularfile import RefusedFile, gunzip, nested_deeper, read_regular
+from ssdcompare.userkey import signature, signed_by_me
 from ssdcompare.workload import Suite
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
+SIGNATURE = "manifest.sig"  # the manifest signed with the key of the user who ran the sweep
 STATUS = "status.json"
 JOBFILE = "jobfile.fio"
 FIO_JSON = "fio.json"
@@ -121,6 +124,7 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 LIMITS = {
     "manifest": 64 << 20, "status": 4 << 20, "record": 4 << 20, "jobfile": 1 << 20,
     "cpu": 256 << 20, "fio": FIO_OUTPUT_LIMIT, "log": 1 << 30, "cache": 1 << 30,
+    "signature": 1 << 10,
 }  # fmt: skip
 # JSON ssdcompare writes nests a few levels deep (cpu.json: samples, CPUs, shares)
 MAX_DEPTH = 32
@@ -516,6 +520,44 @@ def _failed_status(
                      error=error)  # fmt: skip
 
 
+def check_own_folder(path: Path, what: str) -> None:
+    """A results folder a sweep writes in is this user's, and no one else can write in it,
+    nor rename it away (its own folder is not writable by others, or is sticky as /tmp is):
+    someone who could would swap what is in it for links while the sweep writes there.
+    SsdcompareError naming the folder, who owns it and what to do (`what`: the option that
+    named it)."""
+    try:
+        info = os.stat(path)
+        parent = os.stat(Path(os.path.realpath(path)).parent)
+    except OSError as err:
+        raise SsdcompareError(f"cannot look at {path}: {err.strerror or err}") from None
+    problem = None
+    if info.st_uid != os.geteuid():
+        problem = f"belongs to user id {info.st_uid}, not to you"
+    elif info.st_mode & 0o022:
+        problem = "can be written by other users (its group or anyone)"
+    elif parent.st_mode & stat.S_IWOTH and not parent.st_mode & stat.S_ISVTX:
+        problem = "is in a folder anyone may write to and that has no sticky bit"
+    if problem is not None:
+        raise SsdcompareError(
+            f"{path} {problem}: someone else could swap what the sweep writes there for links "
+            f"to their choice of files. Give {what} a folder of your own that only you can "
+            "write to (a new one is made so)"
+        )
+
+
+@contextlib.contextmanager
+def own_writes() -> Iterator[None]:
+    """While a sweep writes its results: folders and files it makes are writable by this
+    user only (the umask keeps group and others from writing), whatever the umask was."""
+    previous = os.umask(0o022)
+    os.umask(previous | 0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
 class ResultsDir:
     """A sweep's results folder: the one place that knows its layout."""
 
@@ -548,6 +590,7 @@ class ResultsDir:
                 f"cannot create the results folder {path}: {err.strerror or err}; choose "
                 "another place with --out"
             ) from None
+        check_own_folder(path, "--out")
         results = cls(path, manifest)
         results.save_manifest()
         return results
@@ -575,7 +618,24 @@ class ResultsDir:
         return cls(path, manifest, files)
 
     def save_manifest(self) -> None:
-        write_atomic(self.path / MANIFEST, self.manifest.model_dump_json(indent=2) + "\n")
+        """Write the manifest, signed with this user's key (ssdcompare.userkey): a resume
+        writes to the devices a manifest names, so it trusts only a manifest its own user's
+        ssdcompare wrote (see signed)."""
+        text = (self.manifest.model_dump_json(indent=2) + "\n").encode()
+        write_atomic(self.path / MANIFEST, text)
+        mark = signature(text)
+        if mark is not None:
+            write_atomic(self.path / SIGNATURE, mark + "\n")
+
+    def signed(self) -> bool:
+        """Whether the manifest is as this user's ssdcompare wrote it (its signature holds):
+        not made by someone else, not edited since."""
+        try:
+            text = self.files.read_bytes(self.path / MANIFEST, "manifest")
+            mark = self.files.read_bytes(self.path / SIGNATURE, "signature")
+        except StoredFileError:
+            return False
+        return signed_by_me(text, mark.decode("ascii", "replace").strip())
 
     def run_dir(self, target: str, job: str, repeat: int) -> Path:
         return self.path / "runs" / target / job / f"r{repeat}"

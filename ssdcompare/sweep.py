@@ -69,7 +69,9 @@ from ssdcompare.store import (
     Manifest,
     ResultsDir,
     RunStatus,
+    check_own_folder,
     now_iso,
+    own_writes,
     write_atomic,
 )
 from ssdcompare.targetfile import TargetFileError, create, lay_out, opened
@@ -203,8 +205,9 @@ def start(
     consent, findings = preflight(plan, destroy_data)
     created = _create_files(plan)
     try:
-        results = _new_results(plan, out_dir, consent, findings, command_line, read_only,
-                               created)  # fmt: skip
+        with own_writes():
+            results = _new_results(plan, out_dir, consent, findings, command_line, read_only,
+                                   created)  # fmt: skip
     except BaseException:
         _remove_created(created)
         raise
@@ -286,7 +289,10 @@ def reopen(
     writing over signatures needs it again. `devices` resumes only those targets.
     """
     results = ResultsDir.open(path)
+    check_own_folder(path, "--resume")
     manifest = results.manifest
+    if not results.signed() and not devices:
+        raise SsdcompareError(_unsigned(path, manifest))
     targets = _resumed_targets(manifest, devices)
     fio = find_fio(fio_bin)
     if manifest.host.fio_version and fio.version != manifest.host.fio_version:
@@ -342,6 +348,19 @@ def reopen(
     manifest.resumed_at.append(now_iso())
     results.save_manifest()
     return plan, results, findings
+
+
+def _unsigned(path: Path, manifest: Manifest) -> str:
+    """Why a folder whose manifest this user's ssdcompare did not sign is not resumed as it
+    is, and how to resume it: resuming writes to the devices its manifest names."""
+    named = ", ".join(f"{t.spec} ({t.path})" for t in manifest.targets)
+    return (
+        f"{path}/manifest.json is not signed by your ssdcompare (the sweep was started by "
+        "someone else, on another machine, by an older ssdcompare, or the file was edited): "
+        f"a resume writes to the devices it names, which are {named}. If they are yours to "
+        "write, name the ones to resume yourself: --devices "
+        + ",".join(t.spec for t in manifest.targets)
+    )
 
 
 def _resumed_targets(manifest: Manifest, devices: Sequence[str] | None) -> list[Target]:
@@ -466,7 +485,7 @@ def run(
     if plan.fio is None:
         plan.fio = find_fio()
     notes = remove_leftovers()  # RAM disks of --ceiling sweeps killed before removing them
-    with holding(plan.devices, results.path, f"results {results.path}"):
+    with holding(plan.devices, results.path, f"results {results.path}"), own_writes():
         outcome = _run_locked(plan, results, progress, sampler_factory, clock, job_timeout_s)
     outcome.notes[:0] = notes
     return outcome

@@ -1,11 +1,11 @@
 """File targets: the paths that lead to them, and opening them so that nothing can redirect fio.
 
 A path is followed one component at a time, as the kernel does, and a symbolic link on the
-way that someone else could have planted is refused: one in a folder with the sticky bit or
-writable by others (/tmp, a shared scratch folder), owned neither by this user nor by root.
-Such a link (`/tmp/test.img -> /root/important.db`) would make a sweep run as root write the
-file it points to. The kernel's own protection against this (fs.protected_symlinks) applies
-only where a program opens the link itself; resolving it first would bypass it.
+way that someone else made is refused: one owned neither by this user nor by root, wherever
+it is (a sticky /tmp, a shared scratch folder, a folder of another user's). Such a link
+(`/tmp/test.img -> /root/important.db`) would make a sweep run as root write the file it
+points to. The kernel's own protection against this (fs.protected_symlinks) covers only
+sticky folders anyone may write to, and only where a program opens the link itself.
 
 A file target is never handed to fio by its path. ssdcompare opens it itself, walking from
 the root folder with O_NOFOLLOW at every step, checks that it is the regular file the sweep
@@ -59,16 +59,16 @@ def _shared_folder(info: os.stat_result) -> str | None:
 
 
 def _check_link(link: Path, folder: Path, dest: str) -> None:
-    """Refuse a symbolic link someone else may have planted (see the module's docstring)."""
+    """Refuse a symbolic link someone else made (see the module's docstring): whoever owns
+    it can point it anywhere, at any time."""
     info = os.lstat(link)
     if info.st_uid in (os.geteuid(), 0):
         return
     shared = _shared_folder(os.stat(folder))
-    if shared is None:
-        return
+    where = f"{folder}, {shared}" if shared else str(folder)
     raise TargetFileError(
         f"refusing {link}: it is a symbolic link to {dest}, owned by {_owner(info.st_uid)}, in "
-        f"{folder}, {shared}. Someone else may have planted it to make this sweep (as "
+        f"{where}. Someone else may have planted it to make this sweep (as "
         f"{_owner(os.geteuid())}) write where it points, so it is not followed. Check where it "
         "leads; to test that place, give its own path"
     )

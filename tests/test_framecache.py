@@ -14,7 +14,7 @@ import pytest
 
 import ssdcompare
 from ssdcompare import frame as frame_module
-from ssdcompare import framecache
+from ssdcompare import framecache, userkey
 from ssdcompare.cpu import Thresholds
 from ssdcompare.frame import export, load
 from ssdcompare.report import write_report
@@ -39,7 +39,7 @@ def kept(folder: Path, name: str = "frame") -> dict[str, Any]:
 def keep(folder: Path, data: dict[str, Any], name: str = "frame", sign: bool = True) -> None:
     """Write `data` as the kept frame, signed with this user's key (or an empty line)."""
     text = json.dumps(data).encode()
-    mark = (framecache.signature(text) or "") if sign else ""
+    mark = (userkey.signature(text) or "") if sign else ""
     (folder / framecache.FOLDER / f"{name}.json").write_bytes(mark.encode() + b"\n" + text)
 
 
@@ -209,9 +209,9 @@ def test_the_key_is_the_users_own_and_without_a_safe_one_nothing_is_kept(
     copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_cache_key: Path
 ) -> None:
     load(copy)
-    key_file = own_cache_key / "ssdcompare" / framecache.KEY_FILE
+    key_file = own_cache_key / "ssdcompare" / userkey.KEY_FILE
     assert key_file.stat().st_mode & 0o777 == 0o600
-    assert len(key_file.read_bytes()) == framecache.KEY_BYTES
+    assert len(key_file.read_bytes()) == userkey.KEY_BYTES
     shared = tmp_path / "shared"
     (shared / "ssdcompare").mkdir(parents=True)
     (shared / "ssdcompare").chmod(0o777)  # anyone could put a key of theirs there

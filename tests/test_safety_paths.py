@@ -187,6 +187,34 @@ def test_a_link_planted_in_a_shared_folder_is_never_followed(
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.root  # plants the link as another user
+def test_a_link_another_user_made_in_a_folder_of_theirs_is_never_followed(
+    tmp_path: Path, shared_folder: Path
+) -> None:
+    """Not sticky, not writable by anyone else: the folder is theirs, and so is the link."""
+    victim = tmp_path / "important.db"
+    victim.write_bytes(os.urandom(1 << 20))
+    theirs = shared_folder / "theirs"
+    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                    "mkdir", "-m", "755", str(theirs)], check=True)  # fmt: skip
+    plant_link(victim, theirs / "test.img")
+    with pytest.raises(SsdcompareError, match="symbolic link to .*owned by nobody"):
+        resolve_target(str(theirs / "test.img"), 1 << 20)
+
+
+@pytest.mark.root
+def test_a_link_in_dev_shm_to_a_block_device_is_refused(tmp_path: Path) -> None:
+    """/dev/shm holds ordinary files: a path there leading to a device is no device name."""
+    with loop_device(tmp_path / "disk.img", 16 << 20) as loop:
+        folder = Path(tempfile.mkdtemp(prefix="ssdcompare-test-", dir="/dev/shm"))
+        try:
+            (folder / "scratch.img").symlink_to(loop)
+            with pytest.raises(SsdcompareError, match="leads to the block device"):
+                resolve_target(str(folder / "scratch.img"))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_ones_own_link_is_followed(tmp_path: Path, shared_folder: Path) -> None:
     data = tmp_path / "scratch.img"
     data.write_bytes(bytes(1 << 20))

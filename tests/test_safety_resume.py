@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -153,7 +154,8 @@ def test_a_format_1_manifest_no_longer_lends_the_first_jobs_engine(tmp_path: Pat
         del data[key]
     data.update(format_version=1, ioengine="null")  # what format 1 recorded: the first job's
     (results / "manifest.json").write_text(json.dumps(data))
-    plan, _, _ = sweep.reopen(results)
+    # an edited manifest is no longer the one signed: its device is named to resume it
+    plan, _, _ = sweep.reopen(results, devices=[str(tmp_path / "t.img")])
     assert {job.job_id: job.ioengine for job in plan.jobs}["randread-4k-qd1"] == expected
 
 
@@ -195,5 +197,41 @@ def test_resume_refuses_jobfiles_that_differ_from_the_planned_ones(tmp_path: Pat
     data = json.loads((results / "manifest.json").read_text())
     data["planned"]["t.img"]["randwrite-4k-qd1"] = "0123456789abcdef"
     (results / "manifest.json").write_text(json.dumps(data))
-    done = ssdcompare("sweep", "--resume", str(results))
+    done = ssdcompare("sweep", "--resume", str(results), "--devices", str(tmp_path / "t.img"))
     assert done.returncode == 2 and "different jobfile than planned" in done.stderr
+
+
+@pytest.mark.fio
+def test_a_manifest_not_signed_by_you_is_resumed_only_on_devices_you_name(
+    tmp_path: Path,
+) -> None:
+    """A results folder from someone else (or edited) names the devices a resume writes: one
+    pointed at a file of yours, without identities to check, must not write it unasked."""
+    results = interrupted_sweep(tmp_path, read_then_write(tmp_path), str(tmp_path / "t.img"),
+                                stop_at=2, size=16 << 20)  # fmt: skip
+    victim = tmp_path / "victim.db"
+    victim.write_bytes(os.urandom(16 << 20))
+    before = hashlib.sha256(victim.read_bytes()).hexdigest()
+    data = json.loads((results / "manifest.json").read_text())
+    data["targets"][0].update(spec=str(victim), path=str(victim))
+    data["identities"], data["created_files"] = {}, {}
+    (results / "manifest.json").write_text(json.dumps(data))
+    done = ssdcompare("sweep", "--resume", str(results))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "is not signed by your ssdcompare" in done.stderr
+    assert f"{victim} ({victim})" in done.stderr and f"--devices {victim}" in done.stderr
+    assert hashlib.sha256(victim.read_bytes()).hexdigest() == before
+    # the signature is checked against what was signed: the sweep's own folder resumes
+    own = interrupted_sweep(tmp_path / "own", read_then_write(tmp_path),
+                            str(tmp_path / "own.img"), stop_at=2, size=16 << 20)  # fmt: skip
+    assert (own / "manifest.sig").is_file()
+    assert ssdcompare("sweep", "--resume", str(own)).returncode == 0
+
+
+@pytest.mark.fio
+def test_resume_refuses_a_folder_others_can_write_to(tmp_path: Path) -> None:
+    results = interrupted_sweep(tmp_path, read_then_write(tmp_path), str(tmp_path / "t.img"),
+                                stop_at=2, size=16 << 20)  # fmt: skip
+    results.chmod(0o777)
+    done = ssdcompare("sweep", "--resume", str(results))
+    assert done.returncode == 2 and "can be written by other users" in done.stderr
