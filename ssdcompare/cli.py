@@ -207,7 +207,8 @@ def plan_command(
 ) -> None:
     """Show what a sweep would run (jobs, jobfiles, the estimated duration) and what it would
     refuse, after the same checks the sweep makes, without writing anything."""
-    from ssdcompare.plan import make_plan, steps_given, validate, write_jobfiles
+    from ssdcompare.outputs import write_jobfiles
+    from ssdcompare.plan import make_plan, steps_given, validate
 
     plan = make_plan(
         suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
@@ -580,7 +581,7 @@ def export_command(results: tuple[Path, ...], output: Path, summary: bool) -> No
 
     _check_output_folder(output)
     frame = load(results)
-    rows = export_frame(frame, output, summary=summary)
+    rows = export_frame(frame, output, summary=summary, folders=results)
     _say_damaged(damaged_runs(frame))
     click.echo(f"{rows} rows written to {output}")
 

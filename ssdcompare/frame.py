@@ -175,6 +175,7 @@ from ssdcompare.fioresult import (
 from ssdcompare.hosts import Host
 from ssdcompare.jobcheck import JobfileError, read_jobfile
 from ssdcompare.jobfile import member_section, rendered_size, span_words
+from ssdcompare.outputs import check_export_path
 from ssdcompare.perburst import run_summary
 from ssdcompare.persecond import run_cliff
 from ssdcompare.plausibility import job_problem, trace_problem
@@ -1351,11 +1352,17 @@ def export(paths: Iterable[str | Path], output: str | Path, summary: bool = Fals
     Parquet needs pyarrow (`pip install 'ssdcompare[parquet]'`). Returns the number of rows
     written.
     """
-    return export_frame(load(paths), output, summary)
+    folders = given_paths(paths)
+    return export_frame(load(folders), output, summary, folders)
 
 
-def export_frame(frame: pd.DataFrame, output: str | Path, summary: bool = False) -> int:
-    """`export` of a frame already loaded."""
+def export_frame(
+    frame: pd.DataFrame, output: str | Path, summary: bool = False,
+    folders: Iterable[str | Path] = (),
+) -> int:
+    """`export` of a frame already loaded (from the results `folders`: the export is never
+    written among their runs, nor over anything but an export of ssdcompare's)."""
+    check_export_path(Path(output), [Path(f) for f in folders])
     if summary:
         frame = job_summary(frame)
     target = Path(output)

@@ -456,19 +456,3 @@ def validate(plan: Plan) -> list[Rejection]:
             if complaint:
                 rejections.append(Rejection(job, complaint))
     return rejections
-
-
-def write_jobfiles(plan: Plan, out_dir: Path) -> list[Path]:
-    """Write every rendered jobfile as OUT/<target>/<job id>.fio; return the paths."""
-    paths = []
-    for job in plan.jobs:
-        path = out_dir / job.target.name / job.file_name
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(job.text)
-        except OSError as err:
-            raise SsdcompareError(
-                f"cannot write {path}: {err.strerror or err}; choose another --out"
-            ) from None
-        paths.append(path)
-    return paths

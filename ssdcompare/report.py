@@ -29,8 +29,8 @@ from ssdcompare.frame import (
     load,
     side_by_side,
 )
+from ssdcompare.outputs import check_report_path
 from ssdcompare.persecond import timeseries
-from ssdcompare.reportpath import check_report_path
 from ssdcompare.resources import templates
 from ssdcompare.stats import aggregate_values, why_untested
 from ssdcompare.store import ResultsDir, unique_folders, write_atomic
@@ -1192,7 +1192,7 @@ def write_report(paths: Iterable[str | Path], output: str | Path, baseline: str 
                  aggregate: str = "mean") -> Path:  # fmt: skip
     """Load results folders, render the report and write it atomically to `output`: an
     .html name, never over a results file or a file that is not a report of ssdcompare's
-    (ssdcompare.reportpath)."""
+    (ssdcompare.outputs)."""
     # one folder named twice (./A and A/, a symlink) is read once, or it would count double
     folders = unique_folders(paths)
     if not folders:

@@ -21,11 +21,11 @@ STAGES = [
     ("targets", ["hosts", "targetfile", "devices", "guard", "identity", "locks", "metadata"]),
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "plausibility", "fiologs", "fioclient"]),
     ("plan", ["plan"]),
-    ("store", ["store"]),
+    ("store", ["store", "outputs"]),
     ("running", ["sampler", "watchdog", "runner", "precondition", "ramdisk", "ceiling"]),
     ("sweep", ["sweep"]),
     ("frame", ["framecache", "persecond", "perburst", "frame", "answer"]),
-    ("presenting", ["charts", "reportpath", "report"]),
+    ("presenting", ["charts", "report"]),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
 ]
 STAGE_OF = {module: index for index, (_, modules) in enumerate(STAGES) for module in modules}

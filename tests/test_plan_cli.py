@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.plan import JOB_OVERHEAD_S, make_plan, write_jobfiles
+from ssdcompare.outputs import write_jobfiles
+from ssdcompare.plan import JOB_OVERHEAD_S, make_plan
 from ssdcompare.steady import MAX_ROUNDS
 from ssdcompare.suites import bundled_suite_paths, load_suite
 from ssdcompare.units import format_duration

@@ -98,3 +98,50 @@ def test_report_stays_out_of_the_runs_folders(
     done = run_cli("report", str(results), "-o", str(target))
     assert done.exit_code == 2 and "inside the results folder" in done.stderr, done
     assert not target.exists() and checksums(results) == before
+
+
+# ---- exports and a plan's jobfiles: the same care ------------------------------------------
+
+
+def test_export_never_writes_over_a_file_it_did_not_make(
+    results: Path, tmp_path: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    payroll = tmp_path / "payroll.csv"
+    payroll.write_text("name,salary\nalice,1\n")
+    done = run_cli("export", str(results), "-o", str(payroll))
+    assert done.exit_code == 2 and "not an export ssdcompare made" in done.stderr
+    assert payroll.read_text() == "name,salary\nalice,1\n"
+    before = checksums(results)
+    inside = run_cli("export", str(results), "-o", str(results / RUN / "x.csv"))
+    assert inside.exit_code == 2 and "among its runs" in inside.stderr
+    assert checksums(results) == before
+    # its own exports it replaces, the frame's and the summary's alike
+    ours = tmp_path / "ours.csv"
+    for flags in ([], ["--summary"], []):
+        done = run_cli("export", str(results), "-o", str(ours), *flags)
+        assert done.exit_code == 0, done.stderr
+
+
+def test_plan_out_never_follows_a_link_nor_writes_over_someone_elses_file(
+    tmp_path: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    out = tmp_path / "plan"
+    args = ["plan", "--suite", "quick", "--devices", str(tmp_path / "t.img"), "--size", "64m",
+            "--no-validate", "--out", str(out)]  # fmt: skip
+    assert run_cli(*args).exit_code == 0
+    first = next(out.glob("t.img/*.fio"))
+    assert run_cli(*args).exit_code == 0  # its own jobfiles it writes again
+    victim = tmp_path / "victim.conf"
+    victim.write_text("precious\n")
+    first.unlink()
+    first.symlink_to(victim)  # a link in place of a jobfile, to someone's file: refused
+    done = run_cli(*args)
+    assert done.exit_code == 2 and "not a jobfile ssdcompare rendered" in done.stderr
+    assert victim.read_text() == "precious\n"
+    first.unlink()
+    first.write_text("someone's notes\n")
+    done = run_cli(*args)
+    assert done.exit_code == 2 and "not a jobfile ssdcompare rendered" in done.stderr
+    assert first.read_text() == "someone's notes\n"
+    under_dev = run_cli(*args[:-1], "/dev/ssdcompare-plan-test")
+    assert under_dev.exit_code == 2 and not Path("/dev/ssdcompare-plan-test").exists()
