@@ -88,18 +88,31 @@ EVERY_INTERFACE = ("0.0.0.0", "::")
               help="Address to listen on: this machine's on a management network, ideally; "
               "0.0.0.0 or :: for every interface.")  # fmt: skip
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
-def serve_command(address: str, port: int) -> None:
+@click.option("--allow-root", is_flag=True,
+              help="Serve as root although every user who reaches the port can then run "
+              "commands as root (fio's server has no authentication).")  # fmt: skip
+def serve_command(address: str, port: int, allow_root: bool) -> None:
     """Run a fio server here for a sweep on another machine (`sweep --hosts`)."""
     import getpass
+    import os
     import socket
-    import subprocess
 
     from ssdcompare.fio import find_fio
+    from ssdcompare.runner import start_server, stop_server
 
     if not address.strip():  # fio and the kernel would take it for every interface
         raise SsdcompareError(
             f"--address is empty: give an address of this machine to listen on ({LOOPBACK} "
             f"is the default; {' or '.join(EVERY_INTERFACE)} for every interface)"
+        )
+    if os.geteuid() == 0 and not allow_root:
+        raise SsdcompareError(
+            "refusing to serve as root: fio's server has no authentication and runs every job "
+            "it is sent, with options that run commands (exec_prerun) and write any device, as "
+            "the user running it. Every user of this machine can reach it on 127.0.0.1, and "
+            "anyone who reaches the port on other addresses. Run it as a user allowed to use "
+            "the devices to measure (e.g. a member of the disk group), or give --allow-root on "
+            "a machine whose users and network you trust"
         )
     fio = find_fio()
     kind = "ip6" if ":" in address else "ip"
@@ -111,21 +124,22 @@ def serve_command(address: str, port: int) -> None:
     spot = f"[{address}]:{port}" if kind == "ip6" else f"{address}:{port}"
     if address in EVERY_INTERFACE:
         spot = f"THIS-HOST'S-ADDRESS:{port}"
+    reach = ("every user of this machine" if address == LOOPBACK
+             else "every user of this machine and anyone who reaches this port")  # fmt: skip
     say(f"fio server ({fio.version}) for ssdcompare on {address}:{port}; on the other machine: "
-        f"ssdcompare sweep --hosts NAME={spot} --devices NAME:DEVICE. No "
-        f"authentication: whoever reaches this port can run any fio job here as "
-        f"{getpass.getuser()}. Ctrl-C stops it.")  # fmt: skip
+        f"ssdcompare sweep --hosts NAME={spot} --devices NAME:DEVICE. No authentication: "
+        f"{reach} can run any fio job here, and with it any command, as {getpass.getuser()}. "
+        "Ctrl-C stops it.")  # fmt: skip
     if address == LOOPBACK:
         say(f"listening on {LOOPBACK} only: sweeps on this machine reach it, other machines "
             "do not; give --address this machine's address on their network (or 0.0.0.0 for "
             "every interface) to serve them")  # fmt: skip
-    server = subprocess.Popen([fio.path, f"--server={kind}:{address},{port}"])
+    server = start_server([fio.path, f"--server={kind}:{address},{port}"])
     try:
         with _stop_on_signals():  # SIGTERM and SIGHUP stop the server too
             code = server.wait()
     except KeyboardInterrupt as stop:
-        server.terminate()
-        server.wait(timeout=30)
+        stop_server(server)
         say("fio server stopped")
         sys.exit(_exit_code(stop))
     # a server ends only when stopped: ending by itself, it could not serve

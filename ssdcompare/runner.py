@@ -142,7 +142,11 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None]:
 
 
 def _start(
-    command: list[str], folder: Path, out: IO[bytes], err: IO[bytes], pass_fds: Sequence[int] = ()
+    command: list[str],
+    folder: Path,
+    out: IO[bytes] | None,
+    err: IO[bytes] | None,
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.Popen:
     """Start fio in `folder`, in a session of its own (Ctrl-C reaches us, and we stop fio
     cleanly), dying with this process (its parent-death signal and the watchdog)."""
@@ -162,6 +166,22 @@ def _reaped(proc: subprocess.Popen) -> None:
     dog = watchdog()
     if dog is not None:
         dog.forget(proc.pid)
+
+
+def start_server(command: list[str]) -> subprocess.Popen:
+    """Start a long-running fio (`fio --server`) that dies with this process however it ends
+    (its parent-death signal and the watchdog, as every fio run), its output on ours."""
+    return _start(command, Path.cwd(), None, None)
+
+
+def stop_server(proc: subprocess.Popen) -> int:
+    """Stop what start_server started, and every process it forked (a connection's, a
+    job's); its exit status."""
+    code = _stop(proc, signal.SIGTERM, TERM_GRACE_S)
+    if proc.poll() is not None:
+        _kill_all(proc)  # the processes it forked, had any outlived it
+    _reaped(proc)
+    return code
 
 
 def timeout_for(duration_s: float, layout_bytes: int = 0) -> float:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from fioservers import free_port, listening
 from suitefiles import suite_file
@@ -108,7 +109,7 @@ def test_serve_refuses_an_empty_address(address: str, run_cli: RunCli) -> None:
 def test_serve_listens_on_loopback_by_default(fio: FioInfo) -> None:
     port = free_port("127.0.0.1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ssdcompare", "serve", "--port", str(port)],
+        [sys.executable, "-m", "ssdcompare", "serve", "--allow-root", "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     try:
@@ -122,3 +123,31 @@ def test_serve_listens_on_loopback_by_default(fio: FioInfo) -> None:
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=DEADLINE_S)
     assert f"on 127.0.0.1:{port}" in stderr and "No authentication" in stderr
+
+
+@pytest.mark.root  # the refusal is for root
+def test_serve_as_root_needs_allow_root_and_says_why(run_cli: RunCli) -> None:
+    done = run_cli("serve", "--port", "8799")
+    assert done.exit_code == 2
+    assert "refusing to serve as root" in done.stderr and "exec_prerun" in done.stderr
+    assert "Every user of this machine can reach it on 127.0.0.1" in done.stderr
+
+
+@pytest.mark.fio
+def test_a_killed_serve_leaves_no_fio_server_behind(fio: FioInfo) -> None:
+    """Killed outright (SIGKILL), serve cannot stop its fio server: the watchdog does."""
+    port = free_port("127.0.0.1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdcompare", "serve", "--allow-root", "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + DEADLINE_S
+    while not listening("127.0.0.1", port):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    server = [p for p in psutil.Process(proc.pid).children() if p.name() == "fio"]
+    assert len(server) == 1
+    proc.kill()
+    proc.communicate(timeout=DEADLINE_S)
+    psutil.wait_procs(server, timeout=DEADLINE_S)
+    assert not server[0].is_running() and not listening("127.0.0.1", port)

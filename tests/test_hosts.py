@@ -273,7 +273,8 @@ def test_serve_runs_a_server_a_sweep_can_use_and_stops_it(fio: FioInfo, tmp_path
 
     port = free_port("127.0.0.3")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ssdcompare", "serve", "--address", "127.0.0.3", "--port",
+        [sys.executable, "-m", "ssdcompare", "serve", "--allow-root", "--address", "127.0.0.3",
+         "--port",
          str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -459,7 +460,8 @@ def test_serve_refuses_a_port_in_use(fio: FioInfo) -> None:
         taken.listen(1)
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "ssdcompare", "serve", "--address", "127.0.0.3", "--port",
+            [sys.executable, "-m", "ssdcompare", "serve", "--allow-root", "--address", "127.0.0.3",
+         "--port",
              str(port)], capture_output=True, text=True, timeout=DEADLINE_S, check=False,
         )  # fmt: skip
     assert done.returncode == 2 and f"cannot listen on 127.0.0.3:{port}" in done.stderr
