@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.hosts import Host, split_device
-from ssdcompare.targetfile import walk
+from ssdcompare.pathwalk import walk
 from ssdcompare.units import format_bytes
 
 TargetKind = Literal["block", "file", "group"]
@@ -309,7 +309,7 @@ def _new_file_target(spec: str, path: Path, size_bytes: int | None) -> Target:
 
 
 def _file_target(spec: str, path: Path, size_bytes: int, exists: bool) -> Target:
-    """`path` is the real path (`targetfile.walk`): no symbolic link left in it."""
+    """`path` is the real path (`pathwalk.walk`): no symbolic link left in it."""
     return Target(spec=spec, name=path.name, path=str(path), kind="file",
                   size_bytes=size_bytes, exists=exists)  # fmt: skip
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from pydantic import ValidationError
 
 from ssdcompare.errors import SsdcompareError, location, validation_problems
 from ssdcompare.matrix import expand, problems
+from ssdcompare.pathwalk import walk
 from ssdcompare.resources import jobs_dir
 from ssdcompare.steady import MAX_ROUNDS
 from ssdcompare.workload import Suite, SuiteSpec
@@ -137,6 +139,8 @@ def load_suite(name_or_path: str | Path) -> Suite:
     text = str(name_or_path)
     path = Path(text).expanduser()
     looks_like_path = "/" in text or path.suffix in SUITE_SUFFIXES
+    if os.path.lexists(path):
+        path = walk(path)  # never through a link someone else made
     if path.is_file():
         return load_suite_file(path)
     bundled = bundled_suite_paths()

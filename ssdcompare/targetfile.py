@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import pwd
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,7 +28,6 @@ from pathlib import Path
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.units import format_bytes
 
-_MAX_LINKS = 40  # as the kernel's path walk allows
 _LAYOUT_CHUNK = 1 << 20
 
 
@@ -40,72 +38,6 @@ class TargetFileError(SsdcompareError):
     def __init__(self, message: str, errno: int | None = None) -> None:
         super().__init__(message)
         self.errno = errno
-
-
-def _owner(uid: int) -> str:
-    try:
-        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
-    except KeyError:
-        return f"uid {uid}"
-
-
-def _shared_folder(info: os.stat_result) -> str | None:
-    """Why others could have put a link in a folder: it is sticky or writable by anyone."""
-    if info.st_mode & stat.S_ISVTX:
-        return "a sticky folder anyone may add files to"
-    if info.st_mode & stat.S_IWOTH:
-        return "a folder anyone may write to"
-    return None
-
-
-def _check_link(link: Path, folder: Path, dest: str) -> None:
-    """Refuse a symbolic link someone else made (see the module's docstring): whoever owns
-    it can point it anywhere, at any time."""
-    info = os.lstat(link)
-    if info.st_uid in (os.geteuid(), 0):
-        return
-    shared = _shared_folder(os.stat(folder))
-    where = f"{folder}, {shared}" if shared else str(folder)
-    raise TargetFileError(
-        f"refusing {link}: it is a symbolic link to {dest}, owned by {_owner(info.st_uid)}, in "
-        f"{where}. Someone else may have planted it to make this sweep (as "
-        f"{_owner(os.geteuid())}) write where it points, so it is not followed. Check where it "
-        "leads; to test that place, give its own path"
-    )
-
-
-def walk(path: str | Path) -> Path:
-    """The real path `path` leads to, followed component by component; TargetFileError at a
-    symbolic link someone else could have planted. Components that do not exist (a file to
-    create) are kept as they are: the path then ends where the existing part ends."""
-    given = Path(path).expanduser()
-    pending = list((given if given.is_absolute() else Path(os.getcwd()) / given).parts[1:])
-    here = Path("/")
-    links = 0
-    while pending:
-        part = pending.pop(0)
-        if part in ("", "."):
-            continue
-        if part == "..":
-            here = here.parent
-            continue
-        step = here / part
-        try:
-            info = os.lstat(step)
-        except OSError:
-            return Path(os.path.join(step, *pending))  # the rest does not exist (yet)
-        if not stat.S_ISLNK(info.st_mode):
-            here = step
-            continue
-        links += 1
-        if links > _MAX_LINKS:
-            raise TargetFileError(f"{path}: too many symbolic links on the way (a loop?)")
-        dest = os.readlink(step)
-        _check_link(step, here, dest)
-        if dest.startswith("/"):
-            here = Path("/")
-        pending = [*Path(dest).parts[1 if dest.startswith("/") else 0 :], *pending]
-    return here
 
 
 def open_file(path: str, flags: int, mode: int = 0o644) -> int:

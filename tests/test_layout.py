@@ -13,7 +13,10 @@ PACKAGE = Path(__file__).parent.parent / "ssdcompare"
 # runs them into a results folder, the folder becomes a frame, the frame a report; the
 # command line sits on top of everything.
 STAGES = [
-    ("foundations", ["version", "errors", "units", "regularfile", "userkey", "resources"]),
+    (
+        "foundations",
+        ["version", "errors", "units", "regularfile", "userkey", "pathwalk", "resources"],
+    ),
     (
         "models",
         ["fiooptions", "workload", "matrix", "suites", "cpu", "steady", "stats", "verdict"],

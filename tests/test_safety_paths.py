@@ -20,8 +20,9 @@ import struct
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from blockdevs import loop_device
@@ -213,6 +214,21 @@ def test_a_link_in_dev_shm_to_a_block_device_is_refused(tmp_path: Path) -> None:
                 resolve_target(str(folder / "scratch.img"))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.root  # plants the link as another user
+def test_a_suite_file_through_someone_elses_link_is_never_read(
+    tmp_path: Path, shared_folder: Path, run_cli: Callable[..., Any]
+) -> None:
+    """Read through such a link, a file of root's would be quoted in the suite's errors."""
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("root_password_hash: secret-token-123\n")
+    plant_link(secret, shared_folder / "suite.yaml")
+    done = run_cli("plan", "--suite", str(shared_folder / "suite.yaml"), "--devices",
+                   str(tmp_path / "t.img"), "--size", "8m")  # fmt: skip
+    assert done.exit_code == 2 and "not followed" in done.stderr
+    assert "secret-token-123" not in done.stderr + done.stdout
+    assert "root_password_hash" not in done.stderr + done.stdout
 
 
 def test_ones_own_link_is_followed(tmp_path: Path, shared_folder: Path) -> None:

@@ -1,0 +1,92 @@
+"""Following a path the way the kernel does, one component at a time, without trusting a
+symbolic link someone else made.
+
+A link owned neither by this user nor by root can be pointed anywhere, at any time, by its
+owner: `/tmp/test.img -> /root/important.db` would make a sweep run as root write the file it
+points to, and a suite file read through such a link would quote another user's file in its
+errors. The kernel's own protection (fs.protected_symlinks) covers only sticky folders anyone
+may write to, and only where a program opens the link itself; resolving a path first (as
+realpath does) bypasses it. So every path a user gives (a target, a suite file) is followed
+here, and such a link is refused, saying where it points.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import stat
+from pathlib import Path
+
+from ssdcompare.errors import SsdcompareError
+
+_MAX_LINKS = 40  # as the kernel's path walk allows
+
+
+class ForeignLinkError(SsdcompareError):
+    """A path leads through a symbolic link someone else made."""
+
+
+def _owner(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _shared_folder(info: os.stat_result) -> str | None:
+    """Why others could have put a link in a folder: it is sticky or writable by anyone."""
+    if info.st_mode & stat.S_ISVTX:
+        return "a sticky folder anyone may add files to"
+    if info.st_mode & stat.S_IWOTH:
+        return "a folder anyone may write to"
+    return None
+
+
+def _check_link(link: Path, folder: Path, dest: str) -> None:
+    """Refuse a symbolic link someone else made: whoever owns it can point it anywhere, at
+    any time."""
+    info = os.lstat(link)
+    if info.st_uid in (os.geteuid(), 0):
+        return
+    shared = _shared_folder(os.stat(folder))
+    where = f"{folder}, {shared}" if shared else str(folder)
+    raise ForeignLinkError(
+        f"refusing {link}: it is a symbolic link to {dest}, owned by {_owner(info.st_uid)}, in "
+        f"{where}. Someone else may have planted it to make ssdcompare (running as "
+        f"{_owner(os.geteuid())}) use what it points to, so it is not followed. Check where it "
+        "leads; to use that place, give its own path"
+    )
+
+
+def walk(path: str | Path) -> Path:
+    """The real path `path` leads to, followed component by component; ForeignLinkError at a
+    symbolic link someone else made. Components that do not exist (a file to
+    create) are kept as they are: the path then ends where the existing part ends."""
+    given = Path(path).expanduser()
+    pending = list((given if given.is_absolute() else Path(os.getcwd()) / given).parts[1:])
+    here = Path("/")
+    links = 0
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            here = here.parent
+            continue
+        step = here / part
+        try:
+            info = os.lstat(step)
+        except OSError:
+            return Path(os.path.join(step, *pending))  # the rest does not exist (yet)
+        if not stat.S_ISLNK(info.st_mode):
+            here = step
+            continue
+        links += 1
+        if links > _MAX_LINKS:
+            raise ForeignLinkError(f"{path}: too many symbolic links on the way (a loop?)")
+        dest = os.readlink(step)
+        _check_link(step, here, dest)
+        if dest.startswith("/"):
+            here = Path("/")
+        pending = [*Path(dest).parts[1 if dest.startswith("/") else 0 :], *pending]
+    return here
