@@ -1357,7 +1357,9 @@ def export(paths: Iterable[str | Path], output: str | Path, summary: bool = Fals
 
 
 def export_frame(
-    frame: pd.DataFrame, output: str | Path, summary: bool = False,
+    frame: pd.DataFrame,
+    output: str | Path,
+    summary: bool = False,
     folders: Iterable[str | Path] = (),
 ) -> int:
     """`export` of a frame already loaded (from the results `folders`: the export is never

@@ -127,8 +127,10 @@ def write_jobfiles(plan: Plan, out_dir: Path) -> list[Path]:
     ssdcompare rendered."""
     paths = []
     if in_device_tree(out_dir):
-        raise SsdcompareError(f"refusing to write jobfiles under {out_dir}: it is under /dev, "
-                              "where files are kept in memory; give a folder on a filesystem")
+        raise SsdcompareError(
+            f"refusing to write jobfiles under {out_dir}: it is under /dev, "
+            "where files are kept in memory; give a folder on a filesystem"
+        )
     if out_dir.exists():
         check_own_folder(out_dir, "--out")
     with own_writes():

@@ -251,8 +251,7 @@ def list_suites() -> list[SuiteInfo]:
                 path=path,
                 precondition=tuple(suite.precondition),
                 states=tuple(suite.states),
-                rounds_s=MAX_ROUNDS * suite.duration_s if "workload" in suite.precondition
-                else 0,
+                rounds_s=MAX_ROUNDS * suite.duration_s if "workload" in suite.precondition else 0,
                 fills=int("fill" in suite.precondition) + int("full" in suite.states),
             )
         )
