@@ -25,7 +25,7 @@ STAGES = [
     ("running", ["sampler", "watchdog", "runner", "precondition", "ramdisk", "ceiling"]),
     ("sweep", ["sweep"]),
     ("frame", ["framecache", "persecond", "perburst", "frame", "answer"]),
-    ("presenting", ["charts", "reportpath", "report"]),
+    ("presenting", ["charts", "reportpath", "reporttable", "reportcharts", "report"]),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
 ]
 STAGE_OF = {module: index for index, (_, modules) in enumerate(STAGES) for module in modules}
