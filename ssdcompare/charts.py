@@ -26,6 +26,11 @@ MARKERS = ["circle", "square", "triangle", "diamond", "down", "plus", "cross", "
 # seven patterns against eight colours and markers: no two of the first 56 devices look alike
 DASHES = ["", "6 3", "2 2", "8 3 2 3", "4 1", "1 3", "10 2"]
 
+# What limited a result looks the same in the report's tables and in its charts: a CPU- or
+# host-bound result on grey, a disturbed one under yellow stripes (2 px of every 7, at 45°)
+BOUND_GREY = "#d9d9d9"
+DISTURBED_STRIPE = "#e3b844"
+
 WIDTH, HEIGHT = 330, 210  # one small chart; sections lay them out side by side
 _LEFT, _RIGHT, _TOP, _BOTTOM = 54, 22, 22, 34
 

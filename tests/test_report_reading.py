@@ -34,8 +34,32 @@ seen.markers = Array.from(document.querySelectorAll("#results a.fn")).map(functi
           gap: box(a).left - left, size: parseFloat(css(a, "font-size")),
           figureSize: parseFloat(css(td, "font-size")), colour: css(a, "color"),
           figureColour: css(td, "color"), align: css(a, "vertical-align"),
-          target: target ? target.tagName + " " + target.parentElement.className : null};
+          target: target ? target.parentElement.tagName + " " +
+                           target.parentElement.parentElement.className : null};
 });
+seen.tables = Array.from(document.querySelectorAll("div.scroll")).map(function (wrap) {
+  var row = wrap.querySelector("tbody tr"), first = row.cells[0];
+  var last = row.cells[row.cells.length - 1];
+  var found = {section: wrap.closest("section").id, fits: wrap.scrollWidth <= wrap.clientWidth,
+               position: css(first, "position")};
+  window.scrollTo(0, box(wrap).top + window.scrollY - 100);  // in the window, to hit-test
+  wrap.scrollLeft = wrap.scrollWidth;  // scrolled as far right as it goes
+  var kept = box(first), middle = (kept.top + kept.bottom) / 2;
+  var hit = document.elementFromPoint(kept.left + 4, middle);
+  found.scrolled = {box: box(wrap), first: kept, last: box(last),
+                    firstOnTop: hit !== null && first.contains(hit)};
+  wrap.scrollLeft = 0;
+  return found;
+});
+window.scrollTo(0, 0);
+var hatched = document.querySelector("td.dist"), grey = document.querySelector("td.cpu");
+seen.hatch = {cell: css(hatched, "background-image"),
+              swatch: css(document.querySelector(".swatch.dist"), "background-image"),
+              grey: css(grey, "background-color"),
+              greySwatch: css(document.querySelector(".swatch:not(.dist)"), "background-color")};
+var warnings = document.querySelector("ul.warnings"), item = warnings.querySelector("li");
+seen.warnings = {inset: box(item).left - box(warnings).left,
+                 fontSize: parseFloat(css(item, "font-size"))};
 return seen;
 """
 
@@ -60,7 +84,7 @@ def test_footnote_markers_are_bracketed_links_set_apart_from_the_figures(report:
     assert re.findall(r"<sup>(.*?)</sup>", results.group(0)) == ["6"]
     markers = re.findall(r'(.)<a class="fn" href="#n(\d+)">\[(\d+)\]</a>', results.group(0))
     assert len(markers) >= 10
-    notes = re.findall(r'<li id="n(\d+)">', results.group(0))
+    notes = re.findall(r'<li><a id="n(\d+)"></a>', results.group(0))
     assert notes == [str(n) for n in range(1, len(notes) + 1)]
     for space, href, shown in markers:
         assert space == "\u202f" and href == shown and shown in notes
@@ -80,3 +104,60 @@ def test_a_browser_shows_footnote_markers_on_the_figures_line_smaller_and_colour
         assert marker["align"] == "baseline"
         assert abs(marker["marker"]["bottom"] - marker["figure"]["bottom"]) <= 2, marker
         assert marker["gap"] >= 2, marker
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_wide_tables_scroll_in_their_own_box_with_the_first_column_in_view(
+    seen: dict[int, dict[str, Any]], width: int
+) -> None:
+    page, tables = seen[width]["page"], seen[width]["tables"]
+    assert page["scroll"] <= page["width"]  # the page itself never scrolls sideways
+    results = [t for t in tables if t["section"] == "results"]
+    assert len(results) == 4  # a table per pattern family
+    if width == 1920:
+        assert all(t["fits"] for t in results)
+    else:
+        assert not all(t["fits"] for t in results)  # 900 px is too narrow for both devices
+    for table in tables:
+        assert table["position"] == "sticky"
+        scrolled = table["scrolled"]
+        # scrolled to its end: the last column (the baseline's ratio) is in the box, and the
+        # first (the job) still at the box's left edge, above the columns passing under it
+        assert scrolled["last"]["right"] <= scrolled["box"]["right"] + 1
+        assert abs(scrolled["first"]["left"] - scrolled["box"]["left"]) <= 1
+        assert scrolled["firstOnTop"]
+
+
+def _rgb(text: str) -> list[tuple[int, int, int]]:
+    return [tuple(map(int, found)) for found in re.findall(r"rgb\((\d+), (\d+), (\d+)\)", text)]
+
+
+def _luminance(rgb: tuple[int, int, int]) -> float:
+    """Relative luminance (WCAG 2)."""
+    linear = [c / 255 / 12.92 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_disturbed_hatch_shows_and_warnings_keep_their_bullets_inside(
+    seen: dict[int, dict[str, Any]], width: int
+) -> None:
+    hatch = seen[width]["hatch"]
+    assert hatch["cell"] == hatch["swatch"]  # the legend shows the cells' own hatch
+    stripes = [c for c in _rgb(hatch["cell"]) if c != (255, 255, 255)]
+    assert stripes, hatch
+    white = (255, 255, 255)
+    # stripes that stand out from white (the old ones: 1.2) and under which dark figures
+    # stay legible
+    assert all(_contrast(s, white) >= 1.5 and _contrast(s, (26, 26, 26)) >= 7 for s in stripes)
+    widths = [int(w) for w in re.findall(r"(\d+)px", hatch["cell"])]
+    assert widths and (widths[-1] - widths[-2]) / widths[-1] >= 0.25  # a stripe's share
+    assert hatch["grey"] == hatch["greySwatch"]
+    warnings = seen[width]["warnings"]
+    # a bullet sits left of its line: the box leaves it room (the old one: 1.07 em)
+    assert warnings["inset"] >= 1.5 * warnings["fontSize"]
