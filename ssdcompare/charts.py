@@ -31,8 +31,10 @@ DASHES = ["", "6 3", "2 2", "8 3 2 3", "4 1", "1 3", "10 2"]
 BOUND_GREY = "#d9d9d9"
 DISTURBED_STRIPE = "#e3b844"
 
-WIDTH, HEIGHT = 330, 210  # one small chart; sections lay them out side by side
-_LEFT, _RIGHT, _TOP, _BOTTOM = 54, 22, 22, 34
+# one chart's drawing space: the page scales it to the width it has (its viewBox keeps the
+# proportions); its title is the page's, above it, where a long one wraps instead of being cut
+WIDTH, HEIGHT = 400, 250
+_LEFT, _RIGHT, _TOP, _BOTTOM = 58, 16, 10, 38
 
 
 def style(index: int) -> tuple[str, str, str]:
@@ -176,12 +178,16 @@ class _Plot:
         return self.height - _BOTTOM - share * (self.height - _TOP - _BOTTOM)
 
 
-def _marker(kind: str, x: float, y: float, colour: str, r: float = 3.2) -> str:
-    at = f'fill="{colour}"'
+def _marker(
+    kind: str, x: float, y: float, colour: str, r: float = 3.2, filled: bool = True
+) -> str:
+    """A device's marker; `filled` False leaves its fill to the group it is drawn in."""
+    at = f'fill="{colour}"' if filled else ""
     if kind == "circle":
-        return f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{r}" {at}/>'
+        return f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{r}" {at}'.rstrip() + "/>"
     if kind == "square":
-        return f'<rect x="{x - r:.0f}" y="{y - r:.0f}" width="{2 * r}" height="{2 * r}" {at}/>'
+        return (f'<rect x="{x - r:.0f}" y="{y - r:.0f}" width="{2 * r}" height="{2 * r}" '
+                f"{at}").rstrip() + "/>"  # fmt: skip
     shapes = {
         "triangle": [(0, -1.2), (1.1, 0.8), (-1.1, 0.8)],
         "down": [(0, 1.2), (1.1, -0.8), (-1.1, -0.8)],
@@ -201,7 +207,7 @@ def _marker(kind: str, x: float, y: float, colour: str, r: float = 3.2) -> str:
     }
     if kind in shapes:
         points = " ".join(f"{x + dx * r:.0f},{y + dy * r:.0f}" for dx, dy in shapes[kind])
-        return f'<polygon points="{points}" {at}/>'
+        return f'<polygon points="{points}" {at}'.rstrip() + "/>"
     if kind == "plus":
         return (
             f'<path d="M{x - r:.0f} {y:.0f}h{2 * r}M{x:.0f} {y - r:.0f}v{2 * r}" '
@@ -268,11 +274,12 @@ def line_chart(
         dashed = (
             f' stroke-dasharray="{dash if not line.thin else "3 2"}"' if dash or line.thin else ""
         )
+        thin = ' class="thin"' if line.thin else ""
         tip = f"<title>{escape(line.tip)}</title>" if line.tip else ""
-        out.append(
-            f'<polyline points="{points}" fill="none" stroke="{colour}" '
-            f'stroke-width="{1 if line.thin else 1.8}"{dashed}>{tip}</polyline>'
-        )
+        # fill and stroke width come from the page's style (one rule, not an attribute each)
+        out.append(f'<polyline points="{points}" stroke="{colour}"{thin}{dashed}'
+                   + (f">{tip}</polyline>" if tip else "/>"))  # fmt: skip
+        points_drawn = []
         for i in good:
             px, py = plot.px(line.xs[i]), plot.py(line.ys[i])
             bar = ""
@@ -285,13 +292,18 @@ def line_chart(
                     )
             # a line of one point is no line: its marker is drawn whatever the line asks
             drawn = line.markers or len(good) == 1
-            shape = _marker(marker, px, py, colour, 2.2 if line.thin else 3.2) if drawn else ""
+            size = 2.2 if line.thin else 3.2
+            shape = _marker(marker, px, py, colour, size, filled=False) if drawn else ""
             bound = _bound_mark(px, py) if i < len(line.bound) and line.bound[i] else ""
             tip = f"<title>{escape(line.tips[i])}</title>" if i < len(line.tips) else ""
             if shape and not (bar or bound):  # the tooltip inside the marker: no group needed
-                out.append(shape.replace("/>", f">{tip}</{shape[1 : shape.index(' ')]}>", 1))
+                points_drawn.append(
+                    shape.replace("/>", f">{tip}</{shape[1 : shape.index(' ')]}>", 1)
+                )
             elif bar or shape or bound or tip:
-                out.append(f"<g>{tip}{bar}{shape}{bound}</g>")
+                points_drawn.append(f"<g>{tip}{bar}{shape}{bound}</g>")
+        if points_drawn:  # the device's colour once, for all its markers
+            out.append(f'<g fill="{colour}">{"".join(points_drawn)}</g>')
     for index, kx, ky, tip in knees:
         if _drawable(x.scale, kx) and _drawable(y.scale, ky):
             px, py = plot.px(kx), plot.py(ky)
@@ -306,8 +318,8 @@ def line_chart(
 
 
 def _frame(plot: _Plot, title: str) -> str:
-    """The chart's box, grid, ticks, axis labels and title (the <title> names the chart for
-    screen readers and on hover)."""
+    """The chart's box, grid, ticks and axis labels. Its title is the <title> (the chart's
+    name for screen readers and on hover); the page shows it above the chart."""
     w, h = plot.width, plot.height
     parts = [
         f'<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img">'
@@ -318,24 +330,25 @@ def _frame(plot: _Plot, title: str) -> str:
     write_x = plot.x.ticks or (str if plot.x.scale == "nines" else number)
     write_y = plot.y.ticks or number
     grid = []  # every grid line in one path: a chart is sent as text, a thousand of them
-    labels = []
+    below, beside = [], []  # tick labels, each axis's in a group that places them
     for value in plot.x_ticks:
         px = plot.px(value)
         grid.append(f"M{px:.0f} {_TOP}V{h - _BOTTOM}")
-        labels.append(f'<text x="{px:.0f}" y="{h - _BOTTOM + 12}" class="x">'
-                      f"{escape(write_x(value))}</text>")  # fmt: skip
+        below.append(f'<text x="{px:.0f}">{escape(write_x(value))}</text>')
     for value in plot.y_ticks:
         py = plot.py(value)
         grid.append(f"M{_LEFT} {py:.0f}H{w - _RIGHT}")
-        labels.append(f'<text x="{_LEFT - 4}" y="{py + 3:.0f}" class="y">'
-                      f"{escape(write_y(value))}</text>")  # fmt: skip
-    parts.append(f'<path d="{"".join(grid)}" class="grid"/>{"".join(labels)}')
+        beside.append(f'<text y="{py:.0f}">{escape(write_y(value))}</text>')
     parts.append(
-        f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 4}" class="axis">'
+        f'<path d="{"".join(grid)}" class="grid"/>'
+        f'<g class="x" transform="translate(0 {h - _BOTTOM + 14})">{"".join(below)}</g>'
+        f'<g class="y" transform="translate({_LEFT - 5} 4)">{"".join(beside)}</g>'
+    )
+    parts.append(
+        f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 6}" class="axis">'
         f"{escape(plot.x.label)}</text>"
-        f'<text transform="translate(11 {(h - _BOTTOM + _TOP) / 2:.0f}) rotate(-90)" '
+        f'<text transform="translate(13 {(h - _BOTTOM + _TOP) / 2:.0f}) rotate(-90)" '
         f'class="axis">{escape(plot.y.label)}</text>'
-        f'<text x="{_LEFT}" y="14" class="title">{escape(_fit(title, w - _LEFT - 4))}</text>'
     )
     return "".join(parts)
 

@@ -47,9 +47,11 @@ def _add_chart(
     draw: Callable[..., str | None],
     *args: object,
     caption: str = "",
+    wide: bool = False,
     **kwargs: object,
 ) -> None:
-    """Draw one chart into `group`; one that cannot be drawn becomes a line in `notes`."""
+    """Draw one chart into `group` under `title` (and `caption`); one that cannot be drawn
+    becomes a line in `notes`. A `wide` chart is drawn at its own size, on a row of its own."""
     try:
         svg = draw(*args, **kwargs)
     except Exception as err:  # a chart is never worth losing the whole report over
@@ -58,7 +60,7 @@ def _add_chart(
     if svg is None:
         notes.append(f"{title}: left out, there is no figure to plot (no I/O was measured).")
         return
-    group.charts.append({"title": title + caption, "svg": svg})
+    group.charts.append({"title": title + caption, "svg": svg, "wide": wide})
 
 
 # a chart draws one line per device: results from differing jobfiles are flagged on it
@@ -233,7 +235,7 @@ def _curves(
                 mean + p99,
                 charts.Axis("queue depth", "log2", ticks=_int_text, at_data=True),
                 charts.Axis("latency (log)", "log10", ticks=_latency_tick),
-                caption=caption,
+                caption=" (thin lines: p99)" + caption,
             )
         elif sweep == "bs_bytes":
             lines = _series(
@@ -506,6 +508,7 @@ def chart_sections(
         baseline,
         ratios,
         order,
+        wide=True,
     )
     if group.charts:
         overview.groups.append(group)

@@ -52,6 +52,17 @@ seen.tables = Array.from(document.querySelectorAll("div.scroll")).map(function (
   return found;
 });
 window.scrollTo(0, 0);
+seen.content = box(document.querySelector("#charts")).width;
+seen.panels = Array.from(document.querySelectorAll("#charts .panels")).map(function (panel) {
+  var figures = Array.from(panel.querySelectorAll("figure:not(.wide)"));
+  return {box: box(panel), charts: figures.map(function (figure) {
+    var caption = figure.querySelector("figcaption");
+    return {box: box(figure.querySelector("svg")), title: caption.textContent,
+            titleFits: caption.scrollWidth <= caption.clientWidth,
+            texts: Array.from(figure.querySelectorAll("svg text")).map(function (t) {
+              return t.textContent; })};
+  })};
+});
 var hatched = document.querySelector("td.dist"), grey = document.querySelector("td.cpu");
 seen.hatch = {cell: css(hatched, "background-image"),
               swatch: css(document.querySelector(".swatch.dist"), "background-image"),
@@ -161,3 +172,70 @@ def test_the_disturbed_hatch_shows_and_warnings_keep_their_bullets_inside(
     warnings = seen[width]["warnings"]
     # a bullet sits left of its line: the box leaves it room (the old one: 1.07 em)
     assert warnings["inset"] >= 1.5 * warnings["fontSize"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_charts_grow_with_the_page_in_a_grid_and_keep_their_titles_whole(
+    seen: dict[int, dict[str, Any]], width: int
+) -> None:
+    page = seen[width]
+    assert page["content"] >= 0.9 * page["page"]["width"]  # the page is used, not a strip of it
+    panels = [p for p in page["panels"] if p["charts"]]
+    figures = [chart for panel in panels for chart in panel["charts"]]
+    assert len(figures) >= 30
+    for chart in figures:
+        drawn = chart["box"]
+        # wider than the old fixed 330 px, at most 640, in the drawing's own proportions
+        assert 330 < drawn["width"] <= 640, chart["title"]
+        assert drawn["height"] / drawn["width"] == pytest.approx(250 / 400, abs=0.01)
+        # every title is whole: it wraps in the page instead of being cut with "…"
+        assert chart["titleFits"] and "…" not in chart["title"]
+        assert not any("…" in text for text in chart["texts"])
+    for panel in panels:
+        rows: dict[float, list[dict[str, Any]]] = {}
+        for chart in panel["charts"]:
+            rows.setdefault(round(chart["box"]["bottom"]), []).append(chart)
+        assert all(chart["box"]["right"] <= panel["box"]["right"] + 1 for chart in panel["charts"])
+        across = max(len(row) for row in rows.values())
+        # as many charts side by side as the width holds: 2 at 900 px, 4 at 1,920 px
+        columns = 2 if width == 900 else 4
+        assert across == min(len(panel["charts"]), columns)
+        if len(panel["charts"]) >= columns:  # a full row reaches across the section
+            used = max(c["box"]["right"] for c in panel["charts"]) - panel["box"]["left"]
+            assert used >= 0.9 * panel["box"]["width"]
+
+
+# the page as printed: its print rules in force (turned from `@media print` into rules for
+# every medium), at the width of an A4 page's printable area, after the browser's beforeprint
+PRINTED = """
+function box(el) { var r = el.getBoundingClientRect(); return {left: r.left, right: r.right}; }
+var details = Array.from(document.querySelectorAll("details.family, details.charts"));
+var before = details.map(function (d) { return d.open; });
+details.forEach(function (d) { d.open = false; });  // as a large report opens: folded
+window.dispatchEvent(new Event("beforeprint"));
+var seen = {opened: details.map(function (d) { return d.open; }),
+            page: {width: window.innerWidth, scroll: document.documentElement.scrollWidth}};
+seen.across = Array.from(document.querySelectorAll("#charts .panels")).map(function (panel) {
+  var lefts = Array.from(panel.querySelectorAll("figure:not(.wide)")).map(function (f) {
+    return Math.round(box(f).left); });
+  return {charts: lefts.length, columns: new Set(lefts).size};
+});
+seen.tablesFit = Array.from(document.querySelectorAll("div.scroll")).every(function (w) {
+  return w.scrollWidth <= w.clientWidth + 1; });
+window.dispatchEvent(new Event("afterprint"));
+seen.refolded = details.every(function (d) { return !d.open; });
+details.forEach(function (d, i) { d.open = before[i]; });
+return seen;
+"""
+
+
+def test_it_prints_every_section_open_two_charts_across_and_tables_whole(
+    report: str, tmp_path: Path
+) -> None:
+    assert report.count("@media print") == 1
+    printed = measure(report.replace("@media print", "@media all"), PRINTED, 718, tmp_path)
+    assert printed["opened"] and all(printed["opened"])  # nothing folded away on paper
+    assert printed["refolded"]  # and the page is as it was after printing
+    assert printed["page"]["scroll"] <= printed["page"]["width"]
+    assert printed["tablesFit"]  # paper does not scroll: every column is on the page
+    assert all(p["columns"] == min(p["charts"], 2) for p in printed["across"] if p["charts"])
