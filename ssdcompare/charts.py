@@ -354,7 +354,7 @@ def _frame(plot: _Plot, title: str) -> str:
 
 
 def _fit(text: str, width: float, per_character: float = 7.0) -> str:
-    """`text` cut to fit `width` pixels (about 7 px a character in a bold title), with "…"."""
+    """`text` cut to fit `width` pixels (`per_character` px a character), with "…"."""
     most = int(width / per_character)
     return text if len(text) <= most else text[: most - 1] + "…"
 
@@ -385,57 +385,73 @@ def heatmap(
     title: str,
     rows: Sequence[str],
     columns: Sequence[str],
-    cells: dict[tuple[int, int], tuple[float | None, str, bool]],
+    cells: dict[tuple[int, int], tuple[float | None, str, str]],
 ) -> str | None:
     """Ratios to the baseline as coloured cells: rows are jobs, columns devices. `cells` maps
-    (row, column) to (ratio or None, tooltip, limited): blue is faster than the baseline,
-    orange slower, white even; a limited result (CPU- or host-bound, disturbed) is hatched
-    grey, a missing one left empty. None without any cell."""
+    (row, column) to (ratio or None, tooltip, limit): blue is faster than the baseline,
+    orange slower, white even. `limit` marks a result that says little about the drives as
+    the report's tables do: "bound" (CPU- or host-bound) on grey, "disturbed" under the
+    yellow stripes; "" for none. A missing result is left empty. None without any cell.
+
+    Drawn at its own size (its labels at 12 px, its figures at 11 px): it is as tall as its
+    jobs, and the page lets it scroll rather than shrink it."""
     if not cells or not rows or not columns:
         return None
     # a column as wide as its heading (up to 24 characters), so headings never run together
-    cell_w = max(56, min(24, max(len(c) for c in columns)) * 7 + 12)
-    cell_h = 12
-    left = min(8 + 6 * max(len(r) for r in rows), 260)
-    top = 30
-    width = left + cell_w * len(columns) + 10
-    height = top + cell_h * len(rows) + 6
+    cell_w = max(64, round(min(24, max(len(c) for c in columns)) * _HEADING_PX) + 14)
+    left = min(12 + round(_LABEL_PX * max(len(r) for r in rows)), 330)
+    top = 26
+    width = left + cell_w * len(columns) + 8
+    height = top + _ROW_PX * len(rows) + 4
     out = [
         f'<svg class="chart heatmap" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" role="img">'
         f"<title>{escape(title)}</title>"
-        '<defs><pattern id="limited" width="5" height="5" patternUnits="userSpaceOnUse" '
-        'patternTransform="rotate(45)"><rect width="5" height="5" fill="#e6e6e6"/>'
-        '<line x1="0" y1="0" x2="0" y2="5" stroke="#999" stroke-width="2"/></pattern></defs>'
+        # the tables' hatch: stripes of 2 px every 7, at 45 degrees
+        '<defs><pattern id="disturbed" width="7" height="7" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="7" height="7" fill="#fff"/>'
+        f'<rect width="2" height="7" fill="{DISTURBED_STRIPE}"/></pattern></defs>'
     ]
     for c, name in enumerate(columns):
         x = left + c * cell_w + cell_w / 2
+        shown = _fit(name, cell_w - 8, _HEADING_PX)
         out.append(
-            f'<text x="{x:.0f}" y="{top - 6}" text-anchor="middle">'
-            f"{escape(_fit(name, cell_w - 8))}<title>{escape(name)}</title></text>"
+            f'<text x="{x:.0f}" y="{top - 8}" class="head">{escape(shown)}'
+            + (f"<title>{escape(name)}</title>" if shown != name else "")
+            + "</text>"
         )
     for r, name in enumerate(rows):
-        y = top + r * cell_h
-        out.append(
-            f'<text x="{left - 4}" y="{y + 9}" class="y small">{escape(_fit(name, left))}</text>'
-        )
+        shown = _fit(name, left - 10, _LABEL_PX)
+        label = escape(shown) + (f"<title>{escape(name)}</title>" if shown != name else "")
+        # a row's cells are placed by its group: each cell names only its column
+        row = [f'<g transform="translate(0 {top + r * _ROW_PX})">'
+               f'<text x="{left - 6}" y="14" class="job">{label}</text>']  # fmt: skip
         for c in range(len(columns)):
             found = cells.get((r, c))
             if found is None:
                 continue
-            ratio, tip, limited = found
-            fill = "url(#limited)" if limited else _diverging(ratio)
+            ratio, tip, limit = found
+            fill = (BOUND_GREY if limit == "bound" else "url(#disturbed)"
+                    if limit == "disturbed" else ratio_colour(ratio))  # fmt: skip
             text = f"{ratio:.2f}" if ratio is not None and math.isfinite(ratio) else ""
-            # the tooltip on the cell; its number lets the pointer through to it
-            out.append(
-                f'<rect x="{left + c * cell_w}" y="{y}" width="{cell_w - 1}" '
-                f'height="{cell_h - 1}" fill="{fill}"><title>{escape(tip)}</title></rect>'
-                f'<text x="{left + c * cell_w + cell_w / 2:.0f}" y="{y + 9}" '
-                f'class="n{" on-dark" if not limited and _strong(ratio) else ""}">'
-                f"{text}</text>"
+            kind = {"bound": ' class="b"', "disturbed": ' class="h"'}.get(limit, "")
+            if not limit and _strong(ratio):
+                kind = ' class="d"'
+            # the tooltip on the cell; its figure lets the pointer through to it
+            row.append(
+                f'<rect x="{left + c * cell_w}" width="{cell_w - 1}" height="{_ROW_PX - 1}" '
+                f'fill="{fill}"><title>{escape(tip)}</title></rect>'
+                f'<text x="{left + c * cell_w + cell_w / 2:.0f}" y="14"{kind}>{text}</text>'
             )
+        out.append("".join(row) + "</g>")
     out.append("</svg>")
     return "".join(out)
+
+
+# the heatmap's sizes: a row, and the width of a character of a job (12 px) and of a heading
+_ROW_PX = 20
+_LABEL_PX = 7.0
+_HEADING_PX = 7.6
 
 
 def _strong(ratio: float | None) -> bool:
@@ -443,8 +459,8 @@ def _strong(ratio: float | None) -> bool:
     return ratio is not None and ratio > 0 and math.isfinite(ratio) and abs(math.log2(ratio)) > 0.6
 
 
-def _diverging(ratio: float | None) -> str:
-    """Blue for faster than the baseline, orange for slower, by the log of the ratio; white
+def ratio_colour(ratio: float | None) -> str:
+    """A ratio's colour in the heatmap: blue for faster than the baseline, orange for slower, by the log of the ratio; white
     within 2 %. Colour-blind safe (blue against orange)."""
     if ratio is None or not math.isfinite(ratio) or ratio <= 0:
         return "#ffffff"

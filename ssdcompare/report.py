@@ -251,7 +251,8 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "charts": [chart for section in sections for g in section.groups for chart in g.charts],
         "chart_notes": chart_notes,
         "chart_legend": charts.legend(labels),
-        "marks": {"grey": charts.BOUND_GREY, "stripe": charts.DISTURBED_STRIPE},
+        "marks": {"grey": charts.BOUND_GREY, "stripe": charts.DISTURBED_STRIPE,
+                  "slower": charts.ratio_colour(0.5), "faster": charts.ratio_colour(2.0)},
         "open_all": len(order) <= OPEN_UP_TO,
         "cpu_bound_count": int(
             (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()

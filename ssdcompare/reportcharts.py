@@ -15,7 +15,13 @@ from ssdcompare import charts
 from ssdcompare.fioresult import DISTRIBUTION_PERCENTILES
 from ssdcompare.frame import SERIES_SETTINGS, is_false, is_true
 from ssdcompare.persecond import timeseries
-from ssdcompare.reporttable import FAMILY_ORDER, family_name, flush_words, record_limit
+from ssdcompare.reporttable import (
+    FAMILY_ORDER,
+    family_name,
+    flush_words,
+    record_limit,
+    worst_limit,
+)
 from ssdcompare.stats import aggregate_values
 from ssdcompare.units import format_bytes, format_count, format_latency, format_rate
 
@@ -464,7 +470,7 @@ def _overview(
     others = [label for label in labels if label != baseline]
     if not others or ratios.empty:
         return None
-    cells: dict[tuple[int, int], tuple[float | None, str, bool]] = {}
+    cells: dict[tuple[int, int], tuple[float | None, str, str]] = {}
     for r, job in enumerate(order):
         base = rows_of.get((job, baseline))
         for c, label in enumerate(others):
@@ -479,7 +485,10 @@ def _overview(
                 tip += f", {' / '.join(sorted(limits))}"
             elif is_false(row.get("significant")):
                 tip += ", not significant"
-            cells[(r, c)] = (ratio, tip, bool(limits))
+            # marked as the tables mark the worse of the two sides: grey for the CPU or the
+            # host, the hatch for a disturbance
+            worst = worst_limit(limits)
+            cells[(r, c)] = (ratio, tip, "bound" if worst.endswith("bound") else worst)
     return charts.heatmap(f"IOPS against {baseline}, every job", order, others, cells)
 
 

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 from reportbrowser import measure
+from test_report import parse
 
+from ssdcompare import charts
 from ssdcompare.report import write_report
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
@@ -63,6 +65,12 @@ seen.panels = Array.from(document.querySelectorAll("#charts .panels")).map(funct
               return t.textContent; })};
   })};
 });
+var map = document.querySelector("svg.heatmap");
+seen.heatmap = {drawn: box(map).width, width: parseFloat(map.getAttribute("width")),
+  sizes: Array.from(map.querySelectorAll("text")).map(function (t) {
+    return parseFloat(css(t, "font-size")); }),
+  grey: css(map.querySelector('rect[fill="' + "{grey}" + '"]'), "fill"),
+  stripe: css(map.querySelector("pattern rect:last-child"), "fill")};
 var hatched = document.querySelector("td.dist"), grey = document.querySelector("td.cpu");
 seen.hatch = {cell: css(hatched, "background-image"),
               swatch: css(document.querySelector(".swatch.dist"), "background-image"),
@@ -85,7 +93,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="module")
 def seen(report: str, tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]]:
     scratch = tmp_path_factory.mktemp("browser")
-    return {width: measure(report, LOOK, width, scratch) for width in WIDTHS}
+    look = LOOK.replace("{grey}", charts.BOUND_GREY)
+    return {width: measure(report, look, width, scratch) for width in WIDTHS}
 
 
 def test_footnote_markers_are_bracketed_links_set_apart_from_the_figures(report: str) -> None:
@@ -239,3 +248,37 @@ def test_it_prints_every_section_open_two_charts_across_and_tables_whole(
     assert printed["page"]["scroll"] <= printed["page"]["width"]
     assert printed["tablesFit"]  # paper does not scroll: every column is on the page
     assert all(p["columns"] == min(p["charts"], 2) for p in printed["across"] if p["charts"])
+
+
+def test_the_overview_marks_each_job_as_the_table_marks_its_two_results(report: str) -> None:
+    rows = re.findall(r"<tr><td>([^<]+)</td>(.*?)</tr>", report, re.S)
+    assert len(rows) == 19
+    heatmap = re.search(r'<svg class="chart heatmap".*?</svg>', report, re.S)
+    assert heatmap is not None
+    fills = re.findall(r'<text x="[^"]+" y="14" class="job">([^<]+)</text><rect [^>]* '
+                       r'fill="([^"]+)">', heatmap.group(0))  # fmt: skip
+    assert [job for job, _ in fills] == [job for job, _ in rows]
+    marked = {job: fill for job, fill in fills}
+    for job, cells in rows:
+        # the IOPS cells of zram1 and of loop1 (the baseline): what limited either
+        found = parse(f"<table><tr><td>{job}</td>{cells}</tr></table>").cells
+        assert len(found) == 2 + 5 * 2, job
+        classes = [found[2]["class"], found[7]["class"]]
+        if any("cpu" in c for c in classes):
+            assert marked[job] == charts.BOUND_GREY, job
+        elif any("dist" in c for c in classes):
+            assert marked[job] == "url(#disturbed)", job
+        else:
+            assert marked[job].startswith("#") and marked[job] != charts.BOUND_GREY, job
+    assert {"url(#disturbed)", charts.BOUND_GREY} < set(marked.values())  # both kinds shown
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_overview_is_legible_and_drawn_in_the_tables_colours(
+    seen: dict[int, dict[str, Any]], width: int
+) -> None:
+    heatmap, hatch = seen[width]["heatmap"], seen[width]["hatch"]
+    assert heatmap["drawn"] == heatmap["width"]  # at its own size, never shrunk to fit
+    assert len(heatmap["sizes"]) > 19 * 2 and min(heatmap["sizes"]) >= 11  # the old: 8 px
+    assert heatmap["grey"] == hatch["grey"]  # the table's grey for CPU- or host-bound
+    assert _rgb(heatmap["stripe"]) == [c for c in _rgb(hatch["cell"]) if c != (255, 255, 255)][:1]
