@@ -214,7 +214,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
     baseline = labels[0] if baseline is None else baseline
     if baseline not in labels:
         raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
-    summary = job_summary(frame, baseline, aggregate)
+    summary = _with_rounds(job_summary(frame, baseline, aggregate), frame)
     labels = list(dict.fromkeys(summary["label"]))
     footnotes = Footnotes()
     ratios = side_by_side(summary, "iops", baseline)
@@ -251,9 +251,14 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "charts": [chart for section in sections for g in section.groups for chart in g.charts],
         "chart_notes": chart_notes,
         "chart_legend": charts.legend(labels),
-        "marks": {"grey": charts.BOUND_GREY, "stripe": charts.DISTURBED_STRIPE,
-                  "slower": charts.ratio_colour(0.5), "faster": charts.ratio_colour(2.0)},
+        "marks": {
+            "grey": charts.BOUND_GREY,
+            "stripe": charts.DISTURBED_STRIPE,
+            "slower": charts.ratio_colour(0.5),
+            "faster": charts.ratio_colour(2.0),
+        },
         "open_all": len(order) <= OPEN_UP_TO,
+        "drive_states": _has_drive_states(summary),
         "cpu_bound_count": int(
             (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()
         ),
@@ -324,6 +329,23 @@ def _burst_rows(frame: pd.DataFrame, labels: list[str]) -> list[dict[str, object
             })  # fmt: skip
         rows.append({"job": job, "what": workload_words(group.iloc[0]), "cells": cells})
     return rows
+
+
+_RESULT_KEYS = ["sweep", "host", "device", "label", "job"]
+
+
+def _with_rounds(summary: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    """The summary with each result's preconditioning rounds (ss_rounds, from the frame: one
+    record serves all of a job's repeats on a device)."""
+    rounds = frame.groupby(_RESULT_KEYS, sort=False, dropna=False)["ss_rounds"].max()
+    return summary.merge(rounds.reset_index(), on=_RESULT_KEYS, how="left")
+
+
+def _has_drive_states(summary: pd.DataFrame) -> bool:
+    """Whether any result was measured in a state preconditioning put its drive in: then
+    the table says every result's state under its figures."""
+    ok = summary[summary["status"] == "ok"]
+    return bool(ok["drive_state"].notna().any() and (ok["drive_state"] != "as found").any())
 
 
 def _verdict_counts(summary: pd.DataFrame) -> list[tuple[str, int]]:

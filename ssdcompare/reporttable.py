@@ -43,6 +43,9 @@ class Cell:
     jobfile_note: str | None = None
     jobfile_footnote: int | None = None
     state: str = ""  # the state preconditioning put the drive in ("filled, steady")
+    # that state as the table says it under the figures ("filled, steady after 5 rounds")
+    state_words: str = ""
+    state_off: bool = False  # not the state asked for: not steady, a failed fill, unknown
     # a write cliff in some run: where, and the levels before and after (a footnote)
     cliff: str = ""
     cliff_footnote: int | None = None
@@ -192,10 +195,15 @@ def _note(footnotes: Footnotes, text: str) -> int:
 
 
 def _drive_notes(cell: Cell, row: dict[str, Any], footnotes: Footnotes) -> None:
-    """The drive's state (tooltip) and a write cliff (footnote) of one cell."""
+    """The drive's state (tooltip, and words for under the figures) and a write cliff
+    (footnote) of one cell."""
     state = row.get("drive_state")
     if isinstance(state, str) and state != "as found":
         cell.state = state
+    cell.state_words = drive_state_words(state, row.get("ss_rounds"))
+    cell.state_off = not isinstance(state, str) or any(
+        word in state for word in ("not steady", "fill failed", "unknown")
+    )
     if row.get("cliff_runs", 0):
         cell.cliff = (
             f"write cliff at {row['cliff_s']:.0f} s in {row['cliff_runs']} of "
@@ -203,6 +211,21 @@ def _drive_notes(cell: Cell, row: dict[str, Any], footnotes: Footnotes) -> None:
             f"{format_count(row['cliff_after_iops'])} IOPS"
         )
         cell.cliff_footnote = _note(footnotes, f"{row['job']} on {row['label']}: {cell.cliff}")
+
+
+def drive_state_words(state: object, rounds: object = None) -> str:
+    """A result's drive state in a reader's words: "filled, steady after 5 rounds", "not
+    steady after 25 rounds", "empty drive", "as found"; `rounds` are the preconditioning
+    rounds of the job (ss_rounds)."""
+    if not isinstance(state, str):
+        return "drive state unknown"
+    known = rounds is not None and bool(pd.notna(rounds))
+    count = int(rounds) if known else 0  # type: ignore[call-overload]
+    after = f" after {count} round{'' if count == 1 else 's'}" if known else ""
+    words = {"steady": f"steady{after}", "not steady": f"not steady{after}",
+             "empty": "empty drive", "full": "full drive",
+             "unknown": "drive state unknown"}  # fmt: skip
+    return ", ".join(words.get(part, part) for part in state.split(", "))
 
 
 def first_rows(summary: pd.DataFrame) -> dict[tuple[object, object], dict[str, Any]]:
