@@ -185,9 +185,9 @@ def _marker(
     at = f'fill="{colour}"' if filled else ""
     if kind == "circle":
         return f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{r}" {at}'.rstrip() + "/>"
-    if kind == "square":
-        return (f'<rect x="{x - r:.0f}" y="{y - r:.0f}" width="{2 * r}" height="{2 * r}" '
-                f"{at}").rstrip() + "/>"  # fmt: skip
+    if kind == "square":  # as a path: a marker is drawn for every point of every chart
+        side = f"{2 * r:g}"
+        return f'<path d="M{x - r:.0f} {y - r:.0f}h{side}v{side}h-{side}z" {at}'.rstrip() + "/>"
     shapes = {
         "triangle": [(0, -1.2), (1.1, 0.8), (-1.1, 0.8)],
         "down": [(0, 1.2), (1.1, -0.8), (-1.1, -0.8)],
@@ -205,9 +205,11 @@ def _marker(
             (-0.4, -0.4),
         ],
     }
-    if kind in shapes:
-        points = " ".join(f"{x + dx * r:.0f},{y + dy * r:.0f}" for dx, dy in shapes[kind])
-        return f'<polygon points="{points}" {at}'.rstrip() + "/>"
+    if kind in shapes:  # corners rounded to pixels, each drawn from the one before
+        corners = [(round(x + dx * r), round(y + dy * r)) for dx, dy in shapes[kind]]
+        steps = " ".join(f"{b[0] - a[0]} {b[1] - a[1]}"
+                         for a, b in zip(corners, corners[1:], strict=False))  # fmt: skip
+        return f'<path d="M{corners[0][0]} {corners[0][1]}l{steps}z" {at}'.rstrip() + "/>"
     if kind == "plus":
         return (
             f'<path d="M{x - r:.0f} {y:.0f}h{2 * r}M{x:.0f} {y - r:.0f}v{2 * r}" '
@@ -268,17 +270,10 @@ def line_chart(
                 f'stroke="{style(index)[0]}" stroke-dasharray="4 3">'
                 f"<title>{escape(tip)}</title></line>"
             )
+    lines, markers = [], []  # every line first, every marker over them
     for line, good in kept:
         colour, marker, dash = style(line.index)
-        points = " ".join(f"{plot.px(line.xs[i]):.0f},{plot.py(line.ys[i]):.0f}" for i in good)
-        dashed = (
-            f' stroke-dasharray="{dash if not line.thin else "3 2"}"' if dash or line.thin else ""
-        )
-        thin = ' class="thin"' if line.thin else ""
-        tip = f"<title>{escape(line.tip)}</title>" if line.tip else ""
-        # fill and stroke width come from the page's style (one rule, not an attribute each)
-        out.append(f'<polyline points="{points}" stroke="{colour}"{thin}{dashed}'
-                   + (f">{tip}</polyline>" if tip else "/>"))  # fmt: skip
+        lines.append(_line_path(plot, line, good, colour, dash))
         points_drawn = []
         for i in good:
             px, py = plot.px(line.xs[i]), plot.py(line.ys[i])
@@ -303,7 +298,9 @@ def line_chart(
             elif bar or shape or bound or tip:
                 points_drawn.append(f"<g>{tip}{bar}{shape}{bound}</g>")
         if points_drawn:  # the device's colour once, for all its markers
-            out.append(f'<g fill="{colour}">{"".join(points_drawn)}</g>')
+            markers.append(f'<g fill="{colour}">{"".join(points_drawn)}</g>')
+    # fill and stroke width come from the page's style (one rule, not an attribute each)
+    out.append(f'<g class="lines">{"".join(lines)}</g>{"".join(markers)}')
     for index, kx, ky, tip in knees:
         if _drawable(x.scale, kx) and _drawable(y.scale, ky):
             px, py = plot.px(kx), plot.py(ky)
@@ -315,6 +312,19 @@ def line_chart(
             )
     out.append("</svg>")
     return "".join(out)
+
+
+def _line_path(plot: _Plot, line: Series, good: list[int], colour: str, dash: str) -> str:
+    """A device's line through its points: a path from the first point, each step drawn
+    from the one before (shorter than absolute points: a chart is sent as text)."""
+    points = [(round(plot.px(line.xs[i])), round(plot.py(line.ys[i]))) for i in good]
+    steps = " ".join(f"{b[0] - a[0]} {b[1] - a[1]}"
+                     for a, b in zip(points, points[1:], strict=False))  # fmt: skip
+    dashed = f' stroke-dasharray="{dash if not line.thin else "3 2"}"' if dash or line.thin else ""
+    thin = ' class="thin"' if line.thin else ""
+    tip = f"<title>{escape(line.tip)}</title>" if line.tip else ""
+    head = f'<path d="M{points[0][0]} {points[0][1]}' + (f"l{steps}" if steps else "")
+    return f'{head}" stroke="{colour}"{thin}{dashed}' + (f">{tip}</path>" if tip else "/>")
 
 
 def _frame(plot: _Plot, title: str) -> str:
@@ -434,7 +444,8 @@ def heatmap(
             fill = (BOUND_GREY if limit == "bound" else "url(#disturbed)"
                     if limit == "disturbed" else ratio_colour(ratio))  # fmt: skip
             text = f"{ratio:.2f}" if ratio is not None and math.isfinite(ratio) else ""
-            kind = {"bound": ' class="b"', "disturbed": ' class="h"'}.get(limit, "")
+            # figures have a white halo (clear of the hatch) unless on grey or a dark colour
+            kind = ' class="b"' if limit == "bound" else ""
             if not limit and _strong(ratio):
                 kind = ' class="d"'
             # the tooltip on the cell; its figure lets the pointer through to it
@@ -460,8 +471,8 @@ def _strong(ratio: float | None) -> bool:
 
 
 def ratio_colour(ratio: float | None) -> str:
-    """A ratio's colour in the heatmap: blue for faster than the baseline, orange for slower, by the log of the ratio; white
-    within 2 %. Colour-blind safe (blue against orange)."""
+    """A ratio's colour in the heatmap: blue for faster than the baseline, orange for slower,
+    by the log of the ratio; white within 2 %. Colour-blind safe (blue against orange)."""
     if ratio is None or not math.isfinite(ratio) or ratio <= 0:
         return "#ffffff"
     strength = min(abs(math.log2(ratio)) / 1.0, 1.0)  # a factor of 2 is the full colour

@@ -17,6 +17,7 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.frame import damaged_runs, job_summary, known_true, load, side_by_side
 from ssdcompare.reportcharts import chart_sections
+from ssdcompare.reportjobfiles import quoted_jobfiles
 from ssdcompare.reportpath import check_report_path
 from ssdcompare.reporttable import (
     Footnotes,
@@ -250,6 +251,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "chart_sections": sections,
         "charts": [chart for section in sections for g in section.groups for chart in g.charts],
         "chart_notes": chart_notes,
+        "jobfiles": quoted_jobfiles(frame, sweeps, order, labels),
         "chart_legend": charts.legend(labels),
         "marks": {
             "grey": charts.BOUND_GREY,

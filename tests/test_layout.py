@@ -25,7 +25,10 @@ STAGES = [
     ("running", ["sampler", "watchdog", "runner", "precondition", "ramdisk", "ceiling"]),
     ("sweep", ["sweep"]),
     ("frame", ["framecache", "persecond", "perburst", "frame", "answer"]),
-    ("presenting", ["charts", "reportpath", "reporttable", "reportcharts", "report"]),
+    (
+        "presenting",
+        ["charts", "reportpath", "reporttable", "reportcharts", "reportjobfiles", "report"],
+    ),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
 ]
 STAGE_OF = {module: index for index, (_, modules) in enumerate(STAGES) for module in modules}
