@@ -16,6 +16,7 @@ from ssdcompare.answer import headline
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import OPT_IN
 from ssdcompare.frame import damaged_runs, job_summary, known_true, load, side_by_side
+from ssdcompare.reportadvice import advice
 from ssdcompare.reportcharts import chart_sections
 from ssdcompare.reportjobfiles import quoted_jobfiles
 from ssdcompare.reportpath import check_report_path
@@ -227,6 +228,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
     limited_runs = frame.assign(cpu_bound=known_true(frame["cpu_bound"])
                                 | frame["verdict"].eq("host"))  # fmt: skip
     order = [row.job for group in groups for row in group.rows]
+    answers = headline(summary, baseline)
     sections, chart_notes = chart_sections(limited_runs, limited, rows_of, labels, baseline,
                                            ratios, order)  # fmt: skip
     return {
@@ -244,7 +246,8 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "warnings": _warnings(frame, summary, sweeps) + unplaced,
         "groups": groups,
         "footnotes": footnotes,
-        "headline": [h.sentence for h in headline(summary, baseline)],
+        "headline": [h.sentence for h in answers],
+        "advice": advice(answers, summary, frame, sweeps),
         "verdict_counts": _verdict_counts(summary),
         "state_pairs": _state_pairs(limited, labels),
         "burst_rows": _burst_rows(limited_runs, labels),

@@ -27,7 +27,15 @@ STAGES = [
     ("frame", ["framecache", "persecond", "perburst", "frame", "answer"]),
     (
         "presenting",
-        ["charts", "reportpath", "reporttable", "reportcharts", "reportjobfiles", "report"],
+        [
+            "charts",
+            "reportpath",
+            "reporttable",
+            "reportcharts",
+            "reportjobfiles",
+            "reportadvice",
+            "report",
+        ],
     ),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
 ]
