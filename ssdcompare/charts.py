@@ -26,8 +26,15 @@ MARKERS = ["circle", "square", "triangle", "diamond", "down", "plus", "cross", "
 # seven patterns against eight colours and markers: no two of the first 56 devices look alike
 DASHES = ["", "6 3", "2 2", "8 3 2 3", "4 1", "1 3", "10 2"]
 
-WIDTH, HEIGHT = 330, 210  # one small chart; sections lay them out side by side
-_LEFT, _RIGHT, _TOP, _BOTTOM = 54, 22, 22, 34
+# What limited a result looks the same in the report's tables and in its charts: a CPU- or
+# host-bound result on grey, a disturbed one under yellow stripes (2 px of every 7, at 45°)
+BOUND_GREY = "#d9d9d9"
+DISTURBED_STRIPE = "#e3b844"
+
+# one chart's drawing space: the page scales it to the width it has (its viewBox keeps the
+# proportions); its title is the page's, above it, where a long one wraps instead of being cut
+WIDTH, HEIGHT = 400, 250
+_LEFT, _RIGHT, _TOP, _BOTTOM = 58, 16, 10, 38
 
 
 def style(index: int) -> tuple[str, str, str]:
@@ -171,12 +178,16 @@ class _Plot:
         return self.height - _BOTTOM - share * (self.height - _TOP - _BOTTOM)
 
 
-def _marker(kind: str, x: float, y: float, colour: str, r: float = 3.2) -> str:
-    at = f'fill="{colour}"'
+def _marker(
+    kind: str, x: float, y: float, colour: str, r: float = 3.2, filled: bool = True
+) -> str:
+    """A device's marker; `filled` False leaves its fill to the group it is drawn in."""
+    at = f'fill="{colour}"' if filled else ""
     if kind == "circle":
-        return f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{r}" {at}/>'
-    if kind == "square":
-        return f'<rect x="{x - r:.0f}" y="{y - r:.0f}" width="{2 * r}" height="{2 * r}" {at}/>'
+        return f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{r}" {at}'.rstrip() + "/>"
+    if kind == "square":  # as a path: a marker is drawn for every point of every chart
+        side = f"{2 * r:g}"
+        return f'<path d="M{x - r:.0f} {y - r:.0f}h{side}v{side}h-{side}z" {at}'.rstrip() + "/>"
     shapes = {
         "triangle": [(0, -1.2), (1.1, 0.8), (-1.1, 0.8)],
         "down": [(0, 1.2), (1.1, -0.8), (-1.1, -0.8)],
@@ -194,9 +205,11 @@ def _marker(kind: str, x: float, y: float, colour: str, r: float = 3.2) -> str:
             (-0.4, -0.4),
         ],
     }
-    if kind in shapes:
-        points = " ".join(f"{x + dx * r:.0f},{y + dy * r:.0f}" for dx, dy in shapes[kind])
-        return f'<polygon points="{points}" {at}/>'
+    if kind in shapes:  # corners rounded to pixels, each drawn from the one before
+        corners = [(round(x + dx * r), round(y + dy * r)) for dx, dy in shapes[kind]]
+        steps = " ".join(f"{b[0] - a[0]} {b[1] - a[1]}"
+                         for a, b in zip(corners, corners[1:], strict=False))  # fmt: skip
+        return f'<path d="M{corners[0][0]} {corners[0][1]}l{steps}z" {at}'.rstrip() + "/>"
     if kind == "plus":
         return (
             f'<path d="M{x - r:.0f} {y:.0f}h{2 * r}M{x:.0f} {y - r:.0f}v{2 * r}" '
@@ -257,17 +270,11 @@ def line_chart(
                 f'stroke="{style(index)[0]}" stroke-dasharray="4 3">'
                 f"<title>{escape(tip)}</title></line>"
             )
+    lines, markers = [], []  # every line first, every marker over them
     for line, good in kept:
         colour, marker, dash = style(line.index)
-        points = " ".join(f"{plot.px(line.xs[i]):.0f},{plot.py(line.ys[i]):.0f}" for i in good)
-        dashed = (
-            f' stroke-dasharray="{dash if not line.thin else "3 2"}"' if dash or line.thin else ""
-        )
-        tip = f"<title>{escape(line.tip)}</title>" if line.tip else ""
-        out.append(
-            f'<polyline points="{points}" fill="none" stroke="{colour}" '
-            f'stroke-width="{1 if line.thin else 1.8}"{dashed}>{tip}</polyline>'
-        )
+        lines.append(_line_path(plot, line, good, colour, dash))
+        points_drawn = []
         for i in good:
             px, py = plot.px(line.xs[i]), plot.py(line.ys[i])
             bar = ""
@@ -280,13 +287,20 @@ def line_chart(
                     )
             # a line of one point is no line: its marker is drawn whatever the line asks
             drawn = line.markers or len(good) == 1
-            shape = _marker(marker, px, py, colour, 2.2 if line.thin else 3.2) if drawn else ""
+            size = 2.2 if line.thin else 3.2
+            shape = _marker(marker, px, py, colour, size, filled=False) if drawn else ""
             bound = _bound_mark(px, py) if i < len(line.bound) and line.bound[i] else ""
             tip = f"<title>{escape(line.tips[i])}</title>" if i < len(line.tips) else ""
             if shape and not (bar or bound):  # the tooltip inside the marker: no group needed
-                out.append(shape.replace("/>", f">{tip}</{shape[1 : shape.index(' ')]}>", 1))
+                points_drawn.append(
+                    shape.replace("/>", f">{tip}</{shape[1 : shape.index(' ')]}>", 1)
+                )
             elif bar or shape or bound or tip:
-                out.append(f"<g>{tip}{bar}{shape}{bound}</g>")
+                points_drawn.append(f"<g>{tip}{bar}{shape}{bound}</g>")
+        if points_drawn:  # the device's colour once, for all its markers
+            markers.append(f'<g fill="{colour}">{"".join(points_drawn)}</g>')
+    # fill and stroke width come from the page's style (one rule, not an attribute each)
+    out.append(f'<g class="lines">{"".join(lines)}</g>{"".join(markers)}')
     for index, kx, ky, tip in knees:
         if _drawable(x.scale, kx) and _drawable(y.scale, ky):
             px, py = plot.px(kx), plot.py(ky)
@@ -300,9 +314,22 @@ def line_chart(
     return "".join(out)
 
 
+def _line_path(plot: _Plot, line: Series, good: list[int], colour: str, dash: str) -> str:
+    """A device's line through its points: a path from the first point, each step drawn
+    from the one before (shorter than absolute points: a chart is sent as text)."""
+    points = [(round(plot.px(line.xs[i])), round(plot.py(line.ys[i]))) for i in good]
+    steps = " ".join(f"{b[0] - a[0]} {b[1] - a[1]}"
+                     for a, b in zip(points, points[1:], strict=False))  # fmt: skip
+    dashed = f' stroke-dasharray="{dash if not line.thin else "3 2"}"' if dash or line.thin else ""
+    thin = ' class="thin"' if line.thin else ""
+    tip = f"<title>{escape(line.tip)}</title>" if line.tip else ""
+    head = f'<path d="M{points[0][0]} {points[0][1]}' + (f"l{steps}" if steps else "")
+    return f'{head}" stroke="{colour}"{thin}{dashed}' + (f">{tip}</path>" if tip else "/>")
+
+
 def _frame(plot: _Plot, title: str) -> str:
-    """The chart's box, grid, ticks, axis labels and title (the <title> names the chart for
-    screen readers and on hover)."""
+    """The chart's box, grid, ticks and axis labels. Its title is the <title> (the chart's
+    name for screen readers and on hover); the page shows it above the chart."""
     w, h = plot.width, plot.height
     parts = [
         f'<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img">'
@@ -313,30 +340,31 @@ def _frame(plot: _Plot, title: str) -> str:
     write_x = plot.x.ticks or (str if plot.x.scale == "nines" else number)
     write_y = plot.y.ticks or number
     grid = []  # every grid line in one path: a chart is sent as text, a thousand of them
-    labels = []
+    below, beside = [], []  # tick labels, each axis's in a group that places them
     for value in plot.x_ticks:
         px = plot.px(value)
         grid.append(f"M{px:.0f} {_TOP}V{h - _BOTTOM}")
-        labels.append(f'<text x="{px:.0f}" y="{h - _BOTTOM + 12}" class="x">'
-                      f"{escape(write_x(value))}</text>")  # fmt: skip
+        below.append(f'<text x="{px:.0f}">{escape(write_x(value))}</text>')
     for value in plot.y_ticks:
         py = plot.py(value)
         grid.append(f"M{_LEFT} {py:.0f}H{w - _RIGHT}")
-        labels.append(f'<text x="{_LEFT - 4}" y="{py + 3:.0f}" class="y">'
-                      f"{escape(write_y(value))}</text>")  # fmt: skip
-    parts.append(f'<path d="{"".join(grid)}" class="grid"/>{"".join(labels)}')
+        beside.append(f'<text y="{py:.0f}">{escape(write_y(value))}</text>')
     parts.append(
-        f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 4}" class="axis">'
+        f'<path d="{"".join(grid)}" class="grid"/>'
+        f'<g class="x" transform="translate(0 {h - _BOTTOM + 14})">{"".join(below)}</g>'
+        f'<g class="y" transform="translate({_LEFT - 5} 4)">{"".join(beside)}</g>'
+    )
+    parts.append(
+        f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 6}" class="axis">'
         f"{escape(plot.x.label)}</text>"
-        f'<text transform="translate(11 {(h - _BOTTOM + _TOP) / 2:.0f}) rotate(-90)" '
+        f'<text transform="translate(13 {(h - _BOTTOM + _TOP) / 2:.0f}) rotate(-90)" '
         f'class="axis">{escape(plot.y.label)}</text>'
-        f'<text x="{_LEFT}" y="14" class="title">{escape(_fit(title, w - _LEFT - 4))}</text>'
     )
     return "".join(parts)
 
 
 def _fit(text: str, width: float, per_character: float = 7.0) -> str:
-    """`text` cut to fit `width` pixels (about 7 px a character in a bold title), with "…"."""
+    """`text` cut to fit `width` pixels (`per_character` px a character), with "…"."""
     most = int(width / per_character)
     return text if len(text) <= most else text[: most - 1] + "…"
 
@@ -367,57 +395,74 @@ def heatmap(
     title: str,
     rows: Sequence[str],
     columns: Sequence[str],
-    cells: dict[tuple[int, int], tuple[float | None, str, bool]],
+    cells: dict[tuple[int, int], tuple[float | None, str, str]],
 ) -> str | None:
     """Ratios to the baseline as coloured cells: rows are jobs, columns devices. `cells` maps
-    (row, column) to (ratio or None, tooltip, limited): blue is faster than the baseline,
-    orange slower, white even; a limited result (CPU- or host-bound, disturbed) is hatched
-    grey, a missing one left empty. None without any cell."""
+    (row, column) to (ratio or None, tooltip, limit): blue is faster than the baseline,
+    orange slower, white even. `limit` marks a result that says little about the drives as
+    the report's tables do: "bound" (CPU- or host-bound) on grey, "disturbed" under the
+    yellow stripes; "" for none. A missing result is left empty. None without any cell.
+
+    Drawn at its own size (its labels at 12 px, its figures at 11 px): it is as tall as its
+    jobs, and the page lets it scroll rather than shrink it."""
     if not cells or not rows or not columns:
         return None
     # a column as wide as its heading (up to 24 characters), so headings never run together
-    cell_w = max(56, min(24, max(len(c) for c in columns)) * 7 + 12)
-    cell_h = 12
-    left = min(8 + 6 * max(len(r) for r in rows), 260)
-    top = 30
-    width = left + cell_w * len(columns) + 10
-    height = top + cell_h * len(rows) + 6
+    cell_w = max(64, round(min(24, max(len(c) for c in columns)) * _HEADING_PX) + 14)
+    left = min(12 + round(_LABEL_PX * max(len(r) for r in rows)), 330)
+    top = 26
+    width = left + cell_w * len(columns) + 8
+    height = top + _ROW_PX * len(rows) + 4
     out = [
         f'<svg class="chart heatmap" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" role="img">'
         f"<title>{escape(title)}</title>"
-        '<defs><pattern id="limited" width="5" height="5" patternUnits="userSpaceOnUse" '
-        'patternTransform="rotate(45)"><rect width="5" height="5" fill="#e6e6e6"/>'
-        '<line x1="0" y1="0" x2="0" y2="5" stroke="#999" stroke-width="2"/></pattern></defs>'
+        # the tables' hatch: stripes of 2 px every 7, at 45 degrees
+        '<defs><pattern id="disturbed" width="7" height="7" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="7" height="7" fill="#fff"/>'
+        f'<rect width="2" height="7" fill="{DISTURBED_STRIPE}"/></pattern></defs>'
     ]
     for c, name in enumerate(columns):
         x = left + c * cell_w + cell_w / 2
+        shown = _fit(name, cell_w - 8, _HEADING_PX)
         out.append(
-            f'<text x="{x:.0f}" y="{top - 6}" text-anchor="middle">'
-            f"{escape(_fit(name, cell_w - 8))}<title>{escape(name)}</title></text>"
+            f'<text x="{x:.0f}" y="{top - 8}" class="head">{escape(shown)}'
+            + (f"<title>{escape(name)}</title>" if shown != name else "")
+            + "</text>"
         )
     for r, name in enumerate(rows):
-        y = top + r * cell_h
-        out.append(
-            f'<text x="{left - 4}" y="{y + 9}" class="y small">{escape(_fit(name, left))}</text>'
-        )
+        shown = _fit(name, left - 10, _LABEL_PX)
+        label = escape(shown) + (f"<title>{escape(name)}</title>" if shown != name else "")
+        # a row's cells are placed by its group: each cell names only its column
+        row = [f'<g transform="translate(0 {top + r * _ROW_PX})">'
+               f'<text x="{left - 6}" y="14" class="job">{label}</text>']  # fmt: skip
         for c in range(len(columns)):
             found = cells.get((r, c))
             if found is None:
                 continue
-            ratio, tip, limited = found
-            fill = "url(#limited)" if limited else _diverging(ratio)
+            ratio, tip, limit = found
+            fill = (BOUND_GREY if limit == "bound" else "url(#disturbed)"
+                    if limit == "disturbed" else ratio_colour(ratio))  # fmt: skip
             text = f"{ratio:.2f}" if ratio is not None and math.isfinite(ratio) else ""
-            # the tooltip on the cell; its number lets the pointer through to it
-            out.append(
-                f'<rect x="{left + c * cell_w}" y="{y}" width="{cell_w - 1}" '
-                f'height="{cell_h - 1}" fill="{fill}"><title>{escape(tip)}</title></rect>'
-                f'<text x="{left + c * cell_w + cell_w / 2:.0f}" y="{y + 9}" '
-                f'class="n{" on-dark" if not limited and _strong(ratio) else ""}">'
-                f"{text}</text>"
+            # figures have a white halo (clear of the hatch) unless on grey or a dark colour
+            kind = ' class="b"' if limit == "bound" else ""
+            if not limit and _strong(ratio):
+                kind = ' class="d"'
+            # the tooltip on the cell; its figure lets the pointer through to it
+            row.append(
+                f'<rect x="{left + c * cell_w}" width="{cell_w - 1}" height="{_ROW_PX - 1}" '
+                f'fill="{fill}"><title>{escape(tip)}</title></rect>'
+                f'<text x="{left + c * cell_w + cell_w / 2:.0f}" y="14"{kind}>{text}</text>'
             )
+        out.append("".join(row) + "</g>")
     out.append("</svg>")
     return "".join(out)
+
+
+# the heatmap's sizes: a row, and the width of a character of a job (12 px) and of a heading
+_ROW_PX = 20
+_LABEL_PX = 7.0
+_HEADING_PX = 7.6
 
 
 def _strong(ratio: float | None) -> bool:
@@ -425,9 +470,9 @@ def _strong(ratio: float | None) -> bool:
     return ratio is not None and ratio > 0 and math.isfinite(ratio) and abs(math.log2(ratio)) > 0.6
 
 
-def _diverging(ratio: float | None) -> str:
-    """Blue for faster than the baseline, orange for slower, by the log of the ratio; white
-    within 2 %. Colour-blind safe (blue against orange)."""
+def ratio_colour(ratio: float | None) -> str:
+    """A ratio's colour in the heatmap: blue for faster than the baseline, orange for slower,
+    by the log of the ratio; white within 2 %. Colour-blind safe (blue against orange)."""
     if ratio is None or not math.isfinite(ratio) or ratio <= 0:
         return "#ffffff"
     strength = min(abs(math.log2(ratio)) / 1.0, 1.0)  # a factor of 2 is the full colour

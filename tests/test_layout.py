@@ -28,7 +28,17 @@ STAGES = [
     ("running", ["sampler", "watchdog", "runner", "precondition", "ramdisk", "ceiling"]),
     ("sweep", ["sweep"]),
     ("frame", ["framecache", "persecond", "perburst", "frame", "answer"]),
-    ("presenting", ["charts", "report"]),
+    (
+        "presenting",
+        [
+            "charts",
+            "reporttable",
+            "reportcharts",
+            "reportjobfiles",
+            "reportadvice",
+            "report",
+        ],
+    ),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
 ]
 STAGE_OF = {module: index for index, (_, modules) in enumerate(STAGES) for module in modules}

@@ -69,6 +69,8 @@ def test_a_fill_then_rounds_until_steady_are_run_recorded_and_shown(tmp_path: Pa
     html = run.report.read_text()
     assert "not preconditioned" not in html
     assert "fill then workload (SNIA PTS)" in html and "drive filled, steady" in html
+    # and where a reader sees it: under the result's figures, with its rounds
+    assert f'<span class="state">filled, steady after {rounds} rounds</span>' in html
 
 
 @pytest.mark.root

@@ -98,16 +98,18 @@ def test_a_bound_point_is_ringed_and_a_chart_holds_no_legend_over_its_data() -> 
     assert ">a</span>" in legend and ">b</span>" in legend and "CPU- or host-bound" in legend
 
 
-def test_the_heatmap_colours_faster_and_slower_apart_and_hatches_limited_results() -> None:
-    svg = charts.heatmap("h", ["j1", "j2", "j3"], ["b"], {
-        (0, 0): (2.0, "j1 faster", False), (1, 0): (0.5, "j2 slower", False),
-        (2, 0): (1.0, "j3 bound", True),
+def test_the_heatmap_colours_faster_and_slower_apart_and_marks_limits_as_the_tables_do() -> None:
+    svg = charts.heatmap("h", ["j1", "j2", "j3", "j4"], ["b"], {
+        (0, 0): (2.0, "j1 faster", ""), (1, 0): (0.5, "j2 slower", ""),
+        (2, 0): (1.0, "j3 bound", "bound"), (3, 0): (1.5, "j4 disturbed", "disturbed"),
     })  # fmt: skip
     assert svg is not None
-    cell = r'<rect x="[^"]+" y="[^"]+" width="[^"]+" height="[^"]+" fill="([^"]+)"'
+    cell = r'<rect x="[^"]+" width="[^"]+" height="[^"]+" fill="([^"]+)"><title>'
     fills = re.findall(cell, svg)
-    assert len(fills) == 3 and fills[2] == "url(#limited)"
-    assert fills[0] != fills[1] and "#ffffff" not in fills[:2]
+    assert len(fills) == 4 and fills[0] != fills[1] and "#ffffff" not in fills[:2]
+    # grey for the CPU or the host, the yellow hatch for a disturbance: the tables' marks
+    assert fills[2] == charts.BOUND_GREY and fills[3] == "url(#disturbed)"
+    assert f'fill="{charts.DISTURBED_STRIPE}"' in svg
     assert charts.heatmap("h", [], [], {}) is None
 
 

@@ -5,6 +5,7 @@ a browser filters. Its time is a figure of benchmarks/run.py, not a test."""
 
 from __future__ import annotations
 
+import html as markup
 import importlib.util
 import re
 import subprocess
@@ -91,3 +92,50 @@ def test_a_browser_filters_the_big_report(big: tuple[str, Path], tmp_path: Path)
     # the random-write family holds the matches and is opened; the others stay folded
     assert re.search(r'<details class="family" open="">\s*<summary><h3>Random write', dom)
     assert not re.search(r'<details class="family" open="">\s*<summary><h3>Random read', dom)
+
+
+def _patched(original: str, diff: str) -> str:
+    """`original` with a unified diff without context (difflib's, n=0) applied."""
+    old, lines = original.splitlines(), diff.splitlines()[2:]
+    out: list[str] = []
+    done = 0  # lines of `old` used so far
+    for line in lines:
+        hunk = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", line)
+        if hunk is not None:
+            start, count = int(hunk.group(1)), int(hunk.group(2) or 1)
+            begin = start - 1 if count else start  # no lines removed: added after `start`
+            out += old[done:begin]
+            done = begin + count
+        elif line.startswith("+"):
+            out.append(line[1:])
+    return "\n".join(out + old[done:]) + "\n"
+
+
+@pytest.mark.slow
+def test_a_thousand_jobfiles_are_each_given_exactly(big: tuple[str, Path]) -> None:
+    html, path = big
+    section = re.search(r'<section id="jobfiles">.*?</section>', html, re.S)
+    assert section is not None
+    details = re.findall(r'<details class="jobfile" id="jobfile-([^"]+)">(.*?)</details>',
+                         section.group(0), re.S)  # fmt: skip
+    assert len(details) == JOBS
+    runs = path.parent / "synthetic" / "results" / "runs"
+    full: dict[str, str] = {}
+    for job, shown in details:
+        quoted = re.search(r"<pre>(.*?)</pre>", shown, re.S)
+        assert quoted is not None
+        text = markup.unescape(quoted.group(1))
+        against = re.search(r'As a difference from <a href="#jobfile-([^"]+)">', shown)
+        if against is not None:  # a difference from a jobfile quoted in full before it
+            text = _patched(full[against.group(1)], text)
+        else:
+            full[job] = text
+        assert text == (runs / "dev0.img" / job / "r1" / "jobfile.fio").read_text(), job
+    assert len(full) < JOBS / 4  # most of them as a few lines of difference
+    # the other devices' jobfiles differ in their target alone: said once, not 3,000 times
+    said = (r"<li>(dev\d\.img)'s jobfile of every job: the same but for "
+            r"<code>filename=([^<]+)</code> and 1 comment line")  # fmt: skip
+    shared = re.findall(said, section.group(0))
+    assert [(label, Path(name).name) for label, name in shared] == [
+        (f"dev{n}.img", f"dev{n}.img") for n in range(1, DEVICES)
+    ]

@@ -156,6 +156,7 @@ def test_an_empty_then_full_sweep_discards_fills_and_reports_both_states(tmp_pat
     table = dom[dom.index('id="states"') :]
     assert "randread-4k-qd4" in table and "×" in table[: table.index("</table>")]
     assert 'drive empty"' in dom and 'drive full"' in dom  # the cells' tooltips
+    assert ">empty drive</span>" in dom and ">full drive</span>" in dom  # under the figures
     assert "not preconditioned" not in dom and "a pass over the jobs in each drive state" in dom
 
 
