@@ -767,7 +767,10 @@ def _unusable(job: RenderedJob, status: RunStatus) -> tuple[str, bool]:
 
 
 def _skip(
-    results: ResultsDir, job: RenderedJob, repeat: int, reason: str,
+    results: ResultsDir,
+    job: RenderedJob,
+    repeat: int,
+    reason: str,
     failed_with: int | None = None,
 ) -> RunStatus:
     """A run that did not measure: skipped for `reason`, or failed before fio started because

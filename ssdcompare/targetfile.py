@@ -159,8 +159,10 @@ def create(path: str) -> str:
         fd = open_file(path, os.O_RDWR | os.O_CREAT | os.O_EXCL)
     except TargetFileError as err:
         if os.path.lexists(path):
-            raise TargetFileError(f"{path} appeared after the sweep was planned (it was to be "
-                                  "a new file); check what it is, then start again") from None
+            raise TargetFileError(
+                f"{path} appeared after the sweep was planned (it was to be "
+                "a new file); check what it is, then start again"
+            ) from None
         raise err from None
     try:
         return file_key(fd)
