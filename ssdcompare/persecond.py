@@ -23,17 +23,18 @@ below, and at least CLIFF_HOLD of them are. It needs MIN_SECONDS of series at le
 
 from __future__ import annotations
 
-import math
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from ssdcompare import framecache
-from ssdcompare.fiologs import LogError
+from ssdcompare.fiologs import DIRECTIONS, LogError, Samples
 from ssdcompare.store import ResultsDir, ResultsFiles, RunStatus, unique_folders
 
 T = TypeVar("T")
@@ -64,14 +65,25 @@ def logged_each_io(results: ResultsDir, status: RunStatus) -> bool:
     )
 
 
-def _seconds_of_each_io(files: ResultsFiles, paths: list[Path]) -> pd.DataFrame:
+# a run's seconds, column by column (_SERIES_COLUMNS): a hostile log can hold millions
+Seconds = dict[str, np.ndarray]
+_NAMES = np.array([DIRECTIONS[code] for code in sorted(DIRECTIONS)], dtype=object)
+# directions in name order (read, trim, write), as the rows are sorted
+_NAME_RANK = np.argsort(np.argsort(_NAMES))
+
+
+def _seconds_of_each_io(files: ResultsFiles, paths: list[Path]) -> Seconds:
     """Per-second rows from logs of every I/O: the I/Os that completed in each second, with
     the seconds without any (idle gaps) as zeros; the last, partial second left out."""
-    rows = [(max(1, -(-s.time_ms // 1000)), s.direction, s.value, s.size)
-            for path in paths for s in files.log_samples(path)]  # fmt: skip
-    ios = pd.DataFrame(rows, columns=["t_s", "direction", "lat", "size"])
+    logs = [files.log_samples(path) for path in paths]
+    ios = pd.DataFrame({
+        "t_s": np.maximum(1, -(-_column(logs, "time_ms", np.int64) // 1000)),
+        "direction": _NAMES[_column(logs, "direction_code", np.int8)],
+        "lat": _column(logs, "value", np.float64),
+        "size": _column(logs, "size", np.int64),
+    })  # fmt: skip
     if ios.empty:
-        return pd.DataFrame(columns=_SERIES_COLUMNS)
+        return {column: np.array([]) for column in _SERIES_COLUMNS}
     per_second = ios.groupby(["direction", "t_s"]).agg(
         iops=("lat", "size"), bw_bytes=("size", "sum"), lat=("lat", "mean")
     )  # fmt: skip
@@ -81,60 +93,92 @@ def _seconds_of_each_io(files: ResultsFiles, paths: list[Path]) -> pd.DataFrame:
     per_second = per_second.reindex(every).reset_index()
     per_second[["iops", "bw_bytes"]] = per_second[["iops", "bw_bytes"]].fillna(0.0)
     per_second["lat_mean_us"] = per_second["lat"] / 1000
-    return per_second[_SERIES_COLUMNS].astype({"iops": "float64", "bw_bytes": "float64"})
+    per_second = per_second.astype({"iops": "float64", "bw_bytes": "float64"})
+    return {column: per_second[column].to_numpy() for column in _SERIES_COLUMNS}
+
+
+def _column(logs: list[Samples], name: str, dtype: type) -> np.ndarray:
+    """One column of several logs' samples, one after the other (read without a copy)."""
+    return np.concatenate(
+        [np.frombuffer(getattr(log, name), dtype=dtype) for log in logs] or [np.array([], dtype)]
+    )
 
 
 def _has_logs(results: ResultsDir, status: RunStatus) -> bool:
     return bool(results.timeseries_logs(status, "iops") or results.timeseries_logs(status, "lat"))
 
 
-def _run_seconds(
-    results: ResultsDir, status: RunStatus
-) -> list[tuple[str, int, float, float, float]]:
-    """One run's seconds from its per-second logs, as (direction, t_s, iops, bw_bytes,
-    lat_mean_us) in order of direction and second: the processes' IOPS and bandwidth added,
-    their mean latencies weighted by their IOPS. A value no log gave is NaN. A bursty run's
-    come from its log of every I/O."""
+def _keyed(samples: Samples) -> tuple[np.ndarray, np.ndarray]:
+    """A per-second log's (second and direction as one key, value): the second is its time
+    rounded to the nearest one (fio logs a second a few ms after it ends)."""
+    seconds = np.round(np.frombuffer(samples.time_ms, dtype=np.int64) / 1000).astype(np.int64)
+    codes = np.frombuffer(samples.direction_code, dtype=np.int8)
+    return seconds * len(DIRECTIONS) + codes, np.frombuffer(samples.value, dtype=np.float64)
+
+
+def _first_of_each(samples: Samples | None) -> tuple[np.ndarray, np.ndarray]:
+    """A per-second log's keys (see _keyed), sorted and each once, with the value of the
+    first sample of each; none without a log."""
+    if samples is None:
+        return np.array([], np.int64), np.array([], np.float64)
+    keys, values = _keyed(samples)
+    order = np.argsort(keys, kind="stable")
+    keys, values = keys[order], values[order]
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    return keys[first], values[first]
+
+
+def _looked_up(table: tuple[np.ndarray, np.ndarray], keys: np.ndarray) -> np.ndarray:
+    """The values `table` (from _first_of_each) has for `keys`; NaN for a key it lacks."""
+    known, values = table
+    if not len(known):
+        return np.full(len(keys), np.nan)
+    at = np.minimum(np.searchsorted(known, keys), len(known) - 1)
+    return np.where(known[at] == keys, values[at], np.nan)
+
+
+def _sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Each group's sum (groups begin at `starts`) of the values that are not NaN; NaN for a
+    group with none."""
+    known = ~np.isnan(values)
+    sums = np.add.reduceat(np.where(known, values, 0.0), starts)
+    return np.where(np.add.reduceat(known.astype(np.int64), starts) > 0, sums, np.nan)
+
+
+def _run_seconds(results: ResultsDir, status: RunStatus) -> Seconds:
+    """One run's seconds from its per-second logs (_SERIES_COLUMNS), in order of direction
+    and second: the processes' IOPS and bandwidth added, their mean latencies weighted by
+    their IOPS. A value no log gave is NaN. A bursty run's come from its log of every I/O."""
     if logged_each_io(results, status):
-        seconds = _seconds_of_each_io(results.files, results.timeseries_logs(status, "lat"))
-        return list(seconds.itertuples(index=False, name=None))
+        return _seconds_of_each_io(results.files, results.timeseries_logs(status, "lat"))
     logs = {kind: results.timeseries_logs(status, kind) for kind in ("iops", "bw", "lat")}
-    if not logs["iops"]:
-        return []
     # the seconds are those fio logged IOPS for: at the end of a job fio flushes a last,
     # partial second into the latency log only ... and that partial second can round to the
     # last full one: the first sample of a (process, second, direction) is the one kept
-    extra: dict[str, dict[tuple[int, int, str], float] | None] = {}
-    for kind in ("bw", "lat"):
-        if not logs[kind]:
-            extra[kind] = None
-            continue
-        table: dict[tuple[int, int, str], float] = {}
-        for process, path in enumerate(logs[kind]):
-            for sample in results.files.log_samples(path):
-                table.setdefault((process, round(sample.time_ms / 1000), sample.direction),
-                                 sample.value)  # fmt: skip
-        extra[kind] = table
-    sums: dict[tuple[str, int], list[float]] = {}  # iops, bw (KiB/s), latency x iops; NaN: none
-    nan = math.nan
+    parts: list[tuple[np.ndarray, ...]] = []
     for process, path in enumerate(logs["iops"]):
-        for sample in results.files.log_samples(path):
-            t_s = round(sample.time_ms / 1000)
-            at = (process, t_s, sample.direction)
-            bw = extra["bw"].get(at, nan) if extra["bw"] is not None else nan
-            lat = extra["lat"].get(at, nan) if extra["lat"] is not None else nan
-            found = sums.setdefault((sample.direction, t_s), [nan, nan, nan])
-            for index, value in enumerate((sample.value, bw, lat * sample.value)):
-                if value == value:  # NaN adds nothing, as in a sum that skips it
-                    found[index] = value if found[index] != found[index] else found[index] + value
-    rows = []
-    for (direction, t_s), (iops, bw, weighted) in sorted(sums.items()):
-        if iops == 0:
-            lat_us = nan if weighted == 0 or weighted != weighted else math.inf
-        else:
-            lat_us = weighted / iops / 1000
-        rows.append((direction, t_s, iops, bw * 1024, lat_us))
-    return rows
+        keys, iops = _keyed(results.files.log_samples(path))
+        found = [iops]
+        for kind in ("bw", "lat"):
+            kept = logs[kind][process] if process < len(logs[kind]) else None
+            log = results.files.log_samples(kept) if kept is not None else None
+            found.append(_looked_up(_first_of_each(log), keys))
+        parts.append((keys, found[0], found[1], found[2] * found[0]))
+    if not parts or not sum(len(part[0]) for part in parts):
+        return {column: np.array([]) for column in _SERIES_COLUMNS}
+    keys, iops, bw, weighted = (np.concatenate(column) for column in zip(*parts, strict=True))
+    seconds, codes = keys // len(DIRECTIONS), keys % len(DIRECTIONS)
+    order = np.lexsort((seconds, _NAME_RANK[codes]))  # stable: the processes' order kept
+    keys, seconds, codes = keys[order], seconds[order], codes[order]
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    iops, bw, weighted = (_sums(column[order], starts) for column in (iops, bw, weighted))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lat_us = weighted / iops / 1000
+    idle = (weighted == 0) | np.isnan(weighted)
+    lat_us = np.where(iops == 0, np.where(idle, np.nan, np.inf), lat_us)
+    return {"direction": _NAMES[codes[starts]], "t_s": seconds[starts], "iops": iops,
+            "bw_bytes": bw * 1024, "lat_mean_us": lat_us}  # fmt: skip
 
 
 def find_cliff(t_s: Iterable[float], iops: Iterable[float]) -> Cliff | None:
@@ -147,10 +191,12 @@ def find_cliff(t_s: Iterable[float], iops: Iterable[float]) -> Cliff | None:
     if not before > 0:
         return None
     limit = before * CLIFF_FRACTION
+    # how many seconds from each on are below: one pass, not one per second
+    below_from = list(itertools.accumulate(reversed([v < limit for v in values])))[::-1]
     for index in range(FIRST_SECONDS, len(values) - 1):
-        rest = values[index:]
-        if rest[0] < limit and sum(v < limit for v in rest) / len(rest) >= CLIFF_HOLD:
-            after = median(rest)
+        rest = len(values) - index
+        if values[index] < limit and below_from[index] / rest >= CLIFF_HOLD:
+            after = median(values[index:])
             if after < limit:
                 return Cliff(float(pairs[index][0]), before, after)
     return None
@@ -167,11 +213,13 @@ def run_cliff(results: ResultsDir, status: RunStatus) -> Cliff | None:
         seconds = _run_seconds(results, status)
     except LogError:
         return None
-    total: dict[int, float] = {}  # all directions added; NaN where none was logged
-    for _, t_s, iops, _, _ in seconds:
-        known = total.get(t_s, math.nan)
-        total[t_s] = iops if known != known else (known + iops if iops == iops else known)
-    return find_cliff(total.keys(), total.values()) if total else None
+    if not len(seconds["t_s"]):
+        return None
+    order = np.argsort(seconds["t_s"], kind="stable")
+    t_s = seconds["t_s"][order]
+    starts = np.flatnonzero(np.concatenate([[True], t_s[1:] != t_s[:-1]]))
+    # all directions added; NaN where none was logged
+    return find_cliff(t_s[starts], _sums(seconds["iops"][order], starts))
 
 
 def gather(
@@ -229,16 +277,16 @@ def timeseries(
 
 def _folder_seconds(folder: ResultsDir, damaged: list[str] | None) -> pd.DataFrame:
     """The seconds of every ok or interrupted run of one folder with logs, as one frame (the
-    rows are gathered as tuples: a frame per run would cost more than reading its logs). A
+    runs' columns are joined once: a frame per run would cost more than reading its logs). A
     damaged log raises LogError, or with `damaged` leaves its run out and says why there."""
-    rows: list[tuple[object, ...]] = []
+    runs: list[tuple[tuple[object, ...], Seconds]] = []
     where = (str(folder.path), folder.manifest.host.hostname)
     logged = [status for status in folder.statuses()
               if status.status in ("ok", "interrupted") and _has_logs(folder, status)]  # fmt: skip
     for status, found in _each_run(folder, logged, _run_seconds, damaged):
-        run = (*where, status.target, status.job, status.repeat)
-        rows += [(*run, *second) for second in found]
-    return _seconds_frame(rows)
+        if len(found["t_s"]):
+            runs.append(((*where, status.target, status.job, status.repeat), found))
+    return _seconds_frame(runs)
 
 
 def _each_run(
@@ -260,8 +308,18 @@ def _each_run(
         yield status, found
 
 
-def _seconds_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=COLUMNS)
+def _seconds_frame(runs: list[tuple[tuple[object, ...], Seconds]]) -> pd.DataFrame:
+    """One frame (COLUMNS) from each run's label (sweep, host, device, job, repeat) and
+    seconds."""
+    lengths = [len(seconds["t_s"]) for _, seconds in runs]
+    data: dict[str, Any] = {}
+    for index, column in enumerate(COLUMNS[:5]):
+        labels = np.empty(len(runs), dtype=object)
+        labels[:] = [run[index] for run, _ in runs]
+        data[column] = np.repeat(labels, lengths)
+    for column in _SERIES_COLUMNS:
+        data[column] = np.concatenate([seconds[column] for _, seconds in runs] or [[]])
+    frame = pd.DataFrame(data, columns=COLUMNS).infer_objects()  # text columns as text
     frame["repeat"] = frame["repeat"].astype("Int64")
     frame["t_s"] = frame["t_s"].astype("float64")
     for column in ("iops", "bw_bytes", "lat_mean_us"):

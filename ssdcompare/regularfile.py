@@ -13,6 +13,8 @@ import errno
 import os
 import stat
 import zlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,15 +63,9 @@ def _unreadable(err: OSError) -> RefusedFile:
     return RefusedFile(f"cannot be read ({err.strerror or err})")
 
 
-def read_regular(path: Path | str, limit: int, follow_links: bool = True) -> bytes:
-    """The bytes of `path`, a regular file of at most `limit` bytes; RefusedFile otherwise.
-
-    The file is looked at before it is opened (a device node is never opened, a FIFO never
-    waited on) and again once open, with O_NONBLOCK so that a FIFO put in its place in
-    between cannot stop the read. Without `follow_links` a symbolic link as the last part of
-    the path is refused, not followed (O_NOFOLLOW). A file that grows past `limit` while it is
-    read is refused too.
-    """
+def _open_regular(path: Path | str, limit: int, follow_links: bool) -> int:
+    """A descriptor of `path` once it is known to be a regular file of at most `limit`
+    bytes, looked at before it is opened and again once open; RefusedFile otherwise."""
     try:
         looked = os.stat(path) if follow_links else os.lstat(path)
         refused = _refused(looked, limit)
@@ -82,48 +78,99 @@ def read_regular(path: Path | str, limit: int, follow_links: bool = True) -> byt
     except ValueError:  # a NUL byte in the name, which no file name can hold
         raise RefusedFile("is missing (a file name has no NUL byte)", missing=True) from None
     try:
-        info = os.fstat(fd)
-        refused = _refused(info, limit)
-        if refused is not None:
-            raise refused
-        # one read of the size and one more byte, then reads until one returns nothing (a
-        # file still growing; a read cut short: Linux gives at most 2 GiB at once)
-        chunks = [os.read(fd, info.st_size + 1)]
-        total = len(chunks[0])
-        while chunks[-1]:
-            if total > limit:
-                raise RefusedFile(f"is larger than {format_bytes(limit)}, more than such a file "
-                                  "holds")  # fmt: skip
-            chunks.append(os.read(fd, min(1 << 20, limit + 1 - total)))
-            total += len(chunks[-1])
+        refused = _refused(os.fstat(fd), limit)
     except OSError as err:
-        raise _unreadable(err) from None
+        refused = _unreadable(err)
+    if refused is not None:
+        os.close(fd)
+        raise refused
+    return fd
+
+
+def _chunks(fd: int, limit: int, first: int) -> Iterator[bytes]:
+    """The bytes of an open file, `first` bytes at first, then at most 1 MiB at a time,
+    until a read returns nothing (a file still growing; a read cut short: Linux gives at most
+    2 GiB at once); RefusedFile once there are more than `limit`."""
+    total = 0
+    size = first
+    while True:
+        try:
+            chunk = os.read(fd, size)
+        except OSError as err:
+            raise _unreadable(err) from None
+        if not chunk:
+            return
+        total += len(chunk)
+        if total > limit:
+            raise RefusedFile(f"is larger than {format_bytes(limit)}, more than such a file holds")
+        yield chunk
+        size = min(1 << 20, limit + 1 - total)
+
+
+def read_regular(path: Path | str, limit: int, follow_links: bool = True) -> bytes:
+    """The bytes of `path`, a regular file of at most `limit` bytes; RefusedFile otherwise.
+
+    The file is looked at before it is opened (a device node is never opened, a FIFO never
+    waited on) and again once open, with O_NONBLOCK so that a FIFO put in its place in
+    between cannot stop the read. Without `follow_links` a symbolic link as the last part of
+    the path is refused, not followed (O_NOFOLLOW). A file that grows past `limit` while it is
+    read is refused too.
+    """
+    fd = _open_regular(path, limit, follow_links)
+    try:
+        # the whole file in one read, and one more byte to see that it ends there
+        return b"".join(_chunks(fd, limit, os.fstat(fd).st_size + 1))
     finally:
         os.close(fd)
-    return b"".join(chunks)
 
 
-def gunzip(data: bytes, limit: int) -> bytes:
-    """What gzip `data` unpacks to (every member); RefusedFile when that is more than `limit`
-    bytes (a small file can unpack to gigabytes), or when it is cut off or no gzip at all."""
-    out: list[bytes] = []
-    size = 0
+@contextmanager
+def regular_chunks(
+    path: Path | str, limit: int, follow_links: bool = True
+) -> Iterator[Iterator[bytes]]:
+    """`path` as read_regular checks it, read a piece (at most 1 MiB) at a time: for files
+    read as they are parsed, never held whole. The file is closed when the block ends."""
+    fd = _open_regular(path, limit, follow_links)
     try:
-        while data:
-            unpacker = zlib.decompressobj(wbits=31)
+        yield _chunks(fd, limit, 1 << 20)
+    finally:
+        os.close(fd)
+
+
+def gunzip_chunks(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
+    """What gzip data unpacks to (every member), a piece at a time as `chunks` come;
+    RefusedFile when that is more than `limit` bytes (a small file can unpack to gigabytes),
+    or when it is cut off or no gzip at all."""
+    size = 0
+    unpacker = zlib.decompressobj(wbits=31)
+    started = False  # the member being unpacked has begun
+    try:
+        for data in chunks:
             while data:
-                out.append(unpacker.decompress(data, limit + 1 - size))
-                size += len(out[-1])
+                if not started:
+                    data = data.lstrip(b"\0")  # gzip pads with NUL bytes at times
+                    if not data:
+                        break
+                    started = True
+                out = unpacker.decompress(data, limit + 1 - size)
+                size += len(out)
                 if size > limit:
-                    raise RefusedFile(f"unpacks to more than {format_bytes(limit)}: more than "
-                                      "such a file holds")  # fmt: skip
-                data = unpacker.unconsumed_tail
-            if not unpacker.eof:
-                raise RefusedFile("is cut off (gzip): damaged")
-            data = unpacker.unused_data.lstrip(b"\0")  # gzip pads with NUL bytes at times
+                    raise RefusedFile(
+                        f"is too large: it unpacks to more than "
+                        f"{format_bytes(limit)}, more than such a file holds"
+                    )
+                if out:
+                    yield out
+                if unpacker.eof:  # another member may follow
+                    data = unpacker.unused_data
+                    unpacker = zlib.decompressobj(wbits=31)
+                    started = False
+                else:
+                    data = unpacker.unconsumed_tail
     except zlib.error:
         raise RefusedFile("is not gzip data: damaged") from None
-    return b"".join(out)
+    if started:
+        raise RefusedFile("is cut off (gzip): damaged")
 
 
 def nested_deeper(value: Any, limit: int) -> bool:

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ssdcompare.cpu import CpuTrace, trace_from
 from ssdcompare.devices import Target, in_device_tree
 from ssdcompare.errors import NewerFormatError, SsdcompareError, stored_validation_message
-from ssdcompare.fiologs import LogError, Sample, log_files, parse_log
+from ssdcompare.fiologs import LogError, Samples, log_files, read_log
 from ssdcompare.fiooptions import OPT_IN, TIMESERIES_PREFIX
 from ssdcompare.fioresult import FIO_OUTPUT_LIMIT, FioOutput, parse_fio_bytes
 from ssdcompare.identity import TargetIdentity
@@ -49,7 +49,13 @@ from ssdcompare.jobfile import hashed_span, rendered_size
 from ssdcompare.metadata import DeviceInfo, HostInfo
 from ssdcompare.plan import MAX_REPEAT
 from ssdcompare.plausibility import job_problem
-from ssdcompare.regularfile import RefusedFile, gunzip, nested_deeper, read_regular
+from ssdcompare.regularfile import (
+    RefusedFile,
+    gunzip_chunks,
+    nested_deeper,
+    read_regular,
+    regular_chunks,
+)
 from ssdcompare.userkey import signature, signed_by_me
 from ssdcompare.workload import Suite
 
@@ -120,10 +126,12 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
 
 # The most bytes read of each kind of file: far above what a sweep writes, far below what
-# would exhaust memory. A log's bound holds for its text, unpacked when it is a .gz.
+# would exhaust memory. A log's bound holds for its text, unpacked when it is a .gz: the
+# largest a sweep writes is a log of every I/O of a bursty job, at most MAX_LOGGED_IOS lines
+# of at most 40 bytes (about 22 MB per million I/Os as fio writes them).
 LIMITS = {
     "manifest": 64 << 20, "status": 4 << 20, "record": 4 << 20, "jobfile": 1 << 20,
-    "cpu": 256 << 20, "fio": FIO_OUTPUT_LIMIT, "log": 1 << 30, "cache": 1 << 30,
+    "cpu": 256 << 20, "fio": FIO_OUTPUT_LIMIT, "log": 64 << 20, "cache": 1 << 30,
     "signature": 1 << 10,
 }  # fmt: skip
 # JSON ssdcompare writes nests a few levels deep (cpu.json: samples, CPUs, shares)
@@ -238,17 +246,9 @@ class ResultsFiles:
             return False
 
     def read_text(self, path: Path, kind: str) -> str:
-        data = self.read_bytes(path, kind)
-        if path.suffix == ".gz":
-            try:
-                data = gunzip(data, LIMITS[kind])
-            except RefusedFile as err:
-                raise StoredFileError(self.name(path), err.reason) from None
         try:
-            return data.decode("utf-8")
+            return self.read_bytes(path, kind).decode("utf-8")
         except UnicodeDecodeError:
-            if kind == "log":  # fio writes logs in ASCII; a stray byte costs its line only
-                return data.decode("ascii", errors="replace")
             raise StoredFileError(self.name(path), "is not UTF-8 text: damaged") from None
 
     def read_json(self, path: Path, kind: str) -> Any:
@@ -310,14 +310,21 @@ class ResultsFiles:
                 self._folders.add((*parts, entry.name))
         return listed
 
-    def log_samples(self, path: Path) -> list[Sample]:
-        """One fio log of a run (plain or .gz) as samples; LogError when it is refused or
-        damaged, naming it relative to the folder."""
+    def log_samples(self, path: Path) -> Samples:
+        """One fio log of a run (plain or .gz) as samples, read a line at a time as the file
+        is read (and unpacked): its text is never held whole. LogError when it is refused,
+        larger than its bound (LIMITS) or damaged, naming it relative to the folder."""
+        name = self.name(path)
         try:
-            text = self.read_text(path, "log")
+            self._check_folders(self.parts(path))
+            with regular_chunks(path, LIMITS["log"], follow_links=False) as chunks:
+                if path.suffix == ".gz":
+                    chunks = gunzip_chunks(chunks, LIMITS["log"])
+                return read_log(chunks, name)
         except StoredFileError as err:
             raise LogError(str(err)) from None
-        return parse_log(text, self.name(path))
+        except RefusedFile as err:
+            raise LogError(str(StoredFileError(name, err.reason))) from None
 
     def fio_output(self, path: Path) -> FioOutput:
         """A fio output of the folder; FioOutputError (its `reason` quoting nothing the file

@@ -11,8 +11,9 @@ import yaml
 from pydantic import ValidationError
 
 from ssdcompare.errors import SsdcompareError, location, validation_problems
-from ssdcompare.matrix import expand, problems
+from ssdcompare.matrix import expand, listed, problems
 from ssdcompare.pathwalk import walk
+from ssdcompare.regularfile import RefusedFile, read_regular
 from ssdcompare.resources import jobs_dir
 from ssdcompare.steady import MAX_ROUNDS
 from ssdcompare.workload import Suite, SuiteSpec
@@ -24,8 +25,12 @@ MAX_DEPTH = 50
 
 
 # Aliases (*name) repeat a value without writing it again: a few lines can stand for
-# billions of values ("a billion laughs"). A suite has hundreds; more is refused unread.
+# billions of values ("a billion laughs"). A suite has hundreds; reading stops at the first
+# value past this many.
 MAX_VALUES = 100_000
+# A suite file is a few KB (the biggest bundled one is under 10); reading YAML costs about
+# 10 µs and 400 bytes of memory a byte, so a file far larger is refused before it is parsed.
+MAX_SUITE_BYTES = 1 << 20
 
 
 class _TooDeep(yaml.MarkedYAMLError):
@@ -61,26 +66,43 @@ class _SuiteLoader(yaml.SafeLoader):
     - a key given twice in one mapping is an error: plain YAML keeps the last silently, so a
       doubled `rw:` would quietly measure something else than the first line says;
     - nesting deeper than MAX_DEPTH is an error before it can exhaust the stack;
-    - a document that aliases expand beyond MAX_VALUES values is an error before it is built.
+    - a document that holds more than MAX_VALUES values, aliases expanded, is an error at
+      the first value past the bound, before the rest is read.
     """
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._depth = 0
+        self._values = 0  # so far, aliases expanded
+        self._memo: dict[int, int] = {}  # values a node stands for, by node (see _values)
+        self._open: set[str] = set()  # anchors of the values being read
 
-    def get_single_node(self) -> yaml.Node | None:
-        node = super().get_single_node()
-        if node is not None and _values(node, {}) > MAX_VALUES:
+    def _count(self, values: int) -> None:
+        self._values += values
+        if self._values > MAX_VALUES:
             raise _TooBig(f"more than {MAX_VALUES} values once its aliases are expanded")
-        return node
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
         self._depth += 1
         try:
+            event = self.peek_event()
             if self._depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark
-                raise _TooDeep(problem=f"nested more than {MAX_DEPTH} levels", problem_mark=mark)
-            return super().compose_node(parent, index)
+                raise _TooDeep(problem=f"nested more than {MAX_DEPTH} levels",
+                               problem_mark=event.start_mark)  # fmt: skip
+            anchor = getattr(event, "anchor", None)
+            if isinstance(event, yaml.AliasEvent):
+                if anchor in self._open:
+                    raise _TooBig("a value contains itself (an alias inside its own anchor)")
+                if anchor in self.anchors:  # else the base class says it is undefined
+                    self._count(_values(self.anchors[anchor], self._memo))
+                return super().compose_node(parent, index)
+            self._count(1)
+            if anchor is not None:
+                self._open.add(anchor)
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self._open.discard(anchor or "")
         finally:
             self._depth -= 1
 
@@ -166,9 +188,13 @@ def load_suite(name_or_path: str | Path) -> Suite:
 def load_suite_file(path: Path) -> Suite:
     """Parse, validate and expand one suite file; errors name the file and the field."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise SsdcompareError(f"cannot read suite file {path}: {err.strerror}") from None
+        text = read_regular(path, MAX_SUITE_BYTES).decode("utf-8")
+    except RefusedFile as err:
+        if "larger than" in err.reason:
+            raise SsdcompareError(
+                f"{path}: not a suite file: it {err.reason} (a suite is a few KB)"
+            ) from None
+        raise SsdcompareError(f"cannot read suite file {path}: it {err.reason}") from None
     except UnicodeDecodeError:
         raise SsdcompareError(f"{path}: not a text (UTF-8) file") from None
     try:
@@ -194,7 +220,9 @@ def load_suite_file(path: Path) -> Suite:
     try:
         spec = SuiteSpec.model_validate(data)
     except ValidationError as err:
-        listing = "\n".join([_format_errors(err), *_later_problems(data, err)])
+        listing = "\n".join(
+            f"  {line}" for line in listed([*_format_errors(err), *_later_problems(data, err)])
+        )
         raise SsdcompareError(f"{path}: invalid suite:\n{listing}") from None
     return expand(spec, path=str(path))
 
@@ -220,10 +248,10 @@ def _later_problems(data: dict[str, Any], err: ValidationError) -> list[str]:
         spec = SuiteSpec.model_validate(partial)
     except ValidationError:
         return []  # nothing more can be told
-    return [f"  {problem}" for problem in problems(spec)]
+    return problems(spec)
 
 
-def _format_errors(err: ValidationError) -> str:
+def _format_errors(err: ValidationError) -> list[str]:
     lines = []
     for parts, msg, item in validation_problems(err):
         loc = location(parts)
@@ -231,8 +259,8 @@ def _format_errors(err: ValidationError) -> str:
             msg += "; YAML reads yes/no/on/off/true/false as true or false: put it in quotes"
         if item["type"] == "extra_forbidden":
             msg = "unknown key; allowed: " + ", ".join(SuiteSpec.model_fields)
-        lines.append(f"  {loc or '(top level)'}: {msg}")
-    return "\n".join(lines)
+        lines.append(f"{loc or '(top level)'}: {msg}")
+    return lines
 
 
 def list_suites() -> list[SuiteInfo]:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from ssdcompare import matrix
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.matrix import expand
 from ssdcompare.workload import RW_PATTERNS, Suite, SuiteSpec, Workload
@@ -254,3 +255,91 @@ def test_read_only_suite_refuses_writing_jobs() -> None:
     ):
         expanded(read_only=True, workloads=[{"rw": "randread", "bs": "4k"},
                                             {"rw": "randwrite", "bs": "4k"}])  # fmt: skip
+
+
+def test_a_suite_past_the_job_bound_is_refused_from_its_axes_before_expanding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def never(*_: Any, **__: Any) -> None:
+        raise AssertionError("a workload was built")
+
+    monkeypatch.setattr(matrix.Workload, "model_validate", never)
+    ten = list(range(1, 11))
+    axes = {"iodepth": ten, "numjobs": ten, "runtime": ten, "ramp": ten, "thinktime": ten,
+            "fsync": ten}  # fmt: skip
+    with pytest.raises(SsdcompareError) as caught:
+        expanded(matrices=[{"name": "grid", "base": {"rw": "randwrite", "bs": "4k"},
+                            "axes": axes}])  # fmt: skip
+    (line,) = str(caught.value).splitlines()[1:]
+    assert "matrices[0] ('grid'): its axes make 1,000,000 jobs" in line
+    assert "iodepth 10 x numjobs 10 x runtime 10" in line and "at most 10,000 jobs" in line
+    # several matrices under the bound each can pass it together
+    half = {"iodepth": list(range(1, 81)), "numjobs": list(range(1, 81))}  # 6,400 each
+    with pytest.raises(SsdcompareError, match=r"the suite: would expand to 12,800 jobs "
+                       r"\(matrices\[0\] 6,400, matrices\[1\] 6,400\)"):  # fmt: skip
+        expanded(matrices=[{"base": {"rw": "read", "bs": "4k"}, "axes": half},
+                           {"base": {"rw": "write", "bs": "4k"}, "axes": half}])  # fmt: skip
+
+
+def test_a_suite_at_the_job_bound_expands() -> None:
+    suite = expanded(matrices=[{"base": {"rw": "randread", "bs": "4k"},
+                                "axes": {"iodepth": list(range(1, 101)),
+                                         "numjobs": list(range(1, 101))}}])  # fmt: skip
+    assert len(suite.workloads) == matrix.MAX_JOBS
+
+
+def test_a_bad_axis_value_is_said_once_not_once_per_combination() -> None:
+    with pytest.raises(SsdcompareError) as caught:
+        expanded(matrices=[{
+            "base": {"rw": "randrw"},
+            "axes": {"bs": ["4k", "8k", "4q"], "iodepth": list(range(1, 21)),
+                     "numjobs": list(range(1, 21)), "size": ["1g", "lots"]},
+        }])  # fmt: skip
+    lines = sorted(line.strip() for line in str(caught.value).splitlines()[1:])
+    assert len(lines) == 2
+    assert lines[0].startswith("matrices[0].axes.bs[2]: '4q' is not a size")
+    assert lines[1].startswith("matrices[0].axes.size[1]: 'lots' is not a size")
+
+
+def test_a_field_no_combination_has_is_said_once() -> None:
+    with pytest.raises(SsdcompareError) as caught:
+        expanded(matrices=[{"axes": {"bs": ["4k", "8k"], "iodepth": list(range(1, 30))}}])
+    (line,) = str(caught.value).splitlines()[1:]
+    assert line.strip() == (
+        "matrices[0]: rw: Field required (give it in defaults, in the matrix's base or as an axis)"
+    )
+
+
+def test_a_clash_between_axes_is_said_once_with_the_first_combination_and_a_count() -> None:
+    with pytest.raises(SsdcompareError) as caught:
+        expanded(matrices=[{"base": {"bs": "4k"},
+                            "axes": {"rw": ["read", "write"], "fsync": [0, 1],
+                                     "iodepth": list(range(1, 51))}}])  # fmt: skip
+    (line,) = str(caught.value).splitlines()[1:]
+    assert line.strip() == (
+        "matrices[0] {'rw': 'read', 'fsync': 1, 'iodepth': 1} and 49 more combinations: fsync "
+        "flushes after writes; rw=read does not write"
+    )
+
+
+def test_a_value_given_twice_in_an_axis_is_said_once() -> None:
+    with pytest.raises(SsdcompareError) as caught:
+        expanded(
+            matrices=[
+                {
+                    "base": {"rw": "read"},
+                    "axes": {"bs": ["4k", 4096], "iodepth": list(range(1, 51))},
+                }
+            ]
+        )
+    (line,) = str(caught.value).splitlines()[1:]
+    assert line.strip().startswith("matrices[0].axes.bs[1]: 4096 is the same value as bs[0]")
+
+
+def test_a_long_list_of_problems_is_cut_and_counted() -> None:
+    with pytest.raises(SsdcompareError) as caught:
+        expanded(workloads=[{"rw": "read", "bs": "4k", "iodepth": 0}] * 50)
+    lines = str(caught.value).splitlines()[1:]
+    assert len(lines) == matrix.MAX_LISTED + 1
+    assert lines[0].strip().startswith("workloads[0].iodepth: Input should be greater")
+    assert lines[-1].strip() == f"... and {50 - matrix.MAX_LISTED} more problems"

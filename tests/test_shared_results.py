@@ -250,7 +250,9 @@ def test_a_log_that_unpacks_past_its_bound_or_is_cut_off_is_refused(
     shutil.rmtree(received / ".cache")  # the seconds kept: the bound is not in their key
     damaged: list[str] = []
     ssdcompare.timeseries(received, damaged)
-    assert damaged and "timeseries_iops.1.log.gz unpacks to more than" in damaged[0]
+    assert (
+        damaged and "timeseries_iops.1.log.gz is too large: it unpacks to more than" in damaged[0]
+    )
     monkeypatch.undo()
     (log.with_name(log.name + ".gz")).write_bytes(packed[: len(packed) // 2])
     damaged = []

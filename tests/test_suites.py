@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ssdcompare import suites
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.resources import jobs_dir
 from ssdcompare.suites import bundled_suite_paths, list_suites, load_suite
@@ -446,3 +447,21 @@ def test_a_device_or_a_pipe_as_suite_is_not_called_missing(tmp_path: Path) -> No
     for path in ("/dev/null", str(pipe)):
         with pytest.raises(SsdcompareError, match="is not a regular file"):
             load_suite(path)
+
+
+def test_a_suite_file_far_larger_than_a_suite_is_refused_unread(tmp_path: Path) -> None:
+    big = write_suite(tmp_path, "name: big\ndescription: d\nworkloads: [" + "1," * (1 << 20) + "]")
+    message = load_error(big)
+    assert "not a suite file: it is larger than 1 MiB" in message
+
+
+def test_counting_values_stops_at_the_first_past_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(suites, "MAX_VALUES", 1000)
+    # what follows the values past the bound is no YAML at all: it is never read
+    text = "name: big\ndescription: d\nworkloads: [" + "1, " * 1500 + "]] : {{\n"
+    message = load_error(write_suite(tmp_path, text))
+    assert "not a suite file: more than 1000 values" in message
+    many = "name: big\ndescription: d\nworkloads: [" + "1, " * 990 + "]\n"
+    assert "more than 1000 values" not in load_error(write_suite(tmp_path, many, "ok.yaml"))
