@@ -680,14 +680,12 @@ def _load_results(results: ResultsDir, thresholds: Thresholds) -> pd.DataFrame:
             "target_kind": info.kind,
         }
     for target in manifest.targets:
-        if target.host is not None:  # a device on a fio server: named by that host
+        # a device on a fio server is named by that host, a group across hosts by its members
+        if target.host is not None or len(target.hosts) > 1:
+            host, device = results.run_place(target.name)
+            port = target.host.port if target.host is not None else None
             devices.setdefault(target.name, {}).update(
-                host=target.host.name, port=target.host.port, device=target.device,
-                remote=target.remote,
-            )  # fmt: skip
-        elif len(target.hosts) > 1:  # a group across hosts: its members name theirs
-            devices.setdefault(target.name, {}).update(
-                host=None, port=None, device=target.name, remote=target.remote
+                host=host, port=port, device=device, remote=target.remote
             )
     rows: list[dict[str, object]] = []
     order = {w.job_id: i for i, w in enumerate(manifest.suite.workloads)}

@@ -238,9 +238,10 @@ def gather(
         for status, rows in _each_run(folder, folder.statuses(), of_run, damaged):
             if rows is None or rows.empty:
                 continue
+            host, device = folder.run_place(status.target)
             parts.append(rows.assign(
-                sweep=str(folder.path), host=folder.manifest.host.hostname,
-                device=status.target, job=status.job, repeat=status.repeat,
+                sweep=str(folder.path), host=host, device=device, job=status.job,
+                repeat=status.repeat,
             ))  # fmt: skip
     if not parts:
         return pd.DataFrame({column: pd.Series(dtype="object") for column in columns})
@@ -280,12 +281,12 @@ def _folder_seconds(folder: ResultsDir, damaged: list[str] | None) -> pd.DataFra
     runs' columns are joined once: a frame per run would cost more than reading its logs). A
     damaged log raises LogError, or with `damaged` leaves its run out and says why there."""
     runs: list[tuple[tuple[object, ...], Seconds]] = []
-    where = (str(folder.path), folder.manifest.host.hostname)
     logged = [status for status in folder.statuses()
               if status.status in ("ok", "interrupted") and _has_logs(folder, status)]  # fmt: skip
     for status, found in _each_run(folder, logged, _run_seconds, damaged):
         if len(found["t_s"]):
-            runs.append(((*where, status.target, status.job, status.repeat), found))
+            place = folder.run_place(status.target)
+            runs.append(((str(folder.path), *place, status.job, status.repeat), found))
     return _seconds_frame(runs)
 
 

@@ -575,6 +575,20 @@ class ResultsDir:
         self._plan: tuple[set[str], set[str]] | None = None  # target and job names planned
         self._listed: tuple[Path, list[str]] | None = None  # the run folder listed last
 
+    def run_place(self, target: str) -> tuple[str | None, str]:
+        """Where runs of `target` ran, as every table of results names them: (host, device).
+        A device on a fio server is named by that server's host and its name there, a group
+        across hosts by no host and the group's name, anything else by this folder's host and
+        the target's name. The frame, the time series and the bursts all key runs by it."""
+        for unit in self.manifest.targets:
+            if unit.name != target:
+                continue
+            if unit.host is not None:
+                return unit.host.name, unit.device
+            if len(unit.hosts) > 1:
+                return None, unit.name
+        return self.manifest.host.hostname, target
+
     @classmethod
     def create(cls, path: Path, manifest: Manifest) -> ResultsDir:
         """Start a new results folder; refuses one that already holds results."""

@@ -227,3 +227,35 @@ def test_the_key_is_the_users_own_and_without_a_safe_one_nothing_is_kept(
             monkeypatch.setenv("XDG_CACHE_HOME", str(unsafe))
         pd.testing.assert_frame_equal(load(copy), load(copy, cache=False))
         assert not (copy / framecache.FOLDER / "frame.json").exists(), unsafe
+
+
+def test_a_report_read_twice_reads_the_raw_files_once(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report beside the results (its default place) is no input of the frame: writing
+    it leaves the cache valid, so a second report opens no fio output, CPU trace or log."""
+    from collections import Counter
+
+    from ssdcompare.store import ResultsFiles
+
+    opened: Counter[str] = Counter()
+    read_bytes = ResultsFiles.read_bytes
+    log_samples = ResultsFiles.log_samples
+
+    def counted_bytes(self: ResultsFiles, path: Path, kind: str) -> bytes:
+        opened[kind] += 1
+        return read_bytes(self, path, kind)
+
+    def counted_log(self: ResultsFiles, path: Path) -> Any:
+        opened["log"] += 1
+        return log_samples(self, path)
+
+    monkeypatch.setattr(ResultsFiles, "read_bytes", counted_bytes)
+    monkeypatch.setattr(ResultsFiles, "log_samples", counted_log)
+    runs = len(list(copy.glob("runs/*/*/r*/status.json")))
+    write_report([copy], copy / "report.html")
+    assert opened["fio"] == opened["cpu"] == runs and opened["status"] >= runs and opened["log"]
+    opened.clear()
+    write_report([copy], copy / "report.html")  # over the first, in the results folder
+    assert opened["fio"] == opened["cpu"] == opened["status"] == opened["log"] == 0
+    assert opened["manifest"] >= 1  # the folder is still checked, its frame taken as kept

@@ -139,10 +139,19 @@ def test_a_two_host_sweep_keeps_each_hosts_results_apart_and_labels_them(
         # the server is this machine: its job processes were sampled as fio's
         cpu = json.loads((folder / "cpu.json").read_text())
         assert len(set(cpu["worker_names"])) >= 3  # client, server, the server's job
-    assert not ssdcompare.timeseries(run.path).empty
+    # the seconds name each run as the frame does (its host, its device there), so the
+    # report finds them and draws them
+    seconds = ssdcompare.timeseries(run.path)
+    keys = ["sweep", "host", "device", "job", "repeat"]
+    assert {tuple(map(str, key)) for key in seconds[keys].drop_duplicates().to_numpy()} == {
+        tuple(map(str, key)) for key in frame[keys].to_numpy()
+    }
     html = run.report.read_text() if run.report else ""
     for label in devices:
         assert label in html
+    assert html.count("IOPS over time per job") == 1
+    drawn = html.partition("IOPS over time per job")[2]
+    assert drawn.count('<g class="lines"><path d="M') >= 1  # the devices' lines, drawn
 
 
 @pytest.mark.root
