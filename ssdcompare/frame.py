@@ -161,6 +161,7 @@ from typing import Any
 import pandas as pd
 
 from ssdcompare import framecache
+from ssdcompare.columns import BOOLEAN_COLUMNS, COLUMNS, FLOAT_COLUMNS, INT_COLUMNS
 from ssdcompare.cpu import CpuStats, Thresholds, judge
 from ssdcompare.devices import Target
 from ssdcompare.errors import SsdcompareError
@@ -192,37 +193,6 @@ from ssdcompare.units import format_bytes, parse_size
 from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
 from ssdcompare.workload import Workload
 
-# The column order of every frame; numeric columns stay numeric (NaN when unknown).
-COLUMNS = [
-    "host", "port", "remote", "device", "group", "member", "job", "repeat", "direction",
-    "status", "error",
-    "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", "fdatasync", "runtime_s",
-    "ramp_s", "io_size_bytes", "thinktime_us", "span", "span_bytes", "ioengine", "extra_options",
-    "iops", "bw_bytes", "io_bytes", "total_ios",
-    "lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_p50_us", "lat_p99_us", "lat_p999_us",
-    "lat_max_us", "lat_source", "lat_dist_us", "clat_mean_us", "clat_p99_us", "slat_mean_us",
-    "fio_cpu_usr_pct", "fio_cpu_sys_pct",
-    "cpu_bound", "cpu_bound_reason",
-    "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
-    "fio_worker_max_runnable_pct",
-    "fio_workers_total_cores", "cpu_count", "sampler_cpu_pct", "steal_pct", "iowait_pct",
-    "others_pct", "others_top", "measured_s", "ceiling_iops", "ceiling_pct", "verdict",
-    "verdict_reason",
-    "cliff_s", "cliff_before_iops", "cliff_after_iops", "drive_state", "state",
-    "steady_state", "ss_rounds", "bursts", "burst_iops", "burst_bw_bytes", "burst_duty_pct",
-    "suite", "workload_hash", "model", "firmware", "size_bytes", "transport", "rotational",
-    "scheduler", "target_kind", "fio_version", "started_at", "sweep", "fio_json",
-]  # fmt: skip
-
-_FLOAT_COLUMNS = [
-    "iops", "bw_bytes", "io_bytes", "total_ios", "lat_mean_us", "lat_stddev_us", "lat_min_us",
-    "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "clat_mean_us", "clat_p99_us",
-    "slat_mean_us", "fio_cpu_usr_pct", "fio_cpu_sys_pct", "cpu_busy_pct", "cpu_max_busy_pct",
-    "irq_softirq_max_pct", "fio_worker_max_pct", "fio_worker_max_runnable_pct",
-    "fio_workers_total_cores", "sampler_cpu_pct", "steal_pct", "iowait_pct", "others_pct",
-    "measured_s", "ceiling_iops", "ceiling_pct", "cliff_s", "cliff_before_iops",
-    "cliff_after_iops", "size_bytes", "burst_iops", "burst_bw_bytes", "burst_duty_pct",
-]  # fmt: skip
 # Columns taken as they are from the CpuStats of a run's samples (cpu_count comes from the
 # manifest's host instead).
 _CPU_STATS_COLUMNS = (
@@ -230,9 +200,6 @@ _CPU_STATS_COLUMNS = (
     "fio_worker_max_runnable_pct", "fio_workers_total_cores", "steal_pct", "iowait_pct",
     "others_pct", "others_top",
 )  # fmt: skip
-_INT_COLUMNS = ["port", "member", "repeat", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync",
-                "fdatasync", "runtime_s", "ramp_s", "cpu_count", "span_bytes",
-                "ss_rounds", "io_size_bytes", "bursts", "thinktime_us"]  # fmt: skip
 
 
 def _direction_values(job: JobResult, direction: str) -> dict[str, object]:
@@ -566,14 +533,12 @@ def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
     # the columns the rows hold, then the others (all NaN, as pandas makes them): pandas
     # builds a frame from dicts at half the cost without the columns no row has
     frame = pd.DataFrame(rows).reindex(columns=COLUMNS) if rows else pd.DataFrame(columns=COLUMNS)
-    for column in _FLOAT_COLUMNS:
+    for column in FLOAT_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
-    for column in _INT_COLUMNS:
+    for column in INT_COLUMNS:
         frame[column] = _whole_numbers(frame[column])
-    frame["cpu_bound"] = frame["cpu_bound"].astype("boolean")
-    frame["steady_state"] = frame["steady_state"].astype("boolean")
-    frame["rotational"] = frame["rotational"].astype("boolean")
-    frame["remote"] = frame["remote"].astype("boolean")
+    for column in BOOLEAN_COLUMNS:
+        frame[column] = frame[column].astype("boolean")
     # one run far above the job's ceiling discredits that ceiling for all its runs
     worst = frame.groupby(["sweep", "job"], dropna=False)["ceiling_pct"].transform("max")
     inputs = [_na_as_none(frame[column]) for column in _VerdictInputs._fields]
@@ -1163,7 +1128,7 @@ def job_summary(
     summary = pd.DataFrame(rows)
     if not summary.empty:
         summary["cpu_bound"] = summary["cpu_bound"].astype("boolean")
-        for column in [c for c in _INT_COLUMNS if c in summary.columns]:
+        for column in [c for c in INT_COLUMNS if c in summary.columns]:
             summary[column] = _whole_numbers(summary[column])
         chosen = _baseline(list(dict.fromkeys(summary["label"])), baseline)
         summary["comparable"], summary["comparable_note"] = _comparability(summary, chosen)
