@@ -288,6 +288,7 @@ COLUMNS = [column.name for column in FRAME_COLUMNS if column.stored]
 FLOAT_COLUMNS = [column.name for column in FRAME_COLUMNS if column.type == "float"]
 INT_COLUMNS = [column.name for column in FRAME_COLUMNS if column.type == "Int64"]
 BOOLEAN_COLUMNS = [column.name for column in FRAME_COLUMNS if column.type == "boolean"]
+TEXT_COLUMNS = [column.name for column in FRAME_COLUMNS if column.type == "str" and column.stored]
 BY_NAME = {column.name: column for column in FRAME_COLUMNS}
 
 

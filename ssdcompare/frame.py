@@ -161,7 +161,13 @@ from typing import Any
 import pandas as pd
 
 from ssdcompare import framecache
-from ssdcompare.columns import BOOLEAN_COLUMNS, COLUMNS, FLOAT_COLUMNS, INT_COLUMNS
+from ssdcompare.columns import (
+    BOOLEAN_COLUMNS,
+    COLUMNS,
+    FLOAT_COLUMNS,
+    INT_COLUMNS,
+    TEXT_COLUMNS,
+)
 from ssdcompare.cpu import CpuStats, Thresholds, judge
 from ssdcompare.devices import Target
 from ssdcompare.errors import SsdcompareError
@@ -539,6 +545,9 @@ def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
         frame[column] = _whole_numbers(frame[column])
     for column in BOOLEAN_COLUMNS:
         frame[column] = frame[column].astype("boolean")
+    for column in TEXT_COLUMNS:  # a text column no row fills is text too, of None, not NaN
+        if frame[column].dtype == "float64":
+            frame[column] = pd.Series([None] * len(frame), index=frame.index, dtype=object)
     # one run far above the job's ceiling discredits that ceiling for all its runs
     worst = frame.groupby(["sweep", "job"], dropna=False)["ceiling_pct"].transform("max")
     inputs = [_na_as_none(frame[column]) for column in _VerdictInputs._fields]

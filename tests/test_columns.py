@@ -13,7 +13,7 @@ DOCS = REPO / "docs" / "results-format.md"
 EXAMPLE = REPO / "examples" / "results" / "ramdisk-vs-loop"
 # text is pandas' text type, or object where no row holds text
 DTYPES = {"float": {"float64"}, "Int64": {"Int64"}, "boolean": {"boolean"},
-          "str": {"str", "object"}, "tuple of float": {"object"}}  # fmt: skip
+          "str": {"str", "string", "object"}, "tuple of float": {"object"}}  # fmt: skip
 
 
 def test_the_docs_tables_are_the_registrys() -> None:

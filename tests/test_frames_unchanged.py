@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
