@@ -293,7 +293,7 @@ def reopen(
     manifest = results.manifest
     if not results.signed() and not devices:
         raise SsdcompareError(_unsigned(path, manifest))
-    targets = _resumed_targets(manifest, devices)
+    targets = _resumed_targets(manifest, devices, trusted=results.signed())
     fio = find_fio(fio_bin)
     if manifest.host.fio_version and fio.version != manifest.host.fio_version:
         raise SsdcompareError(
@@ -363,16 +363,29 @@ def _unsigned(path: Path, manifest: Manifest) -> str:
     )
 
 
-def _resumed_targets(manifest: Manifest, devices: Sequence[str] | None) -> list[Target]:
+def _resumed_targets(
+    manifest: Manifest, devices: Sequence[str] | None, trusted: bool = True
+) -> list[Target]:
+    """The targets to resume: all, or those `devices` names. A manifest this user's
+    ssdcompare did not sign (`trusted` False) may pair any label with any path, so there a
+    target is named by its device or path only, never by its label."""
     recorded = manifest.targets
     if devices:
         wanted = [d.strip() for d in devices if d.strip()]
-        known = {key: t for t in recorded for key in (t.name, t.spec, t.path)}
+        keys = (lambda t: (t.name, t.spec, t.path)) if trusted else (lambda t: (t.spec, t.path))
+        known = {key: t for t in recorded for key in keys(t)}
         unknown = [d for d in wanted if d not in known]
         if unknown:
+            listed = ", ".join(t.name if trusted else t.spec for t in recorded)
             raise SsdcompareError(
                 f"--devices {', '.join(unknown)}: not a target of this sweep; its targets: "
-                f"{', '.join(t.name for t in recorded)}"
+                f"{listed}"
+                + (
+                    ""
+                    if trusted
+                    else " (its manifest is not signed by your ssdcompare: name "
+                    "each by its device or path, as the manifest gives it, not by a label)"
+                )
             )
         names = {known[d].name for d in wanted}
         recorded = [t for t in recorded if t.name in names]

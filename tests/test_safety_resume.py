@@ -221,6 +221,12 @@ def test_a_manifest_not_signed_by_you_is_resumed_only_on_devices_you_name(
     assert "is not signed by your ssdcompare" in done.stderr
     assert f"{victim} ({victim})" in done.stderr and f"--devices {victim}" in done.stderr
     assert hashlib.sha256(victim.read_bytes()).hexdigest() == before
+    # the label is the manifest's word, and it leads wherever the manifest says: naming the
+    # label is no consent to write what it leads to
+    labelled = ssdcompare("sweep", "--resume", str(results), "--devices", "t.img")
+    assert labelled.returncode == 2 and "not a target of this sweep" in labelled.stderr
+    assert "not by a label" in labelled.stderr and str(victim) in labelled.stderr
+    assert hashlib.sha256(victim.read_bytes()).hexdigest() == before
     # the signature is checked against what was signed: the sweep's own folder resumes
     own = interrupted_sweep(tmp_path / "own", read_then_write(tmp_path),
                             str(tmp_path / "own.img"), stop_at=2, size=16 << 20)  # fmt: skip
