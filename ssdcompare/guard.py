@@ -35,6 +35,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ssdcompare.devices import Target, kernel_name_of, read_value
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.targetfile import made_by_ssdcompare
+from ssdcompare.units import format_bytes
 
 FindingKind = Literal[
     "mounted",
@@ -49,6 +51,7 @@ FindingKind = Literal[
     "open",
     "remote",
     "link",
+    "data",
 ]
 # Signature magic numbers for when blkid is not installed: (offset, bytes, what). blkid knows
 # many more; these are the common ones, and the leftovers a disk that looks blank may carry.
@@ -643,10 +646,62 @@ def _inspect_file(target: Target, sys_root: Path, look: _Look, probe: Probe) -> 
         for kind, detail in _file_uses(target.path, _key(info), sys_root, look)
     ]
     if info.st_size > 0:
-        for signature in probe(target.path):
+        signatures = probe(target.path)
+        for signature in signatures:
             detail = f"{target.path} carries {signature} (a disk image?)"
             findings.append(_finding(target, target.path, "signature", detail, True))
+        held = None if signatures or made_by_ssdcompare(target.path) else _holds_data(target.path)
+        if held is not None:
+            detail = (
+                f"{target.path} holds data ({held}) and is no file ssdcompare made: a write "
+                "job overwrites it. To test on a file, name a new one: ssdcompare makes it "
+                "and lays it out, and needs no consent to write it again"
+            )
+            findings.append(_finding(target, target.path, "data", detail, True))
     return findings
+
+
+# how much of a file's data is read to see whether it holds any (a file of zeros, sparse or
+# written, holds none): past it, what was not read counts as data
+_DATA_LOOK_BYTES = 64 << 20
+
+
+def _holds_data(path: str) -> str | None:
+    """What data the file at `path` holds, in words; None when all of it is zeros (or a hole).
+    Only the parts the filesystem has data for are read (SEEK_DATA), at most _DATA_LOOK_BYTES."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        return f"it cannot be read to tell: {err.strerror or err}"
+    try:
+        size = os.fstat(fd).st_size
+        looked = position = 0
+        while position < size:
+            try:
+                position = os.lseek(fd, position, os.SEEK_DATA)
+            except OSError as err:
+                if err.errno == errno.ENXIO:  # no data past here: a hole to the end
+                    return None
+                raise
+            end = os.lseek(fd, position, os.SEEK_HOLE)
+            while position < end:
+                if looked >= _DATA_LOOK_BYTES:
+                    return (
+                        f"{format_bytes(size)}, of which the first {format_bytes(looked)} "
+                        "of data were zeros and the rest was not read"
+                    )
+                chunk = os.pread(fd, min(1 << 20, end - position), position)
+                if not chunk:
+                    return None
+                if chunk.count(0) != len(chunk):
+                    return f"{format_bytes(size)}, not all zeros"
+                position += len(chunk)
+                looked += len(chunk)
+        return None
+    except OSError as err:
+        return f"it cannot be read to tell: {err.strerror or err}"
+    finally:
+        os.close(fd)
 
 
 def inspect_target(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from ssdcompare.devices import in_device_tree
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.pathwalk import walk
 from ssdcompare.store import check_own_folder, own_writes, write_atomic
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ def check_report_path(path: Path, folders: Iterable[Path] = ()) -> None:
             f"refusing to write the report to {path}: a report is an HTML file; give a name "
             "ending in .html, e.g. report.html"
         )
+    walk(path.parent)  # never into a folder through a link someone else made
     _not_among_runs(path, folders, "the report", "report.html")
     if not os.path.lexists(path):
         return
@@ -93,6 +95,7 @@ def check_export_path(path: Path, folders: Iterable[Path] = ()) -> None:
     but an export of ssdcompare's (a CSV of its columns, a Parquet file naming them)."""
     if path.suffix.lower() not in EXPORT_SUFFIXES:
         raise SsdcompareError(f"cannot export to {path.name}: use a .csv or .parquet name")
+    walk(path.parent)
     _not_among_runs(path, folders, "the export", "results.csv")
     if not os.path.lexists(path) or _is_export(path):
         return
@@ -131,6 +134,7 @@ def write_jobfiles(plan: Plan, out_dir: Path) -> list[Path]:
             f"refusing to write jobfiles under {out_dir}: it is under /dev, "
             "where files are kept in memory; give a folder on a filesystem"
         )
+    walk(out_dir)
     if out_dir.exists():
         check_own_folder(out_dir, "--out")
     with own_writes():

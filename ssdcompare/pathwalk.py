@@ -90,3 +90,22 @@ def walk(path: str | Path) -> Path:
             here = Path("/")
         pending = [*Path(dest).parts[1 if dest.startswith("/") else 0 :], *pending]
     return here
+
+
+def untrusted_ancestor(path: Path) -> str | None:
+    """Why someone else could swap `path` (a real path, as walk gives it) for a link while
+    ssdcompare writes under it, or None: a folder on the way belongs to another user (not
+    root), or others may write to it and it is not sticky (in a sticky folder such as /tmp
+    only the owner of an entry may rename it)."""
+    for folder in (path, *path.parents):
+        try:
+            info = os.stat(folder)
+        except OSError:
+            continue  # not made yet: it will be this user's
+        if info.st_uid not in (os.geteuid(), 0):
+            return f"{folder} belongs to {_owner(info.st_uid)}"
+        if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+            return (
+                f"{folder} can be written by other users (its group or anyone) and is not sticky"
+            )
+    return None

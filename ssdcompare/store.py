@@ -47,6 +47,7 @@ from ssdcompare.identity import TargetIdentity
 from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
 from ssdcompare.jobfile import hashed_span, rendered_size
 from ssdcompare.metadata import DeviceInfo, HostInfo
+from ssdcompare.pathwalk import untrusted_ancestor, walk
 from ssdcompare.plan import MAX_REPEAT
 from ssdcompare.plausibility import job_problem
 from ssdcompare.regularfile import (
@@ -533,9 +534,9 @@ def check_own_folder(path: Path, what: str) -> None:
     someone who could would swap what is in it for links while the sweep writes there.
     SsdcompareError naming the folder, who owns it and what to do (`what`: the option that
     named it)."""
+    real = walk(path)  # never through a link someone else made
     try:
-        info = os.stat(path)
-        parent = os.stat(Path(os.path.realpath(path)).parent)
+        info = os.lstat(real)
     except OSError as err:
         raise SsdcompareError(f"cannot look at {path}: {err.strerror or err}") from None
     problem = None
@@ -543,8 +544,10 @@ def check_own_folder(path: Path, what: str) -> None:
         problem = f"belongs to user id {info.st_uid}, not to you"
     elif info.st_mode & 0o022:
         problem = "can be written by other users (its group or anyone)"
-    elif parent.st_mode & stat.S_IWOTH and not parent.st_mode & stat.S_ISVTX:
-        problem = "is in a folder anyone may write to and that has no sticky bit"
+    else:
+        above = untrusted_ancestor(real.parent)
+        if above is not None:
+            problem = f"is inside a folder someone else controls ({above})"
     if problem is not None:
         raise SsdcompareError(
             f"{path} {problem}: someone else could swap what the sweep writes there for links "
@@ -591,7 +594,9 @@ class ResultsDir:
 
     @classmethod
     def create(cls, path: Path, manifest: Manifest) -> ResultsDir:
-        """Start a new results folder; refuses one that already holds results."""
+        """Start a new results folder; refuses one that already holds results, and one
+        reached through a link someone else made (nothing is made there)."""
+        walk(path)
         if path.exists() and not path.is_dir():
             raise SsdcompareError(f"{path} is a file; give --out a folder to create")
         if in_device_tree(path):

@@ -29,6 +29,11 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.units import format_bytes
 
 _LAYOUT_CHUNK = 1 << 20
+# an extended attribute set on each file a sweep makes: such a file holds nothing but what
+# ssdcompare laid out and measured, so writing it again needs no consent (a file without it
+# that holds data does: ssdcompare.guard)
+MARK = "user.ssdcompare"
+_MARK_VALUE = b"target file"
 
 
 class TargetFileError(SsdcompareError):
@@ -97,9 +102,20 @@ def create(path: str) -> str:
             ) from None
         raise err from None
     try:
+        with contextlib.suppress(OSError):  # a filesystem without user attributes: unmarked
+            os.setxattr(fd, MARK, _MARK_VALUE)
         return file_key(fd)
     finally:
         os.close(fd)
+
+
+def made_by_ssdcompare(path: str) -> bool:
+    """Whether the file at `path` (not followed if a link) carries the mark of a file a sweep
+    made (see MARK)."""
+    try:
+        return os.getxattr(path, MARK, follow_symlinks=False) == _MARK_VALUE
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager

@@ -27,7 +27,7 @@ STAGES = [
     ("store", ["store", "outputs"]),
     ("running", ["sampler", "watchdog", "runner", "precondition", "ramdisk", "ceiling"]),
     ("sweep", ["sweep"]),
-    ("frame", ["framecache", "persecond", "perburst", "frame", "answer"]),
+    ("frame", ["columns", "framecache", "persecond", "perburst", "frame", "answer"]),
     (
         "presenting",
         [

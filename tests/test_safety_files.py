@@ -124,6 +124,41 @@ def test_a_file_another_process_has_open_is_never_written(tmp_path: Path) -> Non
     assert sha256(data) == before
 
 
+@pytest.mark.fio
+def test_a_file_that_holds_data_needs_destroy_data_unless_ssdcompare_made_it(
+    tmp_path: Path,
+) -> None:
+    """Text, a database, an archive: no signature names them, and they are data all the same.
+    A file of zeros (sparse or written) holds none; a file a sweep made is written again."""
+    thesis = tmp_path / "thesis.txt"
+    thesis.write_text("my thesis, chapter 1. " * 200_000)
+    before = sha256(thesis)
+    refused = write_sweep(thesis, tmp_path / "refused")
+    assert_refused(refused, f"{thesis} holds data", "not all zeros", "--destroy-data")
+    assert sha256(thesis) == before
+    planned = ssdcompare("plan", "--devices", str(thesis), "--suite", str(SUITES / "tiny.yaml"))
+    assert planned.returncode == 2 and "holds data" in planned.stderr
+    assert sha256(thesis) == before
+    # zeros, written or a hole: nothing to lose
+    zeros = tmp_path / "zeros.img"
+    zeros.write_bytes(bytes(8 << 20))
+    with open(tmp_path / "sparse.img", "wb") as handle:
+        handle.truncate(8 << 20)
+    for blank in (zeros, tmp_path / "sparse.img"):
+        done = write_sweep(blank, tmp_path / f"{blank.stem}-out")
+        assert done.returncode == 0, done.stderr
+    # a file the sweep made (and laid out with random data) is written again without consent
+    made = tmp_path / "made.img"
+    first = write_sweep(made, tmp_path / "first", "--size", "16m")
+    assert first.returncode == 0, first.stderr
+    again = write_sweep(made, tmp_path / "again", "--size", "16m")
+    assert again.returncode == 0, again.stderr
+    # consent, given: written
+    allowed = write_sweep(thesis, tmp_path / "allowed", "--destroy-data")
+    assert allowed.returncode == 0, allowed.stderr
+    assert sha256(thesis) != before
+
+
 @pytest.mark.root
 @pytest.mark.fio
 def test_a_disk_image_needs_destroy_data(tmp_path: Path) -> None:

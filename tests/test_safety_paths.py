@@ -319,3 +319,41 @@ def test_a_swap_after_the_last_check_cannot_redirect_fio(
     assert "filename=/dev/fd/" in jobfile and str(target) in jobfile
     # what fio wrote is in the file the sweep made, now under its other name
     assert (folder / "kept.img").stat().st_size == 8 << 20
+
+
+@pytest.mark.root  # plants links as another user
+@pytest.mark.fio
+def test_outputs_never_go_through_someone_elses_link_or_into_a_folder_they_control(
+    tmp_path: Path, shared_folder: Path
+) -> None:
+    """--out, report -o, export -o and plan --out: a link another user made on the way is
+    refused before anything is made; a results folder inside a folder of another user's
+    (who could rename it and put a link in its place mid-sweep) is refused too."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    plant_link(victim, shared_folder / "odir")
+    linked = shared_folder / "odir"
+    example = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
+    suite = str(SUITES / "tiny.yaml")
+    attempts = [
+        ("sweep", "--devices", str(tmp_path / "t.img"), "--size", "8m", "--suite", suite,
+         "--runtime", "1", "--out", str(linked / "r")),
+        ("report", str(example), "-o", str(linked / "report.html")),
+        ("export", str(example), "-o", str(linked / "results.csv")),
+        ("plan", "--devices", str(tmp_path / "t.img"), "--size", "8m", "--suite", suite,
+         "--out", str(linked / "jobs")),
+    ]  # fmt: skip
+    for args in attempts:
+        done = ssdcompare_cli(*args)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (args, done.stderr)
+        assert "not followed" in done.stderr, (args, done.stderr)
+    assert list(victim.iterdir()) == []
+    theirs = shared_folder / "theirs"
+    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                    "mkdir", "-m", "755", str(theirs)], check=True)  # fmt: skip
+    (theirs / "r").mkdir()  # made by this user (root may), inside their folder
+    inside = ssdcompare_cli("sweep", "--devices", str(tmp_path / "t.img"), "--size", "8m",
+                            "--suite", suite, "--runtime", "1",
+                            "--out", str(theirs / "r"))  # fmt: skip
+    assert inside.returncode == 2 and "someone else controls" in inside.stderr
+    assert "belongs to nobody" in inside.stderr
