@@ -15,9 +15,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ssdcompare.probes import probe_columns
+
 # the parts of the docs' load() section, in their order
 SECTIONS = ("Identity", "Workload", "Performance", "Latency", "CPU", "Drive state", "Bursts",
-            "Status and provenance")  # fmt: skip
+            "Probes", "Status and provenance")  # fmt: skip
 TYPES = ("str", "float", "Int64", "boolean", "tuple of float")
 LOAD_HEADING = "## load(): one row per run and direction"
 
@@ -34,7 +36,7 @@ class Column:
     stored: bool = True  # False: made when frames are put together (`label`), not per run
 
 
-_ID, _WORKLOAD, _PERF, _LAT, _CPU, _STATE, _BURSTS, _STATUS = SECTIONS
+_ID, _WORKLOAD, _PERF, _LAT, _CPU, _STATE, _BURSTS, _PROBES, _STATUS = SECTIONS
 
 # fmt: off
 # in the frame's order: `label`, made last, is its last column
@@ -277,6 +279,8 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("fio_json", "str", "", _STATUS,
            "`<sweep>/runs/<device>/<job>/r<N>/fio.json`; None when the run has none (a run failed "
            "because of that file still names it)"),
+    # what the probes read around each run (ssdcompare.probes), in their order
+    *(Column(c.name, c.type, c.unit, _PROBES, c.source) for c in probe_columns()),
     Column("label", "str", "", _ID,
            "computed: the unit compared in tables. It is `device`, as `host:device` when the frame"
            " holds several hosts, and with ` @<folder name>` added when the same device appears in"

@@ -186,6 +186,7 @@ from ssdcompare.outputs import check_export_path
 from ssdcompare.perburst import run_summary
 from ssdcompare.persecond import run_cliff
 from ssdcompare.plausibility import job_problem, trace_problem
+from ssdcompare.probes import columns_of
 from ssdcompare.stats import AGGREGATES, aggregate_values, compare, find_knee
 from ssdcompare.store import (
     ResultsDir,
@@ -358,6 +359,7 @@ def _run_rows(
         parts.clear()
     if cpu_stats is not None:
         base.update({name: getattr(cpu_stats, name) for name in _CPU_STATS_COLUMNS})
+    base.update(columns_of(results.probes(status)))
     if job is not None and "mixed" in job.directions:
         # unified_rw_reporting: fio adds reads and writes up in one "mixed" section
         directions = [d for d in DIRECTIONS if d in job.directions]

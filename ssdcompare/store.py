@@ -67,6 +67,7 @@ STATUS = "status.json"
 JOBFILE = "jobfile.fio"
 FIO_JSON = "fio.json"
 CPU_JSON = "cpu.json"
+PROBES_JSON = "probes.json"  # what the probes read before and after the run (ssdcompare.probes)
 STDOUT = "fio.stdout.txt"
 STDERR = "fio.stderr.txt"
 LOCK = ".lock"
@@ -133,6 +134,7 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 LIMITS = {
     "manifest": 64 << 20, "status": 4 << 20, "record": 4 << 20, "jobfile": 1 << 20,
     "cpu": 256 << 20, "fio": FIO_OUTPUT_LIMIT, "log": 64 << 20, "cache": 1 << 30,
+    "probes": 1 << 20,
     "signature": 1 << 10,
 }  # fmt: skip
 # JSON ssdcompare writes nests a few levels deep (cpu.json: samples, CPUs, shares)
@@ -723,6 +725,19 @@ class ResultsDir:
 
     def write_status(self, folder: Path, status: RunStatus) -> None:
         write_atomic(folder / STATUS, status.model_dump_json(indent=2) + "\n")
+
+    def write_probes(self, folder: Path, readings: dict[str, Any]) -> None:
+        """What the probes read around a run (ssdcompare.probes.record), in its folder."""
+        write_atomic(folder / PROBES_JSON, json.dumps(readings, indent=1) + "\n")
+
+    def probes(self, status: RunStatus) -> Any:
+        """A run's stored probe readings; None when it has none or they cannot be used (a
+        probe's columns are then unknown: they never make a run damaged)."""
+        path = self.run_dir(status.target, status.job, status.repeat) / PROBES_JSON
+        try:
+            return self.files.read_json(path, "probes")
+        except StoredFileError:
+            return None
 
     def statuses(self) -> list[RunStatus]:
         """Every run folder's outcome, in path order. A run folder with a damaged status, that

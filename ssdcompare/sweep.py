@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from ssdcompare import probes
 from ssdcompare.ceiling import measure as measure_ceiling
 from ssdcompare.devices import Target, resolve_on_host
 from ssdcompare.errors import SsdcompareError, stop_reason
@@ -960,9 +961,11 @@ def _run_one(
                 reason = (f"{target.name} was claimed by another user (mounted, in a RAID or "
                           "LVM, or opened exclusively) as the job began")  # fmt: skip
                 return _skip(results, job, repeat, reason)
+            before = probes.snapshot(target)  # read around the run, never failing it
             ran = run_fio(fio, folder / JOBFILE, folder, timeout, sampler, readonly=readonly,
                           host=target.host, clients=clients, expected_jobs=expected,
                           pass_fds=list(fds.values()))  # fmt: skip
+            results.write_probes(folder, probes.record(before, probes.snapshot(target)))
     return _record(results, folder, job, repeat, ran, started_at, state_step)
 
 

@@ -1,0 +1,108 @@
+"""Probes read around each run: the block layer's own counters (diskstats) on a real loop
+device and under a file target, stored in the run's probes.json and shown as frame columns;
+a probe that fails, or a damaged probes.json, never costs a run."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from blockdevs import loop_device
+from suitefiles import suite_file
+
+import ssdcompare
+from ssdcompare import probes
+from ssdcompare.probes import diskstats
+from ssdcompare.probes.probe import Probe, ProbeColumn
+
+DISK_COLUMNS = [column.name for column in diskstats.PROBE.columns]
+
+
+def _reads(folder: Path) -> Path:
+    return suite_file(folder, "reads", "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}",
+                      defaults="{size: 8m}")  # fmt: skip
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_the_block_layer_counts_what_reached_a_loop_device(tmp_path: Path) -> None:
+    with loop_device(tmp_path / "disk.img", 16 << 20) as loop:
+        run = ssdcompare.run_sweep([loop], suite=str(_reads(tmp_path)), out=tmp_path / "r",
+                                   read_only=True, report=False)  # fmt: skip
+        name = Path(loop).name
+    assert run.complete
+    stored = json.loads(next((tmp_path / "r" / "runs").glob("*/*/r1/probes.json")).read_text())
+    assert set(stored["probes"]["diskstats"]["before"]["devices"]) == {name}
+    row = run.frame().iloc[0]
+    assert row["disk_devices"] == name
+    # every byte fio read reached the device (and the ramp's too); nothing wrote to it
+    assert row["disk_read_bytes"] >= row["io_bytes"] > 0
+    assert row["disk_read_ios"] * 4096 == row["disk_read_bytes"]  # 4k reads, none merged
+    assert row["disk_write_ios"] == 0 and row["disk_write_bytes"] == 0
+    assert 0 < row["disk_busy_pct"] <= 100 and row["disk_mean_inflight"] > 0
+
+
+@pytest.mark.fio
+def test_a_file_target_is_counted_on_its_filesystems_device_or_not_at_all(
+    tmp_path: Path,
+) -> None:
+    run = ssdcompare.run_sweep([str(tmp_path / "t.img")], suite=str(_reads(tmp_path)),
+                               out=tmp_path / "r", size="8m", report=False)  # fmt: skip
+    assert run.complete
+    row = run.frame().iloc[0]
+    stored = json.loads(next((tmp_path / "r" / "runs").glob("*/*/r1/probes.json")).read_text())
+    before = stored["probes"]["diskstats"]["before"]
+    if before is None:  # a filesystem without a block device (tmpfs): nothing to count
+        assert all(pd_missing(row[c]) for c in DISK_COLUMNS)
+    else:
+        assert row["disk_devices"] == "+".join(sorted(before["devices"]))
+        assert row["disk_read_ios"] >= 0 and not math.isnan(row["disk_busy_pct"])
+
+
+def pd_missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+@pytest.mark.fio
+def test_a_probe_that_fails_costs_no_run_and_its_columns_are_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(target: object) -> dict[str, object]:
+        raise OSError("the sensor is gone")
+
+    failing = Probe("failing", (ProbeColumn("failing_value", "float", "", "a test probe"),),
+                    broken, lambda before, after, seconds: {})  # fmt: skip
+    monkeypatch.setattr(probes, "PROBES", (*probes.PROBES, failing))
+    run = ssdcompare.run_sweep([str(tmp_path / "t.img")], suite=str(_reads(tmp_path)),
+                               out=tmp_path / "r", size="8m", report=False)  # fmt: skip
+    assert run.complete
+    stored = json.loads(next((tmp_path / "r" / "runs").glob("*/*/r1/probes.json")).read_text())
+    assert stored["probes"]["failing"]["before"] == {"error": "OSError: the sensor is gone"}
+    assert run.frame().iloc[0]["status"] == "ok"
+
+
+@pytest.mark.parametrize("stored", [
+    None, [], {"probes": "x"}, {"seconds": 1.0, "probes": {"diskstats": {"before": {}}}},
+    {"seconds": -1, "probes": {}},
+    {"seconds": 1.0, "probes": {"diskstats": {"before": {"devices": {"sda": [5] * 17}},
+                                              "after": {"devices": {"sda": [1] * 17}}}}},
+    {"seconds": 1.0, "probes": {"diskstats": {"before": {"devices": {"sda": ["a"]}},
+                                              "after": {"devices": {"sda": [1]}}}}},
+])  # fmt: skip
+def test_a_damaged_or_impossible_reading_is_unknown_never_an_error(stored: object) -> None:
+    values = probes.columns_of(stored)
+    assert set(values) == {c.name for c in probes.probe_columns()}
+    assert all(value is None for value in values.values())
+
+
+def test_counters_become_the_runs_counts() -> None:
+    before = {"devices": {"sda": [10, 0, 80, 5, 20, 1, 160, 7, 0, 100, 300] + [0] * 6}}
+    after = {"devices": {"sda": [110, 0, 880, 9, 20, 1, 160, 7, 0, 600, 2300] + [0] * 6}}
+    values = probes.columns_of({"seconds": 1.0, "probes": {
+        "diskstats": {"before": before, "after": after}}})  # fmt: skip
+    assert values["disk_read_ios"] == 100 and values["disk_read_bytes"] == 800 * 512
+    assert values["disk_write_ios"] == 0
+    assert values["disk_busy_pct"] == 50.0  # 500 ms of 1,000 with requests in flight
+    assert values["disk_mean_inflight"] == 2.0  # 2,000 ms of queue time over 1,000 ms
