@@ -114,8 +114,8 @@ def probe_signatures(path: str) -> list[str]:
         return _magic_signatures(path)
     try:
         done = subprocess.run(
-            [blkid, "-p", "-o", "export", path], capture_output=True, text=True, timeout=30,
-            check=False, stdin=subprocess.DEVNULL,
+            [blkid, "-p", "-o", "export", path], capture_output=True, text=True,
+            errors="replace", timeout=30, check=False, stdin=subprocess.DEVNULL,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as err:
         return [_unsure(f"blkid -p did not answer ({err})")]
@@ -140,8 +140,9 @@ def _ambivalent(path: str) -> str:
     if wipefs:
         with contextlib.suppress(OSError, subprocess.TimeoutExpired, ValueError, TypeError):
             done = subprocess.run(
+                # a label need not be UTF-8: wipefs prints its bytes as they are
                 [wipefs, "--no-act", "--json", path], capture_output=True, text=True,
-                timeout=30, check=False, stdin=subprocess.DEVNULL,
+                errors="replace", timeout=30, check=False, stdin=subprocess.DEVNULL,
             )  # fmt: skip
             listed = json.loads(done.stdout).get("signatures", []) if done.returncode == 0 else []
             found = [f"{item['type']} at offset {item['offset']}" for item in listed

@@ -1,4 +1,4 @@
-"""Is this still the device the sweep started on?
+"""Is this still the device (or file) the sweep started on?
 
 A resumed sweep writes to whatever answers at the recorded path. Loop devices, USB disks and
 hot-swapped drives can change behind a path between two runs, so each target's identity is
@@ -39,6 +39,11 @@ class TargetIdentity(BaseModel):
     folder_device: str | None = None
     signatures: list[str] = Field(default_factory=list)
     partitions: list[str] = Field(default_factory=list)
+
+
+def noun(target: Target | TargetIdentity) -> str:
+    """What messages call a target: a "file" for a file target, else a "device"."""
+    return "file" if target.kind == "file" else "device"
 
 
 def _inode(path: str) -> str | None:

@@ -180,9 +180,25 @@ def test_a_link_into_another_sweep_or_within_the_folder_is_refused(
     # a target's folder that is a link: the folder cannot be read as it claims, said once
     shutil.rmtree(received / "runs" / "x.img")
     (received / "runs" / "x.img").symlink_to(other / "runs" / "x.img")
-    with pytest.raises(SsdcompareError, match=r"runs/x.img is a symbolic link"):
+    with pytest.raises(SsdcompareError, match=r"runs/x.img is a symbolic link") as refused:
         load(received)
+    assert f"results folder {received}: " in str(refused.value)
     assert_one_clear_line(cli("report", str(received)), "runs/x.img", "link")
+
+
+def test_a_runs_folder_that_is_a_link_names_the_results_folder(
+    received: Path, tmp_path: Path, cli: Callable[..., Done]
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    (received / "runs").rename(elsewhere)
+    (received / "runs").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(SsdcompareError) as refused:
+        load(received)
+    said = str(refused.value)
+    assert said.startswith(f"results folder {received}: runs is a symbolic link")
+    assert "move the folder the link points to into its place" in said
+    assert "file itself" not in said
+    assert_one_clear_line(cli("report", str(received)), str(received), "runs", "link")
 
 
 @pytest.mark.parametrize("which", ["manifest.json", "status.json", "cpu.json"])
