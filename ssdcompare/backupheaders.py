@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from collections.abc import Sequence
 
 # The first backup superblock (in block group 1) for each block size mke2fs uses, in blocks
 # of that size: a group holds 8 blocks per byte of a block, and a 1 KiB filesystem starts
@@ -20,6 +21,25 @@ _EXT_BACKUPS = ((1024, 8193), (2048, 16384), (4096, 32768))
 _EXT_MAGIC = 0xEF53
 _GPT_SECTORS = (512, 4096)  # logical sector sizes: the last LBA is one of these from the end
 _GPT_HEADER_MIN = 92
+
+
+# each backup, as its words begin, and what blkid or the magic numbers call its primary
+_PRIMARIES = {
+    "an ext2/3/4 filesystem's backup superblock": (
+        "an ext2 filesystem", "an ext3 filesystem", "an ext4 filesystem",
+        "an ext2/3/4 filesystem",
+    ),
+    "a GPT partition table's backup header": ("a GPT partition table",),
+}  # fmt: skip
+
+
+def left_behind(signature: str, before: Sequence[str]) -> bool:
+    """Whether `signature` is the backup of a primary `before` names: what writing over the
+    start of a device leaves, nothing someone made since."""
+    for backup, primaries in _PRIMARIES.items():
+        if signature.startswith(backup):
+            return any(seen.startswith(primaries) for seen in before)
+    return False
 
 
 def backup_signatures(path: str) -> list[str]:

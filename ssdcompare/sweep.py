@@ -39,7 +39,7 @@ from ssdcompare.guard import (
     claimed_all,
 )
 from ssdcompare.hosts import Host
-from ssdcompare.identity import changed_since, differences, identify, noun
+from ssdcompare.identity import changed_since, differences, identify, new_signatures, noun
 from ssdcompare.jobcheck import JobfileError, check_sections, read_jobfile
 from ssdcompare.jobfile import RenderedJob, opened_text, render, sections_of, split_by_host
 from ssdcompare.locks import Lock, holding, lock_paths
@@ -769,7 +769,7 @@ def _check_new_signatures(results: ResultsDir, target: Target) -> None:
     recorded = results.manifest.identities.get(target.name)
     if recorded is None:
         return
-    new = [s for s in identify(target).signatures if s not in recorded.signatures]
+    new = new_signatures(recorded.signatures, identify(target).signatures)
     if new:
         raise SsdcompareError(
             f"{target.name} now carries {', '.join(new)}, which was not there when the sweep "

@@ -16,6 +16,7 @@ from fioprocs import wait_for
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.guard import check_write_safety, inspect_target, probe_signatures
+from ssdcompare.identity import identify, new_signatures
 
 
 def fake_tree(
@@ -199,6 +200,7 @@ def test_an_ext4_whose_primary_superblock_was_zeroed_is_data(
     # 160 MiB (sparse): past the 4 KiB filesystem's first backup at 128 MiB
     with loop_device(tmp_path / "fs.img", 160 << 20) as loop:
         subprocess.run(["mkfs.ext4", "-q", "-b", str(block_size), loop], check=True)
+        at_start = identify(resolve_target(loop)).signatures
         with open(loop, "r+b") as device:
             device.seek(1024)
             device.write(bytes(1024))  # the primary superblock, wherever the block size
@@ -213,6 +215,10 @@ def test_an_ext4_whose_primary_superblock_was_zeroed_is_data(
                                   loop], capture_output=True, text=True, check=False)  # fmt: skip
         assert checked.returncode in (0, 1, 4) and "Bad magic" not in checked.stdout
         refused_then_overridden(loop, "backup superblock")
+        # a sweep that writes over the start of an ext4 it was allowed to destroy uncovers
+        # the backup: nothing someone made since
+        assert new_signatures(at_start, identify(resolve_target(loop)).signatures) == []
+        assert new_signatures([], found) == found
 
 
 @pytest.mark.root
@@ -220,6 +226,7 @@ def test_a_gpt_whose_start_was_zeroed_is_data(tmp_path: Path) -> None:
     with loop_device(tmp_path / "gpt.img", 16 << 20) as loop:
         subprocess.run(["sfdisk", "-q", "--no-reread", loop], input="label: gpt\nsize=4M\n",
                        text=True, check=True)  # fmt: skip
+        at_start = identify(resolve_target(loop)).signatures
         with open(loop, "r+b") as device:
             device.write(bytes(1 << 20))  # protective MBR, primary header and entries
             os.fsync(device.fileno())
@@ -227,6 +234,7 @@ def test_a_gpt_whose_start_was_zeroed_is_data(tmp_path: Path) -> None:
         found = probe_signatures(loop)
         assert len(found) == 1 and "GPT partition table's backup header" in found[0], found
         refused_then_overridden(loop, "backup header")
+        assert new_signatures(at_start, identify(resolve_target(loop)).signatures) == []
 
 
 def test_random_data_where_backups_would_be_is_no_signature(tmp_path: Path) -> None:
