@@ -241,13 +241,18 @@ def test_random_data_where_backups_would_be_is_no_signature(tmp_path: Path) -> N
     """Only the magic numbers in place, the fields around them random: no backup."""
     noise = random.Random(7)
     image = tmp_path / "noise.img"
-    data = bytearray(noise.randbytes(64 << 20))
-    data[:4096] = bytes(4096)
-    for block_size, block in ((1024, 8193), (2048, 16384)):
-        data[block * block_size + 56 : block * block_size + 58] = b"\x53\xef"
-    data[-512 : -512 + 8] = b"EFI PART"
-    data[-4096 : -4096 + 8] = b"EFI PART"
-    image.write_bytes(bytes(data))
+    size = 40 << 20
+    with open(image, "wb") as handle:
+        handle.truncate(size)
+        for block_size, block in ((1024, 8193), (2048, 16384)):
+            chunk = bytearray(noise.randbytes(1024))
+            chunk[56:58] = b"\x53\xef"
+            handle.seek(block * block_size)
+            handle.write(chunk)
+        tail = bytearray(noise.randbytes(4096))
+        tail[:8] = tail[-512 : -512 + 8] = b"EFI PART"  # a 4 KiB and a 512-byte last sector
+        handle.seek(size - 4096)
+        handle.write(tail)
     assert probe_signatures(str(image)) == []
 
 
