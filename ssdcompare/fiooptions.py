@@ -97,6 +97,20 @@ OPT_IN: dict[str, str] = {
     "stats": "stats=0 removes the numbers the comparison is made of",
     "unified_rw_reporting": "fio then merges reads and writes into one 'mixed' figure",
     "startdelay": "the delay counts into the CPU samples and dilutes the CPU-bound judgement",
+    "disable_lat": "fio then measures no total latency, and its submission latency counts from "
+    "a start it never took (hundreds of ms where the truth is µs): both are left out",
+    "disable_clat": "fio then measures no completion latency: it is left out",
+    "disable_slat": "fio then measures no submission latency: it is left out",
+    "disable_bw_measurement": "fio then samples bandwidth and IOPS only in part: seconds of the "
+    "per-second series can be missing or shifted",
+}
+
+# Latency objects (fio's lat, clat, slat) that an OPT_IN option leaves unmeasured: whatever fio
+# prints for them then is no figure, and is read as unknown
+UNMEASURED: dict[str, tuple[str, ...]] = {
+    "disable_lat": ("lat", "slat"),
+    "disable_clat": ("clat",),
+    "disable_slat": ("slat",),
 }
 
 # Options whose presence means data is written even when rw does not say so.

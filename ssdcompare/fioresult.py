@@ -59,6 +59,7 @@ import msgspec
 from pydantic import BaseModel, Field
 
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.fiooptions import UNMEASURED
 from ssdcompare.regularfile import RefusedFile, read_regular
 
 Direction = Literal["read", "write", "trim", "sync", "mixed"]
@@ -347,7 +348,7 @@ def parse_fio_text(text: str, source: str = "<text>") -> FioOutput:
     text holds.
     """
     try:
-        return _parse(text, source)
+        return _unmeasured_left_out(_parse(text, source))
     except FioOutputError:
         raise
     except (
@@ -588,6 +589,27 @@ def _quick_latency(raw: _QuickLatency | msgspec.UnsetType) -> LatencyStats | Non
         percentiles_us={k: v / 1000.0 for k, v in raw.percentile.items() if _is_percent(k)},
         bins=bins, percentiles_lost=False,
     ))  # fmt: skip
+
+
+def _unmeasured_left_out(output: FioOutput) -> FioOutput:
+    """The output with the latencies its jobs' options left unmeasured (disable_lat, ...) made
+    unknown: fio prints zeros for them, or for slat under disable_lat a figure counted from a
+    start it never took."""
+    for job in (*output.jobs, *output.client_aggregates):
+        options = job.options
+        off = {kind for option, kinds in UNMEASURED.items()
+               if _switched_on(options.get(option)) for kind in kinds}  # fmt: skip
+        if off:
+            for name, direction in list(job.directions.items()):
+                job.directions[name] = direction.model_copy(update=dict.fromkeys(off))
+    return output
+
+
+def _switched_on(value: str | None) -> bool:
+    """A boolean fio option as fio reads it: set bare ("") or to anything but 0/false/no/off."""
+    if value is None:
+        return False
+    return value.strip().lower() not in ("0", "false", "no", "off")
 
 
 def _parse(text: str, source: str) -> FioOutput:

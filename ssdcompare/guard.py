@@ -33,6 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ssdcompare.backupheaders import backup_signatures
 from ssdcompare.devices import Target, kernel_name_of, read_value
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.targetfile import made_by_ssdcompare
@@ -116,8 +117,8 @@ def probe_signatures(path: str) -> list[str]:
         return _magic_signatures(path)
     try:
         done = subprocess.run(
-            [blkid, "-p", "-o", "export", path], capture_output=True, text=True, timeout=30,
-            check=False, stdin=subprocess.DEVNULL,
+            [blkid, "-p", "-o", "export", path], capture_output=True, text=True,
+            errors="replace", timeout=30, check=False, stdin=subprocess.DEVNULL,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as err:
         return [_unsure(f"blkid -p did not answer ({err})")]
@@ -142,8 +143,9 @@ def _ambivalent(path: str) -> str:
     if wipefs:
         with contextlib.suppress(OSError, subprocess.TimeoutExpired, ValueError, TypeError):
             done = subprocess.run(
+                # a label need not be UTF-8: wipefs prints its bytes as they are
                 [wipefs, "--no-act", "--json", path], capture_output=True, text=True,
-                timeout=30, check=False, stdin=subprocess.DEVNULL,
+                errors="replace", timeout=30, check=False, stdin=subprocess.DEVNULL,
             )  # fmt: skip
             listed = json.loads(done.stdout).get("signatures", []) if done.returncode == 0 else []
             found = [f"{item['type']} at offset {item['offset']}" for item in listed
@@ -173,9 +175,10 @@ def _describe_blkid(text: str) -> list[str]:
 
 
 def _magic_signatures(path: str, strong_only: bool = False) -> list[str]:
-    """Signatures found by their magic numbers in the first 256 KiB. `strong_only` looks for
-    those of 4 bytes or more only (no 2-byte magic, which random data matches now and then):
-    a check besides blkid, for leftovers too damaged for blkid to name."""
+    """Signatures found by their magic numbers in the first 256 KiB, and backup headers further
+    on (a start wiped, the data still recoverable). `strong_only` looks for those of 4 bytes or
+    more only (no 2-byte magic, which random data matches now and then): a check besides
+    blkid, for leftovers too damaged for blkid to name."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(_PROBED_BYTES)
@@ -193,6 +196,8 @@ def _magic_signatures(path: str, strong_only: bool = False) -> list[str]:
         entries = head[446:510]
         if any(entries[i * 16 + 4] for i in range(4)):  # a partition type byte is set
             found.append("an MBR partition table")
+    # a backup of what the start still shows says nothing more
+    found += [b for b in backup_signatures(path) if not any(b.startswith(w) for w in found)]
     return [f"{what} [magic numbers]" for what in found]
 
 

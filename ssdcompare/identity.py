@@ -1,4 +1,4 @@
-"""Is this still the device the sweep started on?
+"""Is this still the device (or file) the sweep started on?
 
 A resumed sweep writes to whatever answers at the recorded path. Loop devices, USB disks and
 hot-swapped drives can change behind a path between two runs, so each target's identity is
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ssdcompare.backupheaders import left_behind
 from ssdcompare.devices import Target, read_value
 from ssdcompare.guard import Probe, loop_backing_key, probe_signatures
 
@@ -39,6 +40,18 @@ class TargetIdentity(BaseModel):
     folder_device: str | None = None
     signatures: list[str] = Field(default_factory=list)
     partitions: list[str] = Field(default_factory=list)
+
+
+def new_signatures(recorded: list[str], current: list[str]) -> list[str]:
+    """Signatures found now that were not there at the start. The backup of a primary found
+    then is none: the sweep's own writes over the start uncover it (blkid named the primary
+    only)."""
+    return [s for s in current if s not in recorded and not left_behind(s, recorded)]
+
+
+def noun(target: Target | TargetIdentity) -> str:
+    """What messages call a target: a "file" for a file target, else a "device"."""
+    return "file" if target.kind == "file" else "device"
 
 
 def _inode(path: str) -> str | None:
@@ -131,11 +144,9 @@ def differences(recorded: TargetIdentity, current: TargetIdentity) -> list[str]:
         before, now = getattr(recorded, field), getattr(current, field)
         if before is not None and before != now and label not in " ".join(found):
             found.append(f"{label} was {before}, now {now}")
-    new_signatures = [s for s in current.signatures if s not in recorded.signatures]
-    if new_signatures:
-        found.append(
-            f"now carries {', '.join(new_signatures)}, which was not there when the sweep started"
-        )
+    new = new_signatures(recorded.signatures, current.signatures)
+    if new:
+        found.append(f"now carries {', '.join(new)}, which was not there when the sweep started")
     new_partitions = [p for p in current.partitions if p not in recorded.partitions]
     if new_partitions:
         found.append(f"now has partitions {', '.join(new_partitions)}")

@@ -4,9 +4,11 @@ A results folder can come from someone else, edited or damaged. fio's parser alr
 what is not a number (or nan/inf) as missing; this is the next line: numbers that are
 numbers but cannot be true. A negative rate, count or latency; a rate beyond any device
 (IOPS of 1e300); a job reported more often than it ran processes (an entry written twice,
-which would double its IOPS when the entries are added up as numjobs clones); CPU shares
-below 0 or above 100 %, or NaN, in the samples. A run with such a value is a failed run whose
-error names the field, never its value.
+which would double its IOPS when the entries are added up as numjobs clones); numbers that
+contradict each other (IOPS or bandwidth that disagree with the count and runtime fio made
+them of, a rate over a runtime of 0, a latency whose mean is not between its min and max);
+CPU shares below 0 or above 100 %, or NaN, in the samples. A run with such a value is a
+failed run whose error names the field, never its value.
 
 The bounds are far from anything real: every recorded output in tests/data and
 examples/results passes (a test checks), as do fresh sweeps.
@@ -31,6 +33,11 @@ MAX_FIO_CPU_PCT = 1e5
 # a sampled thread's share of one core: at most 100 %, plus what whole clock ticks counted
 # over a short interval can add
 MAX_WORKER_PCT = 200.0
+# a rate against its count over the runtime: recorded outputs agree within 0.2 % (fio ≥ 3
+# exactly); older fio printed whole IOPS and whole KiB/s
+RATE_TOLERANCE = 0.05
+RATE_SLACK_IOPS = 1.0
+RATE_SLACK_BYTES = 1024.0
 SHARE_SLACK_PCT = 1.0  # one CPU's categories are rounded to 0.1 % each: their sum may pass 100
 
 
@@ -46,8 +53,11 @@ def job_problem(job: JobResult) -> str | None:
         problem = _beyond(field, value, high)
         if problem:
             return problem
+    # entries of numjobs clones merged here add up rates over runtimes of their own, where the
+    # runtime kept is the longest: their rate is at least the count over it, not equal to it
+    merged = job.processes > 1 and not job.group_reporting
     for name, direction in job.directions.items():
-        problem = _direction_problem(name, direction)
+        problem = _direction_problem(name, direction) or _rates_problem(name, direction, merged)
         if problem:
             return problem
     return None
@@ -57,7 +67,7 @@ def _beyond(field: str, value: float | int | None, high: float) -> str | None:
     """Why `value` cannot be (negative, or above `high`), or None; unknown values pass."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    if value < 0:
+    if value < 0 or math.copysign(1.0, value) < 0:  # -0.0 too: fio never prints one
         return f"holds a negative {field}"
     if value > high:
         return f"holds a {field} beyond anything a run can give"
@@ -84,6 +94,40 @@ def _direction_problem(name: str, direction: DirectionResult) -> str | None:
             problem = _beyond(f"{name}.{kind} {field}", value, high)
             if problem:
                 return problem
+        if stats is not None and not _ordered(stats.min_us, stats.mean_us, stats.max_us):
+            return f"holds a {name}.{kind} whose mean is not between its min and max"
+    return None
+
+
+def _ordered(low: float, mean: float, high: float) -> bool:
+    """low <= mean <= high, but for rounding in the last digits (NaN: unknown, passes)."""
+    slack = 1e-9 * max(abs(low), abs(high)) + 1e-6
+    return not (low > mean + slack or mean > high + slack or low > high + slack)
+
+
+def _rates_problem(name: str, direction: DirectionResult, merged: bool) -> str | None:
+    """A rate that contradicts the count and runtime it was made of: fio divides total_ios
+    and io_bytes by the runtime, so they agree but for rounding (older fio: whole IOPS and
+    whole KiB/s). Unknown values (None, NaN) pass."""
+    runtime = direction.runtime_ms
+    for field, rate, count, slack in (
+        ("iops", direction.iops, direction.total_ios, RATE_SLACK_IOPS),
+        ("bw_bytes", direction.bw_bytes, direction.io_bytes, RATE_SLACK_BYTES),
+    ):
+        if runtime is None or count is None or math.isnan(rate):
+            continue
+        if runtime == 0:
+            if rate > 0:
+                return f"holds a {name}.{field} above 0 over a runtime of 0"
+            continue
+        expected = count * 1000.0 / runtime
+        low, high = (
+            expected * (1 - RATE_TOLERANCE) - slack,
+            expected * (1 + RATE_TOLERANCE) + slack,
+        )
+        if rate < low or (rate > high and not merged):
+            what = "total_ios" if field == "iops" else "io_bytes"
+            return f"holds a {name}.{field} that disagrees with its {what} over its runtime"
     return None
 
 

@@ -141,15 +141,30 @@ LIMITS = {
 MAX_DEPTH = 32
 _LINK_ADVICE = ("a results folder is read only from the regular files in it, never through a "
                 "link: put the file itself in the link's place")  # fmt: skip
+_FOLDER_LINK_ADVICE = ("a results folder is read only from the folders and files in it, "
+                       "never through a link: move the folder the link points to into its "
+                       "place")  # fmt: skip
 
 
 class StoredFileError(SsdcompareError):
     """A file of a results folder that is refused or cannot be read. The message names the
     file relative to the folder and the reason, never anything the file holds."""
 
-    def __init__(self, relative: str, reason: str, missing: bool = False) -> None:
-        advice = _LINK_ADVICE if "symbolic link" in reason else None
-        super().__init__(f"{relative} {reason}" + (f"; {advice}" if advice else ""))
+    def __init__(
+        self,
+        relative: str,
+        reason: str,
+        missing: bool = False,
+        folder: bool = False,
+        results: Path | None = None,
+    ) -> None:
+        """`folder`: what is refused is a folder (the advice fits it); `results`: the results
+        folder it is in, named when the refusal is one for that whole folder."""
+        advice = None
+        if "symbolic link" in reason:
+            advice = _FOLDER_LINK_ADVICE if folder else _LINK_ADVICE
+        where = f"results folder {results}: " if results is not None else ""
+        super().__init__(f"{where}{relative} {reason}" + (f"; {advice}" if advice else ""))
         self.relative = relative
         self.reason = reason
         self.missing = missing
@@ -215,7 +230,8 @@ class ResultsFiles:
                     relative, f"cannot be read ({err.strerror or err})"
                 ) from None
             if stat.S_ISLNK(info.st_mode):
-                raise StoredFileError(relative, "is a symbolic link")
+                raise StoredFileError(relative, "is a symbolic link", folder=True,
+                                      results=self.root)  # fmt: skip
             if not stat.S_ISDIR(info.st_mode):
                 raise StoredFileError(relative, "is not a folder", missing=True)
             self._folders.add(folder)
@@ -750,7 +766,7 @@ class ResultsDir:
             repeat = int(entry.name[1:])
             relative = f"runs/{target}/{job}/{entry.name}"
             if entry.is_symlink():
-                error = str(StoredFileError(relative, "is a symbolic link"))
+                error = str(StoredFileError(relative, "is a symbolic link", folder=True))
                 found.append(_failed_status(target, job, repeat, error))
             elif not self.planned(target, job, repeat):
                 found.append(_failed_status(target, job, repeat, (
@@ -780,12 +796,14 @@ class ResultsDir:
         and other names left out), without following a link."""
         for target in self.files.entries(self.path / "runs"):
             if target.is_symlink():
-                raise StoredFileError(f"runs/{target.name}", "is a symbolic link")
+                raise StoredFileError(f"runs/{target.name}", "is a symbolic link", folder=True,
+                                      results=self.path)  # fmt: skip
             if not target.is_dir(follow_symlinks=False):
                 continue
             for job in self.files.entries(target.path):
                 if job.is_symlink():
-                    raise StoredFileError(f"runs/{target.name}/{job.name}", "is a symbolic link")
+                    raise StoredFileError(f"runs/{target.name}/{job.name}", "is a symbolic link",
+                                          folder=True, results=self.path)  # fmt: skip
                 if not job.is_dir(follow_symlinks=False):
                     continue
                 for run in self.files.entries(job.path):

@@ -40,7 +40,7 @@ from ssdcompare.guard import (
     claimed_all,
 )
 from ssdcompare.hosts import Host
-from ssdcompare.identity import changed_since, differences, identify
+from ssdcompare.identity import changed_since, differences, identify, new_signatures, noun
 from ssdcompare.jobcheck import JobfileError, check_sections, read_jobfile
 from ssdcompare.jobfile import RenderedJob, opened_text, render, sections_of, split_by_host
 from ssdcompare.locks import Lock, holding, lock_paths
@@ -416,6 +416,7 @@ def _check_planned(manifest: Manifest, jobs: list[RenderedJob]) -> None:
 
 def _check_identity(manifest: Manifest, targets: list[Target]) -> None:
     problems = []
+    nouns: set[str] = set()
     for target in targets:
         recorded = manifest.identities.get(target.name)
         if recorded is None:
@@ -423,12 +424,14 @@ def _check_identity(manifest: Manifest, targets: list[Target]) -> None:
         found = differences(recorded, identify(target))
         if found:
             problems.append(f"  - {target.name} ({target.path}): {'; '.join(found)}")
+            nouns.add(noun(target))
     if problems:
+        what = " or ".join(f"{n}(s)" for n in sorted(nouns))
         raise SsdcompareError(
-            "refusing to resume: not the same device(s) as when the sweep started:\n"
+            f"refusing to resume: not the same {what} as when the sweep started:\n"
             + "\n".join(problems)
-            + "\nIf the device was replaced on purpose, start a new sweep on it; to resume "
-            "the others only, give --devices with the unchanged ones."
+            + f"\nIf the {what.replace('(s)', '')} was replaced on purpose, start a new sweep "
+            "on it; to resume the others only, give --devices with the unchanged ones."
         )
 
 
@@ -703,8 +706,8 @@ def _access(plan: Plan, results: ResultsDir, target: Target) -> Access:
         recorded = results.manifest.identities.get(target.name)
         changed = changed_since(recorded, target) if recorded is not None else []
         if changed:
-            raise SsdcompareError(f"{target.name} is no longer the device the sweep started "
-                                  f"on: {'; '.join(changed)}")  # fmt: skip
+            raise SsdcompareError(f"{target.name} is no longer the {noun(target)} the sweep "
+                                  f"started on: {'; '.join(changed)}")  # fmt: skip
         check_in_use(target, exclusive=False)  # the claim is ours: held by the caller
         _check_new_signatures(results, target)
         with _opened(plan, results, target, True) as fds:
@@ -747,7 +750,7 @@ def _blocked(
         changed = changed_since(recorded, part) if blocked is None and recorded else []
         if changed:
             blocked = unusable[job.target.name] = (
-                f"{part.name} is no longer the device the sweep started on: "
+                f"{part.name} is no longer the {noun(part)} the sweep started on: "
                 f"{'; '.join(changed)}", False)  # fmt: skip
     if blocked is None and (
         job.writes or results.manifest.precondition or job.workload.state is not None
@@ -780,7 +783,7 @@ def _check_new_signatures(results: ResultsDir, target: Target) -> None:
     recorded = results.manifest.identities.get(target.name)
     if recorded is None:
         return
-    new = [s for s in identify(target).signatures if s not in recorded.signatures]
+    new = new_signatures(recorded.signatures, identify(target).signatures)
     if new:
         raise SsdcompareError(
             f"{target.name} now carries {', '.join(new)}, which was not there when the sweep "

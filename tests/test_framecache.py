@@ -64,7 +64,9 @@ def test_a_changed_result_is_read_anew(copy: Path) -> None:
     path = sorted(copy.glob(f"runs/*/{JOB}/r1/fio.json"))[0]
     owner = path.parent.parent.parent.name
     output = json.loads(path.read_text())
-    output["jobs"][0]["read"]["iops"] = 12345.5
+    read = output["jobs"][0]["read"]
+    # an edit that keeps the figures agreeing (IOPS are total_ios over the runtime)
+    read.update(iops=12345.5, total_ios=round(12345.5 * read["runtime"] / 1000))
     path.write_text(json.dumps(output))  # in place: same file, new content
     after = load(copy)
     mine = (after["job"] == JOB) & (after["repeat"] == 1) & (after["device"] == owner)

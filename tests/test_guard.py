@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from fioprocs import wait_for
 from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.guard import check_write_safety, inspect_target, probe_signatures
+from ssdcompare.identity import identify, new_signatures
 
 
 def fake_tree(
@@ -174,6 +176,84 @@ def test_real_partition_table(tmp_path: Path) -> None:
             check_write_safety([resolve_target(device)], True, False)
     finally:
         subprocess.run(["losetup", "--detach", device], check=False)
+
+
+def blkid_names_nothing(path: str) -> bool:
+    done = subprocess.run(["blkid", "-p", path], capture_output=True, check=False)
+    return done.returncode == 2
+
+
+def refused_then_overridden(device: str, words: str) -> None:
+    """Writing needs --destroy-data because of `words`; with it, the finding is overridden."""
+    target = resolve_target(device)
+    with pytest.raises(SsdcompareError) as err:
+        check_write_safety([target], True, False)
+    assert words in str(err.value) and "--destroy-data" in str(err.value)
+    assert [f.kind for f in check_write_safety([target], True, True)] == ["signature"]
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("block_size", [1024, 2048, 4096])
+def test_an_ext4_whose_primary_superblock_was_zeroed_is_data(
+    tmp_path: Path, block_size: int
+) -> None:
+    # 160 MiB (sparse): past the 4 KiB filesystem's first backup at 128 MiB
+    with loop_device(tmp_path / "fs.img", 160 << 20) as loop:
+        subprocess.run(["mkfs.ext4", "-q", "-b", str(block_size), loop], check=True)
+        at_start = identify(resolve_target(loop)).signatures
+        with open(loop, "r+b") as device:
+            device.seek(1024)
+            device.write(bytes(1024))  # the primary superblock, wherever the block size
+            os.fsync(device.fileno())
+        assert blkid_names_nothing(loop)
+        backup = {1024: 8193, 2048: 16384, 4096: 32768}[block_size]
+        found = probe_signatures(loop)
+        assert len(found) == 1 and "backup superblock" in found[0], found
+        assert f"e2fsck -b {backup} -B {block_size}" in found[0]
+        # e2fsck agrees that the filesystem is there to recover
+        checked = subprocess.run(["e2fsck", "-n", "-b", str(backup), "-B", str(block_size),
+                                  loop], capture_output=True, text=True, check=False)  # fmt: skip
+        assert checked.returncode in (0, 1, 4) and "Bad magic" not in checked.stdout
+        refused_then_overridden(loop, "backup superblock")
+        # a sweep that writes over the start of an ext4 it was allowed to destroy uncovers
+        # the backup: nothing someone made since
+        assert new_signatures(at_start, identify(resolve_target(loop)).signatures) == []
+        assert new_signatures([], found) == found
+
+
+@pytest.mark.root
+def test_a_gpt_whose_start_was_zeroed_is_data(tmp_path: Path) -> None:
+    with loop_device(tmp_path / "gpt.img", 16 << 20) as loop:
+        subprocess.run(["sfdisk", "-q", "--no-reread", loop], input="label: gpt\nsize=4M\n",
+                       text=True, check=True)  # fmt: skip
+        at_start = identify(resolve_target(loop)).signatures
+        with open(loop, "r+b") as device:
+            device.write(bytes(1 << 20))  # protective MBR, primary header and entries
+            os.fsync(device.fileno())
+        assert blkid_names_nothing(loop)
+        found = probe_signatures(loop)
+        assert len(found) == 1 and "GPT partition table's backup header" in found[0], found
+        refused_then_overridden(loop, "backup header")
+        assert new_signatures(at_start, identify(resolve_target(loop)).signatures) == []
+
+
+def test_random_data_where_backups_would_be_is_no_signature(tmp_path: Path) -> None:
+    """Only the magic numbers in place, the fields around them random: no backup."""
+    noise = random.Random(7)
+    image = tmp_path / "noise.img"
+    size = 40 << 20
+    with open(image, "wb") as handle:
+        handle.truncate(size)
+        for block_size, block in ((1024, 8193), (2048, 16384)):
+            chunk = bytearray(noise.randbytes(1024))
+            chunk[56:58] = b"\x53\xef"
+            handle.seek(block * block_size)
+            handle.write(chunk)
+        tail = bytearray(noise.randbytes(4096))
+        tail[:8] = tail[-512 : -512 + 8] = b"EFI PART"  # a 4 KiB and a 512-byte last sector
+        handle.seek(size - 4096)
+        handle.write(tail)
+    assert probe_signatures(str(image)) == []
 
 
 def test_magic_numbers_without_blkid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

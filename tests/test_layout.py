@@ -23,7 +23,17 @@ STAGES = [
     ),
     (
         "targets",
-        ["hosts", "targetfile", "devices", "guard", "identity", "locks", "metadata", "probes"],
+        [
+            "hosts",
+            "targetfile",
+            "devices",
+            "backupheaders",
+            "guard",
+            "identity",
+            "locks",
+            "metadata",
+            "probes",
+        ],
     ),
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "plausibility", "fiologs", "fioclient"]),
     ("plan", ["plan"]),

@@ -510,3 +510,29 @@ def test_a_span_cut_to_a_smaller_file_is_shown_and_not_compared(tmp_path: Path) 
     # not the same workload: the summary keeps them apart instead of calling one faster
     hashes = frame["workload_hash"]
     assert hashes["small.img"] != hashes["large.img"]
+
+
+@pytest.mark.fio
+def test_a_file_swapped_mid_sweep_is_named_a_file_in_the_skip_reason(tmp_path: Path) -> None:
+    suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k}", "{rw: read, bs: 128k}",
+                       defaults="{runtime: 1, size: 8m}")  # fmt: skip
+    target = tmp_path / "t.img"
+    target.write_bytes(bytes(8 << 20))
+    swapped: list[bool] = []
+
+    def swap_after_first_job(progress) -> None:
+        if progress.state == "ok" and not swapped:
+            other = tmp_path / "other.img"
+            other.write_bytes(bytes(8 << 20))
+            os.replace(other, target)  # the same name, another file
+            swapped.append(True)
+
+    plan = make_plan(str(suite), [str(target)], require_fio=True)
+    results, _ = sweep.start(plan, tmp_path / "results")
+    outcome = sweep.run(plan, results, progress=swap_after_first_job)
+    assert [s.status for s in outcome.statuses] == ["ok", "skipped"]
+    assert "t.img is no longer the file the sweep started on: file (inode) was" in (
+        outcome.statuses[1].error or "")  # fmt: skip
+    with pytest.raises(SsdcompareError, match=r"not the same file\(s\) as when") as refused:
+        sweep.reopen(tmp_path / "results")
+    assert "If the file was replaced on purpose" in str(refused.value)

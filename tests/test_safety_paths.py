@@ -98,6 +98,18 @@ def test_an_ambivalent_image_is_reported_with_what_is_on_it(tmp_path: Path) -> N
     assert "more than one signature" in found and "minix" in found and "squashfs" in found
 
 
+def test_an_ambivalent_image_with_a_label_that_is_no_utf8_is_reported_too(tmp_path: Path) -> None:
+    image = tmp_path / "two.img"
+    with open(image, "wb") as handle:
+        handle.truncate(32 << 20)
+    subprocess.run([b"mkfs.ext4", b"-q", b"-L", b"d\xe9j\xe0", bytes(image)], check=True)
+    minix_and_squashfs(tmp_path / "template.img")  # its squashfs superblock, on the ext4
+    with open(image, "r+b") as handle, open(tmp_path / "template.img", "rb") as source:
+        handle.write(source.read(32))
+    found = " ".join(probe_signatures(str(image)))
+    assert "more than one signature" in found and "ext4" in found and "squashfs" in found
+
+
 @pytest.mark.fio
 def test_a_file_with_two_signatures_needs_destroy_data(tmp_path: Path) -> None:
     image = tmp_path / "two.img"

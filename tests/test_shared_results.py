@@ -180,9 +180,25 @@ def test_a_link_into_another_sweep_or_within_the_folder_is_refused(
     # a target's folder that is a link: the folder cannot be read as it claims, said once
     shutil.rmtree(received / "runs" / "x.img")
     (received / "runs" / "x.img").symlink_to(other / "runs" / "x.img")
-    with pytest.raises(SsdcompareError, match=r"runs/x.img is a symbolic link"):
+    with pytest.raises(SsdcompareError, match=r"runs/x.img is a symbolic link") as refused:
         load(received)
+    assert f"results folder {received}: " in str(refused.value)
     assert_one_clear_line(cli("report", str(received)), "runs/x.img", "link")
+
+
+def test_a_runs_folder_that_is_a_link_names_the_results_folder(
+    received: Path, tmp_path: Path, cli: Callable[..., Done]
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    (received / "runs").rename(elsewhere)
+    (received / "runs").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(SsdcompareError) as refused:
+        load(received)
+    said = str(refused.value)
+    assert said.startswith(f"results folder {received}: runs is a symbolic link")
+    assert "move the folder the link points to into its place" in said
+    assert "file itself" not in said
+    assert_one_clear_line(cli("report", str(received)), str(received), "runs", "link")
 
 
 @pytest.mark.parametrize("which", ["manifest.json", "status.json", "cpu.json"])
@@ -362,6 +378,28 @@ IMPOSSIBLE = {
         "read.bw_bytes",
         "-5",
     ),  # fmt: skip
+    # numbers that contradict each other, each believable alone
+    "IOPS against total_ios": (lambda j: j["read"].__setitem__("iops", 5e8), "read.iops", "5e+08"),
+    "bandwidth against io_bytes": (
+        lambda j: j["read"].__setitem__("bw_bytes", 5e12),
+        "read.bw_bytes",
+        "5e+12",
+    ),  # fmt: skip
+    "IOPS over a runtime of 0": (
+        lambda j: j["read"].update(runtime=0, iops=10007.0),
+        "read.iops above 0 over a runtime of 0",
+        "10007",
+    ),  # fmt: skip
+    "latency min above max": (
+        lambda j: j["read"]["lat_ns"].update(min=5000, max=2000),
+        "read.lat whose mean is not between its min and max",
+        "5000",
+    ),  # fmt: skip
+    "negative zero mean": (
+        lambda j: j["read"]["lat_ns"].__setitem__("mean", -0.0),
+        "read.lat mean",
+        "-0.0",
+    ),  # fmt: skip
 }
 
 
@@ -422,6 +460,29 @@ def test_no_recorded_or_fresh_output_is_taken_for_impossible(made: Path) -> None
         assert trace_problem(trace_from(json.loads(path.read_text()))) is None, path
     for folder in (*EXAMPLES.iterdir(), DATA / "format1-results", made):
         assert set(load(folder, cache=False)["status"]) == {"ok"}, folder
+
+
+@pytest.mark.parametrize(
+    ("option", "unmeasured"),
+    [("disable_lat", ("lat", "slat")), ("disable_clat", ("clat",)), ("disable_slat", ("slat",))],
+)
+def test_a_measurement_fio_left_out_is_no_figure(
+    tmp_path: Path, fio: FioInfo, option: str, unmeasured: tuple[str, ...]
+) -> None:
+    output = tmp_path / "fio.json"
+    subprocess.run([fio.path, "--name=off", f"--filename={tmp_path / 'f.img'}", "--size=4m",
+                    "--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=4",
+                    "--lat_percentiles=1", f"--{option}=1", "--output-format=json",
+                    f"--output={output}"],
+                   check=True, capture_output=True, timeout=60)  # fmt: skip
+    (row,) = ssdcompare.read_fio(output).itertuples()
+    assert row.status == "ok" and row.iops > 0
+    for kind in ("clat", "slat"):
+        mean = getattr(row, f"{kind}_mean_us")
+        assert math.isnan(mean) if kind in unmeasured else mean > 0, (kind, mean)
+    # the latency columns come from what was measured: completion latency where lat is off
+    assert row.lat_source == ("clat" if "lat" in unmeasured else "lat")
+    assert row.lat_mean_us > 0 and row.lat_mean_us <= row.lat_max_us
 
 
 # --- what the messages quote --------------------------------------------------------------
