@@ -155,12 +155,13 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "`L.percentile` (NaN where fio printed none). None with neither. The report draws each "
            "job's latency distribution from it; in CSV it is written as a tuple"),
     Column("clat_mean_us", "float", "µs", _LAT,
-           "`D.clat_ns.mean / 1000`; NaN for `sync`"),
+           "`D.clat_ns.mean / 1000`; NaN for `sync` and under `disable_clat`"),
     Column("clat_p99_us", "float", "µs", _LAT,
            '`D.clat_ns.percentile["99.000000"] / 1000`'),
     Column("slat_mean_us", "float", "µs", _LAT,
-           "`D.slat_ns.mean / 1000`; NaN where fio measured no submission latency (`N` = 0, e.g. "
-           "synchronous engines) and for `sync`"),
+           "`D.slat_ns.mean / 1000`; NaN where fio measured no submission latency (`N` = 0, "
+           "e.g. synchronous engines), under `disable_slat` and `disable_lat` (which leaves slat "
+           "counting from a start fio never took) and for `sync`"),
     Column("fio_cpu_usr_pct", "float", "% of one CPU, per job process", _CPU,
            "`jobs[0].usr_cpu`: the job thread's user time over its wall time, after the ramp"),
     Column("fio_cpu_sys_pct", "float", "% of one CPU, per job process", _CPU,
