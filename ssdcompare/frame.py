@@ -451,7 +451,9 @@ def _fio_job(
         return None
     base["fio_json"] = str(fio_path)
     entries = _own_entries(output, hosts)
-    problem = _entries_problem(entries, status.job, parts is not None, name)
+    numjobs = base.get("numjobs")
+    problem = _entries_problem(entries, status.job, parts is not None, name,
+                               numjobs if isinstance(numjobs, int) else None)  # fmt: skip
     if problem is not None:
         base.update(status="damaged", error=f"{problem}; rerun with --resume")
         return None
@@ -475,11 +477,14 @@ def _own_entries(output: FioOutput, hosts: Sequence[Host]) -> list[JobResult]:
     return entries
 
 
-def _entries_problem(entries: list[JobResult], job: str, group: bool, name: str) -> str | None:
+def _entries_problem(
+    entries: list[JobResult], job: str, group: bool, name: str, numjobs: int | None = None
+) -> str | None:
     """Why a sweep run's entries (of fio's output `name`) cannot be its result, or None: a sweep's
     jobfile holds one section named after the job (a group's: one per member, see
     jobfile.member_section), reported once (group_reporting) or once per numjobs clone (a
-    member's, added up by name when read)."""
+    member's, added up by name when read). Each covers the workload's `numjobs` processes:
+    more is an entry written twice, whatever the output's own options say."""
     if not entries:
         return f"{name}: fio's output holds no job"
     names = {entry.name for entry in entries}
@@ -495,6 +500,9 @@ def _entries_problem(entries: list[JobResult], job: str, group: bool, name: str)
         problem = job_problem(entry)
         if problem is not None:
             return f"{name} {problem}: impossible for a run, so the file is damaged"
+    if numjobs is not None and any(entry.processes > numjobs for entry in entries):
+        return (f"{name} reports the job as run by more fio processes than its workload's "
+                f"numjobs={numjobs} (an entry written twice?): damaged")  # fmt: skip
     return None
 
 

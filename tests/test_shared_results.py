@@ -423,6 +423,21 @@ def test_a_job_written_twice_is_not_added_up(received: Path) -> None:
     assert "reports the job more often than it ran fio processes" in row["error"]
 
 
+
+def test_a_job_written_twice_without_its_numjobs_is_not_added_up(received: Path) -> None:
+    """The output's own options are the editor's to change: the workload's numjobs counts."""
+
+    def twice(data: dict[str, Any]) -> None:
+        data["jobs"][0]["job options"].pop("numjobs", None)
+        data.get("global options", {}).pop("numjobs", None)
+        data["jobs"].append(data["jobs"][0])
+
+    edit_json(run_of(received, READ) / "fio.json", twice)
+    row = row_of(load(received), READ)
+    assert row["status"] == "damaged" and math.isnan(row["iops"])
+    assert "more fio processes than its workload's numjobs=1" in row["error"]
+
+
 CPU_DAMAGE = {
     "negative share": lambda s: s["cpus"][0].__setitem__(7, -50.0),  # idle below 0: "busy"
     "share over 100": lambda s: s["cpus"][0].__setitem__(0, 150.0),
