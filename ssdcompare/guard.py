@@ -124,12 +124,34 @@ def probe_signatures(path: str) -> list[str]:
         return [_unsure(f"blkid -p did not answer ({err})")]
     said = " ".join(done.stderr.split())
     if done.returncode == 2 and not said:  # nothing blkid would name: leftovers it passes over
-        return _magic_signatures(path, strong_only=True)
+        return _shifted_signatures(blkid, path) + _magic_signatures(path, strong_only=True)
     if done.returncode == 0:
         return _describe_blkid(done.stdout)
     if done.returncode == 8:  # "ambivalent": more than one signature
         return [_ambivalent(path)]
     return [_unsure(f"blkid -p failed (status {done.returncode}: {said[:200] or 'no message'})")]
+
+
+# where partitions usually start: a partition table wiped (wipefs -a on the disk) leaves the
+# filesystems in them whole, where blkid, reading the disk's start, does not look
+_PARTITION_STARTS = ((1 << 20, "1 MiB"), (63 * 512, "sector 63"))
+
+
+def _shifted_signatures(blkid: str, path: str) -> list[str]:
+    """Signatures blkid finds where a partition usually starts, in words."""
+    found: list[str] = []
+    for offset, where in _PARTITION_STARTS:
+        try:
+            done = subprocess.run(
+                [blkid, "-p", "-O", str(offset), "-o", "export", path], capture_output=True,
+                text=True, errors="replace", timeout=30, check=False, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            continue  # the probe at the start answered; this one is a look further on
+        if done.returncode == 0:
+            found += [f"{what.removesuffix(' [blkid]')} at {where} (a partition whose table "
+                      "was wiped?) [blkid]" for what in _describe_blkid(done.stdout)]  # fmt: skip
+    return found
 
 
 def _unsure(why: str) -> str:

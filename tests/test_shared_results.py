@@ -423,7 +423,6 @@ def test_a_job_written_twice_is_not_added_up(received: Path) -> None:
     assert "reports the job more often than it ran fio processes" in row["error"]
 
 
-
 def test_a_job_written_twice_without_its_numjobs_is_not_added_up(received: Path) -> None:
     """The output's own options are the editor's to change: the workload's numjobs counts."""
 
