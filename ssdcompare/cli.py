@@ -232,7 +232,7 @@ def plan_command(
     for line in plan_lines(plan):
         click.echo(line)
     if out is not None:
-        for path in write_jobfiles(plan, out):
+        for path in write_jobfiles(plan.jobs, out):
             click.echo(str(path))
         click.echo()
     elif not brief:

@@ -24,7 +24,7 @@ from ssdcompare.pathwalk import walk
 from ssdcompare.store import check_own_folder, own_writes, write_atomic
 
 if TYPE_CHECKING:
-    from ssdcompare.plan import Plan
+    from ssdcompare.jobfile import RenderedJob
 
 SUFFIXES = (".html", ".htm")
 # the first line of every report's head that names its maker (templates/report.html.j2)
@@ -123,7 +123,7 @@ def _is_export(path: Path) -> bool:
 JOBFILE_HEAD = "; ssdcompare "  # every jobfile ssdcompare renders starts so (templates/)
 
 
-def write_jobfiles(plan: Plan, out_dir: Path) -> list[Path]:
+def write_jobfiles(jobs: Iterable[RenderedJob], out_dir: Path) -> list[Path]:
     """Write every rendered jobfile as OUT/<target>/<job id>.fio (`plan --out`); return the
     paths. The folder, when it exists, must be the user's own and writable by no one else
     (store.check_own_folder); a file already there is replaced only when it is a jobfile
@@ -138,7 +138,7 @@ def write_jobfiles(plan: Plan, out_dir: Path) -> list[Path]:
     if out_dir.exists():
         check_own_folder(out_dir, "--out")
     with own_writes():
-        for job in plan.jobs:
+        for job in jobs:
             path = out_dir / job.target.name / job.file_name
             head = _head(path, len(JOBFILE_HEAD)).decode("utf-8", "replace")
             if os.path.lexists(path) and head != JOBFILE_HEAD:

@@ -17,12 +17,17 @@ from ssdcompare.stats import MIN_REPEATS
 from ssdcompare.steady import FILL_RATE_WORST, MAX_ROUNDS
 from ssdcompare.suites import load_suite
 from ssdcompare.units import parse_size
-from ssdcompare.workload import DRIVE_STATES, MAX_RUNTIME_S, Suite, runtime_problem
+from ssdcompare.workload import (
+    DRIVE_STATES,
+    MAX_REPEAT,
+    MAX_RUNTIME_S,
+    Suite,
+    runtime_problem,
+)
 
 # fio start-up, engine set-up and writing the JSON cost about a second per job on a quiet
 # machine; laying out a new test file costs more and is not counted here.
 JOB_OVERHEAD_S = 1.0
-MAX_REPEAT = 1000
 PRECONDITION_STEPS = ("fill", "workload")  # in the order they run (ssdcompare.precondition)
 
 

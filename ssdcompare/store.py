@@ -48,7 +48,6 @@ from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
 from ssdcompare.jobfile import hashed_span, rendered_size
 from ssdcompare.metadata import DeviceInfo, HostInfo
 from ssdcompare.pathwalk import untrusted_ancestor, walk
-from ssdcompare.plan import MAX_REPEAT
 from ssdcompare.plausibility import job_problem
 from ssdcompare.regularfile import (
     RefusedFile,
@@ -58,7 +57,7 @@ from ssdcompare.regularfile import (
     regular_chunks,
 )
 from ssdcompare.userkey import signature, signed_by_me
-from ssdcompare.workload import Suite
+from ssdcompare.workload import MAX_REPEAT, Suite
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"

@@ -53,6 +53,7 @@ MAX_LOGGED_IOS = 1_000_000  # per job; about 22 MB of log per million I/Os befor
 # A job's runtime (and ramp) is seconds to hours; more than a week is a mistake (milliseconds
 # meant, a digit too many), and would hold the device and the sweep for ever
 MAX_RUNTIME_S = 7 * 24 * 3600
+MAX_REPEAT = 1000  # repeats of each job a sweep may ask for
 
 # \Z, not $: "$" also matches before a final newline, which would end a jobfile line
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\Z")

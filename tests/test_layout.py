@@ -36,9 +36,8 @@ STAGES = [
         ],
     ),
     ("fio", ["fio", "jobcheck", "jobfile", "fioresult", "plausibility", "fiologs", "fioclient"]),
-    ("plan", ["plan"]),
     ("store", ["store", "outputs"]),
-    ("running", ["sampler", "watchdog", "runner", "precondition", "ramdisk", "ceiling"]),
+    ("running", ["plan", "sampler", "watchdog", "runner", "precondition", "ramdisk", "ceiling"]),
     ("sweep", ["sweep"]),
     ("frame", ["columns", "framecache", "persecond", "perburst", "frame", "answer"]),
     (
@@ -145,3 +144,19 @@ def test_the_code_map_names_every_module() -> None:
     text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     unnamed = [m for m in modules() if f"`{m}.py`" not in text and f"`{m}/`" not in text]
     assert not unnamed, f"docs/architecture.md does not describe: {unnamed}"
+
+
+def test_reading_results_never_loads_the_code_that_runs_fio() -> None:
+    """The frame, the report and the charts read results: loading them loads no module of the
+    stages that plan and run sweeps, so reading results cannot depend on running them."""
+    import subprocess
+    import sys
+
+    running = [m for stage, names in STAGES if stage in ("running", "sweep") for m in names]
+    code = ("import sys, ssdcompare.frame, ssdcompare.report, ssdcompare.persecond, "
+            "ssdcompare.perburst; print(' '.join(sorted(sys.modules)))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=PACKAGE.parent)  # fmt: skip
+    loaded = set(done.stdout.split())
+    assert "ssdcompare.frame" in loaded
+    assert not [m for m in running if f"ssdcompare.{m}" in loaded]

@@ -88,7 +88,7 @@ def test_plan_warns_that_sync_engines_ignore_queue_depth(tmp_path: Path) -> None
 
 def test_write_jobfiles_lays_out_target_and_job(tmp_path: Path) -> None:
     plan = make_plan("quick", f"{tmp_path}/a.img,{tmp_path}/b.img", size_bytes=64 * MIB)
-    paths = write_jobfiles(plan, tmp_path / "out")
+    paths = write_jobfiles(plan.jobs, tmp_path / "out")
     assert [p.relative_to(tmp_path / "out").as_posix() for p in paths] == [
         f"{target}/{job_id}.fio" for target in ("a.img", "b.img") for job_id in QUICK_IDS
     ]
