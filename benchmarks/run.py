@@ -4,13 +4,15 @@
     .venv/bin/python benchmarks/run.py --quick    # small sizes: checks that it works (CI)
 
 Figures (ratios are measured side by side, so a busy shared host moves both sides alike):
-- the report for a synthetic result set of 1,000 jobs x 4 devices (time and HTML size), and
+- the report for a synthetic result set of 1,000 jobs x 4 devices (time and HTML size), the
+  same where every job is a read/write mix (two directions each, twice the rows), and
   of 40 jobs x 2 devices (time), made again on results loaded before (each folder keeps its
   frame in .cache/; the sweep's own report at its end is the first load). The first report
   of a folder, which builds the frame from every raw file, is printed as well, without a
   target;
 - ingest: `ssdcompare.load` of those results (loaded before) against `json.loads` of the same
-  fio.json bytes, `read_fio` over the same files, and the first load (no target);
+  fio.json bytes, `read_fio` over the same files, and the first load (no target); the same
+  for the mixed set;
 - the CPU sampler's own cost at 10 Hz, as % of one core, while a null-engine fio job runs;
 - a sweep's orchestration per job, in ms: sweeps of N and 2N jobs run by an instant fake fio,
   (T(2N) - T(N)) / N less the fake's own time per start (benchmarks/orchestration.py);
@@ -41,6 +43,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RECORDED = REPO / "tests" / "data" / "randread-libaio-jsonplus-normal.json"
+RECORDED_MIXED = REPO / "tests" / "data" / "randrw-latpct-json.json"  # a 70/30 mix: two directions
 
 
 @dataclass
@@ -66,10 +69,11 @@ class Figure:
                 f"{self.target:g} {self.unit:<6} {mark}")  # fmt: skip
 
 
-def _workloads(count: int) -> list[dict[str, object]]:
-    """`count` workloads in families: four patterns x block sizes x queue depths."""
+def _workloads(count: int, mixed: bool = False) -> list[dict[str, object]]:
+    """`count` workloads in families: four patterns x block sizes x queue depths; `mixed`:
+    every one a read/write mix (two directions each: the frame's rows double)."""
     found: list[dict[str, object]] = []
-    patterns = ("randread", "randwrite", "read", "write")
+    patterns = ("randrw", "rw") if mixed else ("randread", "randwrite", "read", "write")
     sizes = (4096, 8192, 16384, 65536, 131072, 1 << 20)
     depths = (1, 2, 4, 8, 16, 32, 64, 128)
     jobs = 1
@@ -78,14 +82,16 @@ def _workloads(count: int) -> list[dict[str, object]]:
             for bs in sizes:
                 for qd in depths:
                     if len(found) < count:
+                        mix = {"rwmixread": 70} if mixed else {}
                         found.append({"rw": rw, "bs_bytes": bs, "iodepth": qd, "numjobs": jobs,
-                                      "runtime_s": 5})  # fmt: skip
+                                      "runtime_s": 5, **mix})  # fmt: skip
         jobs += 1
     return found
 
 
-def synthetic_results(folder: Path, jobs: int, devices: int) -> Path:
-    """A results folder of `jobs` x `devices` finished runs, shaped as a sweep writes them."""
+def synthetic_results(folder: Path, jobs: int, devices: int, mixed: bool = False) -> Path:
+    """A results folder of `jobs` x `devices` finished runs, shaped as a sweep writes them;
+    `mixed`: read/write mixes, each run's output a real 70/30 mix's."""
     from ssdcompare import __version__
     from ssdcompare.metadata import HostInfo, device_info
     from ssdcompare.plan import make_plan
@@ -93,7 +99,7 @@ def synthetic_results(folder: Path, jobs: int, devices: int) -> Path:
     from ssdcompare.workload import Suite, Workload
 
     suite = Suite(name="scale", description="synthetic", workloads=[
-        Workload(**w) for w in _workloads(jobs)])  # type: ignore[arg-type]  # fmt: skip
+        Workload(**w) for w in _workloads(jobs, mixed)])  # type: ignore[arg-type]  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
     targets = [str(folder / f"dev{n}.img") for n in range(devices)]
     plan = make_plan(suite, targets, size_bytes=1 << 20)
@@ -104,7 +110,7 @@ def synthetic_results(folder: Path, jobs: int, devices: int) -> Path:
         repeat=1, ioengine=plan.default_ioengine,
     )  # fmt: skip
     results = ResultsDir.create(folder / "results", manifest)
-    recorded, name = _recorded()
+    recorded, name = _recorded(RECORDED_MIXED if mixed else RECORDED)
     for job in plan.jobs:
         run = results.prepare_run(job.target.name, job.job_id, 1)
         write_atomic(run / "jobfile.fio", job.text)
@@ -114,7 +120,8 @@ def synthetic_results(folder: Path, jobs: int, devices: int) -> Path:
             recorded.replace(f'"jobname" : "{name}"', f'"jobname" : "{job.job_id}"'),
         )
         for kind, value in (("iops", 70000), ("bw", 280000), ("lat", 46000)):
-            lines = "".join(f"{t * 1000}, {value + t}, 0, 4096, 0\n" for t in range(1, 6))
+            lines = "".join(f"{t * 1000}, {value + t}, {d}, 4096, 0\n" for t in range(1, 6)
+                            for d in ((0, 1) if mixed else (0,)))  # fmt: skip
             write_atomic(run / f"timeseries_{kind}.1.log", lines)
         results.write_status(run, RunStatus(
             status="ok", target=job.target.name, job=job.job_id, repeat=1,
@@ -123,11 +130,11 @@ def synthetic_results(folder: Path, jobs: int, devices: int) -> Path:
     return results.path
 
 
-def _recorded() -> tuple[str, str]:
-    """The JSON text of the recorded fio output, as fio wrote it (the file also holds fio's
+def _recorded(path: Path) -> tuple[str, str]:
+    """The JSON text of a recorded fio output, as fio wrote it (a file may also hold fio's
     normal report), and its job's name."""
-    text = RECORDED.read_text()
-    start = text.index("\n{") + 1
+    text = path.read_text()
+    start = 0 if text.startswith("{") else text.index("\n{") + 1
     value, end = json.JSONDecoder().raw_decode(text[start:])
     return text[start : start + end] + "\n", value["jobs"][0]["jobname"]
 
@@ -142,28 +149,30 @@ def _timed(work: Callable[[], object], rounds: int = 1) -> float:
 
 
 def report_figures(scratch: Path, jobs: int, devices: int, limit_s: float,
-                   limit_mb: float | None) -> list[Figure]:  # fmt: skip
+                   limit_mb: float | None, mixed: bool = False) -> list[Figure]:  # fmt: skip
     from ssdcompare.report import write_report
 
-    folder = synthetic_results(scratch / f"r{jobs}x{devices}", jobs, devices)
-    out = scratch / f"report-{jobs}x{devices}.html"
+    kind = "mixed " if mixed else ""
+    folder = synthetic_results(scratch / f"r{jobs}x{devices}{kind}", jobs, devices, mixed)
+    out = scratch / f"report-{jobs}x{devices}{kind.strip()}.html"
     first = _timed(lambda: write_report([folder], out))
     seconds = _timed(lambda: write_report([folder], out))
+    name = f"report, {jobs} {kind}jobs x {devices} devices"
     found = [
-        Figure(f"report, {jobs} jobs x {devices} devices: time", seconds, limit_s, "s"),
-        Figure(f"report, {jobs} jobs x {devices} devices: first report", first, None, "s"),
+        Figure(f"{name}: time", seconds, limit_s, "s"),
+        Figure(f"{name}: first report", first, None, "s"),
     ]
     if limit_mb is not None:
         size = out.stat().st_size / 1e6
-        found.append(Figure(f"report, {jobs} jobs x {devices} devices: size", size, limit_mb,
-                            "MB"))  # fmt: skip
+        found.append(Figure(f"{name}: size", size, limit_mb, "MB"))
     return found
 
 
-def ingest_figures(scratch: Path, jobs: int, devices: int) -> list[Figure]:
+def ingest_figures(scratch: Path, jobs: int, devices: int, mixed: bool = False) -> list[Figure]:
     import ssdcompare
 
-    folder = synthetic_results(scratch / f"i{jobs}x{devices}", jobs, devices)
+    kind = "mixed " if mixed else ""
+    folder = synthetic_results(scratch / f"i{jobs}x{devices}{kind}", jobs, devices, mixed)
     files = sorted(folder.glob("runs/*/*/r1/fio.json"))
     blobs = [f.read_bytes() for f in files]
 
@@ -175,7 +184,7 @@ def ingest_figures(scratch: Path, jobs: int, devices: int) -> list[Figure]:
     first = _timed(lambda: ssdcompare.load(folder))  # builds the frame and keeps it
     loading = _timed(lambda: ssdcompare.load(folder), 3)
     reading = _timed(lambda: ssdcompare.read_fio(files), 3)
-    count = f"{len(files)} results, {sum(map(len, blobs)) / 1e6:.1f} MB"
+    count = f"{len(files)} {kind}results, {sum(map(len, blobs)) / 1e6:.1f} MB"
     return [
         Figure(f"ssdcompare.load / json.loads ({count})", loading / plain, 1.5, "x"),
         Figure(f"read_fio of the list / json.loads ({count})", reading / plain, 1.5, "x"),
@@ -212,7 +221,10 @@ def main() -> int:
         figures += report_figures(scratch, 40, 2, 2.0, None)
         if not args.quick:
             figures += report_figures(scratch, 1000, 4, 5.0, 5.0)
+            figures += report_figures(scratch, 1000, 4, 5.0, 5.0, mixed=True)
         figures += ingest_figures(scratch, 40 if args.quick else 1000, 2 if args.quick else 4)
+        if not args.quick:
+            figures += ingest_figures(scratch, 1000, 4, mixed=True)
         figures.append(sampler_figure(2 if args.quick else 5))
     from orchestration import orchestration_figures, passthrough_figures
 
