@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import signal
 import sys
 import tempfile
@@ -610,8 +611,27 @@ def _crash_report(err: BaseException) -> str:
         return handle.name
 
 
+def _flush_standard_streams() -> None:
+    """Flush what is left for stdout and stderr now. A reader that went away (a closed pipe)
+    loses it, and the exit code stays what the work made it: at exit Python would fail to
+    flush and end with 120, as if the work had failed."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every failure into one clear line and an exit code."""
+    try:
+        _run(argv)
+    finally:
+        _flush_standard_streams()
+
+
+def _run(argv: list[str] | None) -> None:
     try:
         cli.main(args=argv, prog_name="ssdcompare", standalone_mode=False)
     except SsdcompareError as err:

@@ -12,6 +12,7 @@ leaves them out altogether.
 from __future__ import annotations
 
 import functools
+import os
 import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,6 +25,13 @@ from fioservers import two_hosts_with_loops
 from ssdcompare.cli import main
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo, find_fio
+
+# The tests make filesystems and partition tables of their own (mkfs.*, sfdisk, wipefs, all
+# installed by scripts/install.sh in /usr/sbin). A user other than root often has no sbin
+# folder on PATH (Debian's default for users): the tools are there all the same.
+for _folder in ("/usr/sbin", "/sbin"):
+    if _folder not in os.environ.get("PATH", "").split(os.pathsep) and os.path.isdir(_folder):
+        os.environ["PATH"] = os.environ.get("PATH", "") + os.pathsep + _folder
 
 
 @functools.cache
