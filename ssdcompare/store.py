@@ -527,6 +527,11 @@ def _failed_status(
                      error=error)  # fmt: skip
 
 
+def _folder_name(name: str) -> bool:
+    """Whether `name` is one folder's name (as a target's runs/<target> is)."""
+    return name not in ("", ".", "..") and "/" not in name and "\0" not in name
+
+
 def check_own_folder(path: Path, what: str) -> None:
     """A results folder a sweep writes in is this user's, and no one else can write in it,
     nor rename it away (its own folder is not writable by others, or is sticky as /tmp is):
@@ -636,6 +641,15 @@ class ResultsDir:
         except ValidationError as err:
             problem = stored_validation_message(err, Manifest)
             raise SsdcompareError(f"{path / MANIFEST} is damaged: {problem}") from None
+        for index, target in enumerate(manifest.targets):
+            if not _folder_name(target.name):
+                # its runs would be looked for (and a resume would write them) outside runs/
+                raise SsdcompareError(
+                    f"{path / MANIFEST} is damaged: the name of targets[{index}] is no folder "
+                    "name (it holds '/' or is '.', '..' or empty), which ssdcompare never "
+                    "writes, so its runs cannot be found below runs/; the manifest was edited: "
+                    "get an undamaged copy of the results folder"
+                )
         return cls(path, manifest, files)
 
     def save_manifest(self) -> None:

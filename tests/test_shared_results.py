@@ -308,6 +308,18 @@ def test_a_run_folder_not_in_the_plan_is_a_named_failed_run(
     assert "Not shown: alien-job on x.img" in html and "runs/other.img/" in html
 
 
+@pytest.mark.parametrize("name", ["../x.img", "..", "a/b"])
+def test_a_target_name_that_is_no_folder_name_is_named_as_the_damage(
+    received: Path, tmp_path: Path, cli: Callable[..., Done], name: str
+) -> None:
+    """An edited manifest whose target would be looked for outside runs/."""
+    edit_json(received / "manifest.json", lambda d: d["targets"][0].__setitem__("name", name))
+    for command, output in (("report", "r.html"), ("export", "r.csv")):
+        done = cli(command, str(received), "-o", str(tmp_path / output))
+        assert_one_clear_line(done, "manifest.json is damaged", "targets[0]", "no folder name")
+        assert "no runs" not in done.stderr
+
+
 def test_a_status_naming_another_run_is_not_used_to_find_files(received: Path) -> None:
     # the old way built the path from the status' own fields: this decoy would be read
     decoy = received.parent / "outside" / READ / "r1"
