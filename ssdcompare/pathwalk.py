@@ -46,11 +46,15 @@ def _refuse_kernel_view(given: str | Path, here: Path, route: list[str]) -> None
     if root is None:
         return
     through = f" (through {', then '.join(route)})" if route else ""
+    why = ""
+    if root == Path("/proc"):
+        why = (
+            ": a name there such as /proc/self/fd/N (where /dev/stdin and /dev/fd/N lead) "
+            "stands for whatever a process has open, not for a file or device of its own"
+        )
     raise KernelViewError(
         f"refusing {given}: it leads into {root}{through}, the kernel's view of itself, not "
-        f"storage: a name there (and /dev/stdin, /dev/fd/N, which lead there) stands for "
-        "whatever a process has open, not for a file or device of its own. Give the file's "
-        "or device's own path"
+        f"storage{why}. Give the file's or device's own path"
     )
 
 

@@ -73,7 +73,7 @@ def _in_kernel_view(path: Path | str, fd: int | None = None) -> RefusedFile | No
         root = kernel_view(Path(os.path.normpath(Path(where).absolute())))
     except (OSError, ValueError):
         return None  # no /proc to ask, so no file of it was opened either
-    if root is None:
+    if root is None or not os.fspath(where).startswith("/"):  # "pipe:[N]" and such
         return None
     return RefusedFile(f"is in {root}, the kernel's view of itself, not a file on storage")
 
