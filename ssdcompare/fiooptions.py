@@ -32,22 +32,23 @@ ALIASES: dict[str, str] = {
     "ss": "steadystate", "ss_dur": "steadystate_duration", "ss_ramp": "steadystate_ramp_time",
 }  # fmt: skip
 
-# Options ssdcompare renders itself -> the suite field (or fact) that controls them.
+# Options ssdcompare renders itself -> the suite field that controls them, the command-line
+# option that does ("--devices"), or why none does ("(always on)"); see _owned.
 OWNED: dict[str, str] = {
-    "name": "id", "description": "description", "filename": "the --devices option",
+    "name": "id", "description": "description", "filename": "--devices",
     "rw": "rw", "bs": "bs", "iodepth": "iodepth", "numjobs": "numjobs",
     "rwmixread": "rwmixread", "rwmixwrite": "rwmixread", "fsync": "fsync",
     "runtime": "runtime", "ramp_time": "ramp_time",
-    "time_based": "runtime and io_size (time-based unless io_size caps the job)",
+    "time_based": "runtime and io_size (a job is time-based unless io_size caps it)",
     "io_size": "io_size", "size": "size",
     "filesize": "size", "ioengine": "ioengine", "direct": "direct", "buffered": "direct",
     "thinktime": "thinktime", "thinktime_blocks": "thinktime_blocks",
     "group_reporting": "(always on)", "lat_percentiles": "(always on)",
-    "log_avg_msec": "(per-second time series, always on)",
-    "log_offset": "(per-second time series, always on)",
-    "log_unix_epoch": "(per-second time series, always on)",
-    "log_compression": "(per-second time series, always on)",
-    "per_job_logs": "(per-second time series, always on)",
+    "log_avg_msec": "(always on, for the per-second time series)",
+    "log_offset": "(always on, for the per-second time series)",
+    "log_unix_epoch": "(always on, for the per-second time series)",
+    "log_compression": "(always on, for the per-second time series)",
+    "per_job_logs": "(always on, for the per-second time series)",
 }  # fmt: skip
 
 # The per-second logs every job writes into its run folder (fio runs there): these options
@@ -203,10 +204,7 @@ def extra_option_problem(name: str, allowed: Collection[str] | None = None) -> s
     option = canonical(name)
     alias = f" (fio's alias of {option})" if option != name else ""
     if option in OWNED:
-        return (
-            f"fio option {name!r} is set by ssdcompare{alias}; use the suite field "
-            f"{OWNED[option]} instead of extra"
-        )
+        return f"fio option {name!r} is set by ssdcompare{alias}; {_owned(OWNED[option])}"
     if option in REFUSED:
         return f"fio option {name!r} is refused{alias}: it {REFUSED[option]}"
     if option in OPT_IN and allowed is not None and option not in allowed:
@@ -216,6 +214,16 @@ def extra_option_problem(name: str, allowed: Collection[str] | None = None) -> s
             "in the report)"
         )
     return None
+
+
+def _owned(control: str) -> str:
+    """What to do instead of setting an option ssdcompare sets (OWNED's value `control`)."""
+    if control.startswith("("):
+        return f"it is {control[1:-1]}: leave it out of extra"
+    if control.startswith("--"):
+        return f"{control} sets it (the target of each run): leave it out of extra"
+    fields = "fields" if " and " in control else "field"
+    return f"use the suite {fields} {control} instead of extra"
 
 
 def option_names(values: str | Collection[str]) -> list[str]:

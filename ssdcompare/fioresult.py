@@ -60,6 +60,7 @@ from pydantic import BaseModel, Field
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fiooptions import UNMEASURED
+from ssdcompare.pathwalk import ForeignLinkError, KernelViewError, walk
 from ssdcompare.regularfile import RefusedFile, read_regular
 
 Direction = Literal["read", "write", "trim", "sync", "mixed"]
@@ -70,6 +71,7 @@ ALL_CLIENTS = "All clients"
 # a line opening a JSON object: "{" followed by a key, the end of the object or the end of the
 # line; a line such as "{x}: (groupid=0, ...)" (a job called "{x}" in a normal report) is text
 _JSON_START = re.compile(r'^\{(?=[ \t\r]*(?:"|\}|\n|\Z))', re.MULTILINE)
+_NOT_TEXT = "\ufffd\x7f"  # a byte that is no UTF-8 (replaced when decoded), DEL
 # fio formats floats with %f, so a NaN or infinity would come out as a bare nan/-nan/inf
 # every way a nan or inf can be written (fio's %f, or JSON's NaN / Infinity), as a word
 _MAYBE_NON_FINITE = re.compile(r"(?<![A-Za-z])(nan|inf(inity)?)(?![A-Za-z])", re.IGNORECASE)
@@ -281,11 +283,21 @@ def parse_fio_file(path: str | Path) -> FioOutput:
 
     Returns a FioOutput or raises FioOutputError naming the file and what is wrong with it.
     The file must be a regular one of at most FIO_OUTPUT_LIMIT bytes (a FIFO or a device is
-    refused, never waited on or read without end); a symbolic link is followed.
+    refused, never waited on or read without end). The path is followed one step at a time
+    (pathwalk.walk): a symbolic link of one's own or root's is followed, one someone else made
+    is refused, as is any step into /proc or /sys.
     """
     path = path if isinstance(path, Path) else Path(path)
     try:
-        data = read_regular(path, FIO_OUTPUT_LIMIT)
+        real = walk(path)
+    except (ForeignLinkError, KernelViewError) as err:
+        raise FioOutputError(
+            str(err), "is reached through a link or place never followed"
+        ) from None
+    except ValueError:  # a NUL byte in the name: read_regular names it below
+        real = path
+    try:
+        data = read_regular(real, FIO_OUTPUT_LIMIT, follow_links=False)
     except RefusedFile as err:
         if err.missing and "NUL" in err.reason:
             raise FioOutputError(
@@ -736,10 +748,10 @@ def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str
         )
     start = _JSON_START.search(text)
     if start is None:
-        first = text.strip().splitlines()[0][:80]
+        # what the file is, never what it holds: it may be anyone's file (a key, a config)
         raise FioOutputError(
-            f"{source}: no JSON in it (no line starts with '{{'; it begins {first!r}); run fio"
-            " with --output-format=json+ and read the file it writes",
+            f"{source}: not JSON: {_what_it_begins_with(text)}; run fio with"
+            " --output-format=json+ and read the file it writes",
             "holds no JSON (no line starts with '{'): it is not fio's JSON output",
         )
     decoder = json.JSONDecoder(object_pairs_hook=_object, parse_int=_json_int)
@@ -774,6 +786,19 @@ def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str
             notes = [line.rstrip() for line in text[:notes_end].splitlines() if line.strip()]
             return notes, documents, text[end:].strip()
         pos = following.start()
+
+
+def _counted(count: int, what: str) -> str:
+    return f"{count} {what}{'' if count == 1 else 's'}"
+
+
+def _what_it_begins_with(text: str) -> str:
+    """What kind of content a text without JSON is, in words that quote none of it."""
+    counted = f"{_counted(len(text.splitlines()), 'line')}, none starting with '{{'"
+    head = text.lstrip()[:4096]
+    if any(char in _NOT_TEXT or ord(char) < 32 and char not in "\t\n\r" for char in head):
+        return f"it begins with binary data, not '{{' ({counted})"
+    return f"it begins with text, not '{{' ({counted})"
 
 
 def _may_hold_non_finite(text: str) -> bool:
@@ -833,9 +858,10 @@ def _entries(doc: dict[str, Any], source: str) -> tuple[list[dict[str, Any]], bo
                 f" (top-level keys: {keys}); rerun the job",
                 "holds fio's JSON without a 'jobs' (or 'client_stats') list of results",
             )
+        # anyone's JSON (a config, a token store): its keys are not quoted, only counted
         raise FioOutputError(
-            f"{source}: {what} (top-level keys: {keys}; fio writes 'fio version' and 'jobs' or"
-            " 'client_stats'); give the file fio wrote with --output-format=json+",
+            f"{source}: {what} ({_counted(len(doc), 'top-level key')}; fio writes 'fio version'"
+            " and 'jobs' or 'client_stats'); give the file fio wrote with --output-format=json+",
             "holds JSON, but not fio output (no 'fio version' and 'jobs')",
         )
     entries = doc[key]
@@ -855,8 +881,9 @@ def _entries(doc: dict[str, Any], source: str) -> tuple[list[dict[str, Any]], bo
             )
         if "jobname" not in entry:
             keys = ", ".join(list(entry)[:6]) or "none"
+            keys = f"its keys: {keys}" if is_fio else _counted(len(entry), "key")
             raise FioOutputError(
-                f"{source}: {what}: {place} has no 'jobname' (its keys: {keys}); fio names"
+                f"{source}: {what}: {place} has no 'jobname' ({keys}); fio names"
                 " every entry, so this one is damaged or was not written by fio",
                 f"holds {place} without a 'jobname': damaged or not written by fio",
             )
@@ -867,8 +894,9 @@ def _entries(doc: dict[str, Any], source: str) -> tuple[list[dict[str, Any]], bo
                 f"holds {place} whose 'jobname' is not a name",
             )
         if "error" not in entry:
+            named = f" ({name!r})" if is_fio else ""
             raise FioOutputError(
-                f"{source}: {what}: {place} ({name!r}) has no 'error': whether the job failed"
+                f"{source}: {what}: {place}{named} has no 'error': whether the job failed"
                 " is unknown",
                 f"holds {place} without an 'error': whether the job failed is unknown",
             )

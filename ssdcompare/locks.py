@@ -3,7 +3,8 @@
 Two sweeps measuring one device at once both report "ok" and both measure garbage; two
 processes writing one results folder can overwrite each other's runs. Each sweep takes an
 exclusive lock (flock) per target and on its results folder for as long as it runs. The kernel
-drops a lock when its process dies, however it dies, so a lock is never left behind.
+drops a lock when its process dies, however it dies, so a lock is never left behind. Its file
+is, when the sweep is killed outright: the next sweep removes such files, the ones nobody holds.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -24,6 +26,8 @@ from ssdcompare.guard import loop_backing_key
 # Tried in order. /run takes only root's folders (nobody else can create one there first);
 # other users get theirs in /run/lock or the temp folder.
 LOCK_DIRS = (Path("/run"), Path("/run/lock"), Path(tempfile.gettempdir()))
+# the names of target lock files (_keys, lock_paths), and nothing else in the lock folder
+_LOCK_FILE = re.compile(r"(?:file|inode|block|remote)-[0-9a-f-]+\.lock")
 
 
 class LockError(SsdcompareError):
@@ -85,6 +89,47 @@ def _remove_foreign(folder_fd: int) -> None:
     for entry in os.scandir(folder_fd):
         if entry.stat(follow_symlinks=False).st_uid != os.geteuid():
             os.unlink(entry.name, dir_fd=folder_fd)
+
+
+def remove_unheld() -> list[str]:
+    """Remove the target lock files in this user's lock folder that no process holds (left by
+    sweeps killed outright, which had no chance to remove theirs); the names removed.
+
+    Only files named as target lock files are touched, each taken first (a non-blocking
+    flock, so a live sweep's lock is never disturbed) and removed while held, and only while
+    its name still leads to the file taken: a sweep that opened it meanwhile sees it gone and
+    takes a new one (Lock)."""
+    removed = []
+    folder = os.open(_lock_dir(), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        for name in sorted(os.listdir(folder)):
+            if _LOCK_FILE.fullmatch(name) and _remove_if_unheld(folder, name):
+                removed.append(name)
+    finally:
+        os.close(folder)
+    return removed
+
+
+def _remove_if_unheld(folder: int, name: str) -> bool:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=folder)  # fmt: skip
+    except OSError:
+        return False  # gone already, or a link: not a lock file of ours
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            return False
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        now = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+            return False  # replaced meanwhile: that one is someone else's to judge
+        os.unlink(name, dir_fd=folder)  # while held: no sweep can be inside it
+        return True
+    except OSError:  # held by a live sweep (BlockingIOError), or gone
+        return False
+    finally:
+        os.close(fd)  # drops the flock
 
 
 def _keys(path: str) -> list[str]:
@@ -209,6 +254,7 @@ def holding(targets: Sequence[Target], results: Path, purpose: str) -> Iterator[
     """
     holder = f"pid {os.getpid()}, {purpose}"
     held: list[Lock] = []
+    remove_unheld()  # lock files sweeps killed outright left behind
     try:
         held.append(Lock(results / ".lock", f"results folder {results}", holder))
         for target in targets:

@@ -8,6 +8,11 @@ errors. The kernel's own protection (fs.protected_symlinks) covers only sticky f
 may write to, and only where a program opens the link itself; resolving a path first (as
 realpath does) bypasses it. So every path a user gives (a target, a suite file) is followed
 here, and such a link is refused, saying where it points.
+
+Nor does a path lead into /proc or /sys, at any step: they are the kernel's view of itself,
+not storage. A name there such as /proc/self/fd/0 (and the root-owned links that lead to it,
+/dev/stdin, /dev/fd/N) stands for whatever a process has open, and its link text names a file
+the walk would otherwise take as the one meant.
 """
 
 from __future__ import annotations
@@ -20,10 +25,37 @@ from pathlib import Path
 from ssdcompare.errors import SsdcompareError
 
 _MAX_LINKS = 40  # as the kernel's path walk allows
+KERNEL_VIEWS = (Path("/proc"), Path("/sys"))
 
 
 class ForeignLinkError(SsdcompareError):
     """A path leads through a symbolic link someone else made."""
+
+
+class KernelViewError(SsdcompareError):
+    """A path leads into /proc or /sys."""
+
+
+def kernel_view(path: Path) -> Path | None:
+    """The kernel view (/proc or /sys) an absolute path lies in, or None."""
+    return next((root for root in KERNEL_VIEWS if path.is_relative_to(root)), None)
+
+
+def _refuse_kernel_view(given: str | Path, here: Path, route: list[str]) -> None:
+    root = kernel_view(here)
+    if root is None:
+        return
+    through = f" (through {', then '.join(route)})" if route else ""
+    why = ""
+    if root == Path("/proc"):
+        why = (
+            ": a name there such as /proc/self/fd/N (where /dev/stdin and /dev/fd/N lead) "
+            "stands for whatever a process has open, not for a file or device of its own"
+        )
+    raise KernelViewError(
+        f"refusing {given}: it leads into {root}{through}, the kernel's view of itself, not "
+        f"storage{why}. Give the file's or device's own path"
+    )
 
 
 def _owner(uid: int) -> str:
@@ -60,12 +92,13 @@ def _check_link(link: Path, folder: Path, dest: str) -> None:
 
 def walk(path: str | Path) -> Path:
     """The real path `path` leads to, followed component by component; ForeignLinkError at a
-    symbolic link someone else made. Components that do not exist (a file to
-    create) are kept as they are: the path then ends where the existing part ends."""
+    symbolic link someone else made, KernelViewError at any step into /proc or /sys.
+    Components that do not exist (a file to create) are kept as they are: the path then ends
+    where the existing part ends."""
     given = Path(path).expanduser()
     pending = list((given if given.is_absolute() else Path(os.getcwd()) / given).parts[1:])
     here = Path("/")
-    links = 0
+    route: list[str] = []  # the links followed, "link -> where it points"
     while pending:
         part = pending.pop(0)
         if part in ("", "."):
@@ -74,6 +107,7 @@ def walk(path: str | Path) -> Path:
             here = here.parent
             continue
         step = here / part
+        _refuse_kernel_view(path, step, route)
         try:
             info = os.lstat(step)
         except OSError:
@@ -81,11 +115,11 @@ def walk(path: str | Path) -> Path:
         if not stat.S_ISLNK(info.st_mode):
             here = step
             continue
-        links += 1
-        if links > _MAX_LINKS:
+        if len(route) >= _MAX_LINKS:
             raise ForeignLinkError(f"{path}: too many symbolic links on the way (a loop?)")
         dest = os.readlink(step)
         _check_link(step, here, dest)
+        route.append(f"{step} -> {dest}")
         if dest.startswith("/"):
             here = Path("/")
         pending = [*Path(dest).parts[1 if dest.startswith("/") else 0 :], *pending]

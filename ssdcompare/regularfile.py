@@ -2,8 +2,9 @@
 
 Results folders and fio outputs come from other people. A name in them can be a FIFO (a read
 would wait forever), a device such as /dev/zero (a read would never end), a file far larger
-than any result, or a symbolic link to a file the sender could not read themselves. Each is
-refused here before anything is read, and the reason never quotes what a file holds. So is a
+than any result, a symbolic link to a file the sender could not read themselves, or a file
+under /proc or /sys (a process's environment, its open files). Each is refused here before
+anything is read, and the reason never quotes what a file holds. So is a
 gzip file that unpacks to more than its bound, and JSON nested deeper than any file of ours.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.pathwalk import kernel_view
 from ssdcompare.units import format_bytes
 
 
@@ -63,9 +65,26 @@ def _unreadable(err: OSError) -> RefusedFile:
     return RefusedFile(f"cannot be read ({err.strerror or err})")
 
 
+def _in_kernel_view(path: Path | str, fd: int | None = None) -> RefusedFile | None:
+    """Refusal of a file in /proc or /sys: by its name, or (`fd`) by where the open file is,
+    however the path led there."""
+    try:
+        where = os.readlink(f"/proc/self/fd/{fd}") if fd is not None else path
+        root = kernel_view(Path(os.path.normpath(Path(where).absolute())))
+    except (OSError, ValueError):
+        return None  # no /proc to ask, so no file of it was opened either
+    if root is None or not os.fspath(where).startswith("/"):  # "pipe:[N]" and such
+        return None
+    return RefusedFile(f"is in {root}, the kernel's view of itself, not a file on storage")
+
+
 def _open_regular(path: Path | str, limit: int, follow_links: bool) -> int:
     """A descriptor of `path` once it is known to be a regular file of at most `limit`
-    bytes, looked at before it is opened and again once open; RefusedFile otherwise."""
+    bytes outside /proc and /sys, looked at before it is opened and again once open;
+    RefusedFile otherwise."""
+    refused = _in_kernel_view(path)
+    if refused is not None:
+        raise refused
     try:
         looked = os.stat(path) if follow_links else os.lstat(path)
         refused = _refused(looked, limit)
@@ -78,7 +97,7 @@ def _open_regular(path: Path | str, limit: int, follow_links: bool) -> int:
     except ValueError:  # a NUL byte in the name, which no file name can hold
         raise RefusedFile("is missing (a file name has no NUL byte)", missing=True) from None
     try:
-        refused = _refused(os.fstat(fd), limit)
+        refused = _refused(os.fstat(fd), limit) or _in_kernel_view(path, fd)
     except OSError as err:
         refused = _unreadable(err)
     if refused is not None:

@@ -545,6 +545,11 @@ def _failed_status(
                      error=error)  # fmt: skip
 
 
+def _folder_name(name: str) -> bool:
+    """Whether `name` is one folder's name (as a target's runs/<target> is)."""
+    return name not in ("", ".", "..") and "/" not in name and "\0" not in name
+
+
 def check_own_folder(path: Path, what: str) -> None:
     """A results folder a sweep writes in is this user's, and no one else can write in it,
     nor rename it away (its own folder is not writable by others, or is sticky as /tmp is):
@@ -658,6 +663,15 @@ class ResultsDir:
         except ValidationError as err:
             problem = stored_validation_message(err, Manifest)
             raise SsdcompareError(f"{path / MANIFEST} is damaged: {problem}") from None
+        for index, target in enumerate(manifest.targets):
+            if not _folder_name(target.name):
+                # its runs would be looked for (and a resume would write them) outside runs/
+                raise SsdcompareError(
+                    f"{path / MANIFEST} is damaged: the name of targets[{index}] is no folder "
+                    "name (it holds '/' or is '.', '..' or empty), which ssdcompare never "
+                    "writes, so its runs cannot be found below runs/; the manifest was edited: "
+                    "get an undamaged copy of the results folder"
+                )
         return cls(path, manifest, files)
 
     def save_manifest(self) -> None:
@@ -758,13 +772,15 @@ class ResultsDir:
         """Every run folder's outcome, in path order. A run folder with a damaged status, that
         is a symbolic link or that is no part of the sweep's plan (copied in from another
         sweep) is a damaged run saying so, one without a status a failed run, never a missing
-        one. A target or
-        job folder that is a symbolic link is an error (StoredFileError)."""
+        one. Where a target's or job's folder is a symbolic link or no folder, every run the
+        plan has there is a damaged run naming it: one such place never makes the whole
+        folder unreadable."""
         found = []
-        for target, job, entry in self._run_folders():
-            repeat = int(entry.name[1:])
-            relative = f"runs/{target}/{job}/{entry.name}"
-            if entry.is_symlink():
+        for target, job, repeat, entry in self._run_folders():
+            relative = f"runs/{target}/{job}/r{repeat}"
+            if isinstance(entry, str):
+                found.append(_failed_status(target, job, repeat, entry))
+            elif entry.is_symlink():
                 error = str(StoredFileError(relative, "is a symbolic link", folder=True))
                 found.append(_failed_status(target, job, repeat, error))
             elif not self.planned(target, job, repeat):
@@ -790,26 +806,38 @@ class ResultsDir:
         targets, jobs = self._plan
         return target in targets and job in jobs and 1 <= repeat <= self.manifest.repeat
 
-    def _run_folders(self) -> Iterable[tuple[str, str, os.DirEntry[str]]]:
-        """(target, job, entry) of every runs/<target>/<job>/r<N> folder (earlier attempts
-        and other names left out), without following a link."""
+    def _run_folders(self) -> Iterable[tuple[str, str, int, os.DirEntry[str] | str]]:
+        """(target, job, repeat, entry) of every runs/<target>/<job>/r<N> folder (earlier
+        attempts and other names left out), without following a link. Where runs/<target>
+        or runs/<target>/<job> is a symbolic link or no folder, (target, job, repeat, why)
+        for each run the plan has there instead."""
         for target in self.files.entries(self.path / "runs"):
-            if target.is_symlink():
-                raise StoredFileError(f"runs/{target.name}", "is a symbolic link", folder=True,
-                                      results=self.path)  # fmt: skip
             if not target.is_dir(follow_symlinks=False):
+                yield from self._runs_out_of_reach(target, target.name, None)
                 continue
             for job in self.files.entries(target.path):
-                if job.is_symlink():
-                    raise StoredFileError(f"runs/{target.name}/{job.name}", "is a symbolic link",
-                                          folder=True, results=self.path)  # fmt: skip
                 if not job.is_dir(follow_symlinks=False):
+                    yield from self._runs_out_of_reach(job, target.name, job.name)
                     continue
                 for run in self.files.entries(job.path):
                     name = run.name
                     canonical = name[1:].isdigit() and name == f"r{int(name[1:])}" != "r0"
                     if canonical and (run.is_symlink() or run.is_dir(follow_symlinks=False)):
-                        yield target.name, job.name, run
+                        yield target.name, job.name, int(name[1:]), run
+
+    def _runs_out_of_reach(
+        self, entry: os.DirEntry[str], target: str, job: str | None
+    ) -> Iterator[tuple[str, str, int, str]]:
+        """(target, job, repeat, why) of each planned run below `entry`, a target's (`job`
+        None) or a job's place in runs/ that holds no folder of its own (a link, a file)."""
+        relative = self.files.name(entry.path)
+        what = "a symbolic link" if entry.is_symlink() else "not a folder"
+        why = StoredFileError(relative, f"is {what}, so none of the runs in it can be read")
+        jobs = [job] if job is not None else [w.job_id for w in self.manifest.suite.workloads]
+        for name in jobs:
+            for repeat in range(1, self.manifest.repeat + 1):
+                if self.planned(target, name, repeat):
+                    yield target, name, repeat, str(why)
 
     def finished(self, status: RunStatus) -> bool:
         """A run that is done for good: ok, with fio's output in place."""

@@ -157,17 +157,26 @@ def bundled_suite_paths() -> dict[str, Path]:
 
 
 def load_suite(name_or_path: str | Path) -> Suite:
-    """Load a bundled suite by name (e.g. "optane-vs-nand") or a suite file by path."""
+    """Load a bundled suite by name (e.g. "optane-vs-nand") or a suite file by path.
+
+    A bare name (no "/", no .yaml/.yml suffix, not a pathlib.Path) is only ever a bundled
+    suite: a file of that name in the current folder, which anyone may have put there, never
+    replaces it. A file is read when the text looks like a path ("./quick", "quick.yaml").
+    """
     text = str(name_or_path)
+    bundled = bundled_suite_paths()
+    looks_like_path = (
+        isinstance(name_or_path, Path) or "/" in text or Path(text).suffix in SUITE_SUFFIXES
+    )
+    if not looks_like_path:
+        if text in bundled:
+            return load_suite_file(bundled[text])
+        raise _unknown_suite(text, bundled)
     path = Path(text).expanduser()
-    looks_like_path = "/" in text or path.suffix in SUITE_SUFFIXES
     if os.path.lexists(path):
         path = walk(path)  # never through a link someone else made
     if path.is_file():
         return load_suite_file(path)
-    bundled = bundled_suite_paths()
-    if not looks_like_path and text in bundled:
-        return load_suite_file(bundled[text])
     if path.is_dir():
         raise SsdcompareError(
             f"{text} is a directory; a suite is a suite file (.yaml) or the name of a bundled "
@@ -177,11 +186,16 @@ def load_suite(name_or_path: str | Path) -> Suite:
         raise SsdcompareError(
             f"{text} is not a regular file (a device, a pipe?); a suite is a .yaml file"
         )
-    if looks_like_path:
-        raise SsdcompareError(f"suite file {text} does not exist")
-    raise SsdcompareError(
+    raise SsdcompareError(f"suite file {text} does not exist")
+
+
+def _unknown_suite(text: str, bundled: dict[str, Path]) -> SsdcompareError:
+    here = ""
+    if os.path.lexists(text):
+        here = f"; to use the file {text} in this folder, give its path: ./{text}"
+    return SsdcompareError(
         f"unknown suite {text!r}; bundled suites: {', '.join(bundled)} "
-        "(or give the path of your own .yaml suite file; `ssdcompare suites` lists them)"
+        f"(or give the path of your own .yaml suite file; `ssdcompare suites` lists them){here}"
     )
 
 

@@ -475,7 +475,7 @@ def test_sigint_output_is_partial_but_valid() -> None:
         ("truncated-by-hand-first-half-of-sigint-interrupted-jsonplus.json", "cut off or damaged"),
         ("sigkill-empty-jsonplus.json", "empty"),
         ("synthetic-not-fio-output.json", "not fio output"),
-        ("terse-output.txt", "no JSON"),
+        ("terse-output.txt", "not JSON: it begins with text"),
     ],
 )
 def test_unusable_files_raise_an_error_naming_the_file(name: str, words: str) -> None:
@@ -495,7 +495,7 @@ def test_text_source_is_named_in_errors() -> None:
         parse_fio_text("\n")
     with pytest.raises(FioOutputError, match="^run-3: JSON, but not fio output: 'jobs' is a"):
         parse_fio_text('{"jobs": 3}\n', source="run-3")
-    with pytest.raises(FioOutputError, match="^run-4: no JSON in it"):
+    with pytest.raises(FioOutputError, match="^run-4: not JSON: it begins with text"):
         parse_fio_text("[1, 2]\n", source="run-4")
 
 
@@ -932,7 +932,7 @@ def test_nul_bytes_alone_are_not_taken_for_utf16(tmp_path: Path) -> None:
     # a file cut short by a crash can end in (or be) a run of NUL bytes
     path = tmp_path / "zeros.json"
     path.write_bytes(b"\0" * 8192)
-    with pytest.raises(FioOutputError, match="no JSON in it"):
+    with pytest.raises(FioOutputError, match="not JSON: it begins with binary data"):
         parse_fio_file(path)
     path.write_bytes((DATA / DOC).read_bytes() + b"\0" * 8192)
     assert parse_fio_file(path).jobs == parse_fio_file(DATA / DOC).jobs

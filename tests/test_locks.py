@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,40 @@ def test_a_lock_file_lives_only_while_its_lock_is_held(bases: tuple[Path, Path])
     second = Lock(path, "t.img", "pid 2, test")  # free again
     second.release()
     assert not path.exists()
+
+
+def holder_process(path: Path) -> subprocess.Popen[str]:
+    """Another process holding the lock at `path`, as a running sweep does."""
+    code = ("import sys, time\nfrom pathlib import Path\nfrom ssdcompare.locks import Lock\n"
+            "Lock(Path(sys.argv[1]), 't', f'pid {__import__(\"os\").getpid()}, test')\n"
+            "print('held', flush=True)\ntime.sleep(120)\n")  # fmt: skip
+    process = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE,
+                               text=True)  # fmt: skip
+    assert process.stdout is not None and process.stdout.readline() == "held\n"
+    return process
+
+
+def test_a_killed_sweep_s_lock_files_are_removed_when_the_next_sweep_starts(
+    bases: tuple[Path, Path], tmp_path: Path
+) -> None:
+    killed_path, alive_path = (target_lock_paths(str(tmp_path / n))[0] for n in ("a", "b"))
+    killed, alive = holder_process(killed_path), holder_process(alive_path)
+    try:
+        killed.kill()  # as SIGKILL or the OOM killer end a sweep: no chance to clean up
+        killed.wait(30)
+        assert killed_path.exists()
+        folder = killed_path.parent
+        others = [folder / "ceiling-ram-disk-1-2.json", folder / "notes.lock"]
+        for path in others:
+            path.write_text("not a lock file\n")
+        results = tmp_path / "results"
+        results.mkdir()
+        with locks.holding([], results, "results r"):
+            assert not killed_path.exists()
+            assert alive_path.exists()  # a live sweep's lock stays, and stays held
+            with pytest.raises(SsdcompareError, match="in use by another ssdcompare sweep"):
+                Lock(alive_path, "b", "pid 2, test")
+            assert all(path.exists() for path in others)  # only lock files are ours to judge
+    finally:
+        alive.kill()
+        alive.wait(30)

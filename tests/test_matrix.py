@@ -106,6 +106,19 @@ def test_extra_cannot_set_options_ssdcompare_owns(option: str, field: str) -> No
         workload(rw="randread", bs="4k", extra={option: "4k"})
 
 
+@pytest.mark.parametrize(
+    ("option", "advice"),
+    [("filename", "--devices sets it (the target of each run): leave it out of extra"),
+     ("bs", "use the suite field bs instead of extra"),
+     ("group_reporting", "it is always on: leave it out of extra"),
+     ("log_offset", "it is always on, for the per-second time series: leave it out of extra")],
+)  # fmt: skip
+def test_an_option_ssdcompare_sets_says_what_to_do_instead(option: str, advice: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        workload(rw="randread", bs="4k", extra={option: "1"})
+    assert f"fio option '{option}' is set by ssdcompare; {advice}" in str(caught.value)
+
+
 def test_extra_keeps_other_fio_options() -> None:
     job = workload(
         rw="randread", bs="4k", extra={"random_distribution": "zipf:1.2", "norandommap": None}

@@ -34,6 +34,7 @@ from ssdcompare.devices import resolve_target
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.guard import check_write_safety, probe_signatures
 from ssdcompare.store import ResultsDir
+from ssdcompare.suites import load_suite
 
 SUITES = Path(__file__).parent / "suites"
 NOBODY = 65534
@@ -369,3 +370,50 @@ def test_outputs_never_go_through_someone_elses_link_or_into_a_folder_they_contr
                             "--out", str(theirs / "r"))  # fmt: skip
     assert inside.returncode == 2 and "someone else controls" in inside.stderr
     assert "belongs to nobody" in inside.stderr
+
+
+# --- /proc and /sys, also through root's own links --------------------------------------------
+
+
+def test_dev_stdin_never_leads_to_the_file_behind_it(tmp_path: Path) -> None:
+    """/dev/stdin -> /proc/self/fd/0 -> the file on stdin: a name for whatever is open."""
+    victim = tmp_path / "victim.img"
+    victim.write_bytes(os.urandom(1 << 20))
+    with open(victim, "rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "ssdcompare", "plan", "--suite", str(SUITES / "tiny.yaml"),
+             "--devices", "/dev/stdin"],
+            stdin=stdin, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "leads into /proc (through /dev/stdin -> /proc/self/fd/0" in done.stderr
+    assert "safety checks pass" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "/dev/stdin",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/fd/{fd}",
+        "/proc/self/fd/{fd}",
+        "/proc/self/cwd/t.img",
+        "/sys/x.img",
+    ],
+)
+def test_a_path_into_proc_or_sys_is_refused_at_any_step(tmp_path: Path, name: str) -> None:
+    victim = tmp_path / "victim.img"
+    victim.write_bytes(bytes(1 << 20))
+    with open(victim, "rb") as handle:
+        path = name.format(fd=handle.fileno())
+        with pytest.raises(SsdcompareError, match=r"leads into /(proc|sys)\b|under /(proc|sys)"):
+            resolve_target(path, 1 << 20)
+
+
+def test_a_suite_through_dev_fd_is_refused(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text((SUITES / "tiny.yaml").read_text())
+    with open(suite, "rb") as handle:
+        with pytest.raises(SsdcompareError, match="leads into /proc"):
+            load_suite(f"/dev/fd/{handle.fileno()}")

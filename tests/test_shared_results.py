@@ -177,13 +177,36 @@ def test_a_link_into_another_sweep_or_within_the_folder_is_refused(
     assert 777777.0 not in set(frame["iops"])
     assert set(frame["status"]) == {"damaged"}
     assert "is a symbolic link" in row_of(frame, WRITE)["error"]
-    # a target's folder that is a link: the folder cannot be read as it claims, said once
-    shutil.rmtree(received / "runs" / "x.img")
-    (received / "runs" / "x.img").symlink_to(other / "runs" / "x.img")
-    with pytest.raises(SsdcompareError, match=r"runs/x.img is a symbolic link") as refused:
-        load(received)
-    assert f"results folder {received}: " in str(refused.value)
-    assert_one_clear_line(cli("report", str(received)), "runs/x.img", "link")
+
+
+@pytest.mark.parametrize("place", ["target", "job"])
+@pytest.mark.parametrize("what", ["link", "file"])
+def test_a_target_or_job_folder_that_is_no_folder_makes_damaged_rows_not_a_failure(
+    received: Path, made: Path, tmp_path: Path, cli: Callable[..., Done], place: str, what: str
+) -> None:
+    """Only the runs the plan has there are damaged, each naming the place and why; the
+    rest of the folder is read, and report and export work."""
+    other = tmp_path / "other"
+    shutil.copytree(made, other)
+    relative = "runs/x.img" if place == "target" else f"runs/x.img/{WRITE}"
+    shutil.rmtree(received / relative)
+    if what == "link":
+        (received / relative).symlink_to(other / relative, target_is_directory=True)
+    else:
+        (received / relative).write_text("not a folder\n")
+    frame = load(received, cache=False)
+    damaged = frame[frame["status"] == "damaged"]
+    jobs = {READ, WRITE, MIX} if place == "target" else {WRITE}
+    assert set(damaged["job"]) == jobs and set(frame["job"]) == {READ, WRITE, MIX}
+    kind = "is a symbolic link" if what == "link" else "is not a folder"
+    assert all(f"{relative} {kind}" in error for error in damaged["error"])
+    if place == "job":
+        assert (frame[frame["job"] != WRITE]["status"] == "ok").all()
+    for command in (["report", str(received), "-o", str(tmp_path / "r.html")],
+                    ["export", str(received), "-o", str(tmp_path / "r.csv")]):  # fmt: skip
+        done = cli(*command)
+        assert done.returncode == 0, done.stderr
+        assert relative in done.stderr and "damaged" in done.stderr.lower()
 
 
 def test_a_runs_folder_that_is_a_link_names_the_results_folder(
@@ -298,6 +321,18 @@ def test_a_run_folder_not_in_the_plan_is_a_named_failed_run(
     assert done.returncode == 0, done.stderr
     html = (tmp_path / "r.html").read_text()
     assert "Not shown: alien-job on x.img" in html and "runs/other.img/" in html
+
+
+@pytest.mark.parametrize("name", ["../x.img", "..", "a/b"])
+def test_a_target_name_that_is_no_folder_name_is_named_as_the_damage(
+    received: Path, tmp_path: Path, cli: Callable[..., Done], name: str
+) -> None:
+    """An edited manifest whose target would be looked for outside runs/."""
+    edit_json(received / "manifest.json", lambda d: d["targets"][0].__setitem__("name", name))
+    for command, output in (("report", "r.html"), ("export", "r.csv")):
+        done = cli(command, str(received), "-o", str(tmp_path / output))
+        assert_one_clear_line(done, "manifest.json is damaged", "targets[0]", "no folder name")
+        assert "no runs" not in done.stderr
 
 
 def test_a_status_naming_another_run_is_not_used_to_find_files(received: Path) -> None:

@@ -465,3 +465,32 @@ def test_counting_values_stops_at_the_first_past_the_bound(
     assert "not a suite file: more than 1000 values" in message
     many = "name: big\ndescription: d\nworkloads: [" + "1, " * 990 + "]\n"
     assert "more than 1000 values" not in load_error(write_suite(tmp_path, many, "ok.yaml"))
+
+
+def test_a_bare_bundled_name_is_the_bundled_suite_whatever_files_are_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file called `quick` in the current folder (anyone may have put it there) never
+    replaces the bundled suite; given as a path, it is read."""
+    write_suite(tmp_path, "name: planted\ndescription: d\nworkloads:\n  - {rw: write, bs: 1m}\n",
+                name="quick")  # fmt: skip
+    write_suite(tmp_path, "name: mine\ndescription: d\nworkloads:\n  - {rw: read, bs: 1m}\n",
+                name="quick.yaml")  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    assert load_suite("quick").path == str(jobs_dir() / "quick.yaml")
+    assert load_suite("./quick").name == "planted"
+    assert load_suite("quick.yaml").name == "mine"
+    assert load_suite(Path("quick")).name == "planted"  # a pathlib.Path is a path
+
+
+def test_a_bare_name_that_is_no_bundled_suite_points_at_the_file_of_that_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_suite(tmp_path, "name: mine\ndescription: d\nworkloads:\n  - {rw: read, bs: 1m}\n",
+                name="mysuite")  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        SsdcompareError, match=r"unknown suite 'mysuite'.*give its path: \./mysuite"
+    ):
+        load_suite("mysuite")
+    assert load_suite("./mysuite").name == "mine"
