@@ -126,8 +126,9 @@ def test_plan_out_never_follows_a_link_nor_writes_over_someone_elses_file(
     tmp_path: Path, run_cli: Callable[..., CliResult]
 ) -> None:
     out = tmp_path / "plan"
-    args = ["plan", "--suite", "quick", "--devices", str(tmp_path / "t.img"), "--size", "64m",
-            "--no-validate", "--out", str(out)]  # fmt: skip
+    # `ssdcompare plan` with these options
+    args = ("plan", "--suite", "quick", "--devices", str(tmp_path / "t.img"), "--size", "64m",
+            "--no-validate", "--out", str(out))  # fmt: skip
     assert run_cli(*args).exit_code == 0
     first = next(out.glob("t.img/*.fio"))
     assert run_cli(*args).exit_code == 0  # its own jobfiles it writes again
