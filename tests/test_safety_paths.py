@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 from blockdevs import loop_device
+from plantedlinks import plant_link
+from plantedlinks import shared_folder as planted_shared_folder
 from suitefiles import suite_file
 
 import ssdcompare
@@ -74,19 +76,8 @@ def write_suite(folder: Path) -> Path:
 @pytest.fixture
 def shared_folder() -> Iterator[Path]:
     """A sticky folder anyone may add files to (as /tmp is), reachable by every user."""
-    folder = Path(tempfile.mkdtemp(prefix="ssdcompare-shared-", dir="/tmp"))
-    folder.chmod(0o1777)
-    try:
+    with planted_shared_folder() as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def plant_link(dest: Path | str, link: Path) -> None:
-    """`link` -> `dest`, made by another user (nobody), as an attacker would."""
-    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                    "ln", "-s", str(dest), str(link)], check=True)  # fmt: skip
-    assert os.lstat(link).st_uid == NOBODY
 
 
 # --- signatures a probe cannot name ---------------------------------------------------------
