@@ -31,8 +31,10 @@ STAGES = [
     (
         "presenting",
         [
+            "chartspec",
             "charts",
             "reporttable",
+            "chartkinds",
             "reportcharts",
             "reportjobfiles",
             "reportadvice",
