@@ -116,6 +116,7 @@ class ChartKind:
     heading: str
     over: Over
     build: Build
+    needs: str = ""  # what results it needs, in words, for when there is nothing to draw
 
 
 def whole(inputs: ChartInputs, notes: list[str]) -> list[str | None]:
@@ -486,7 +487,8 @@ def overview_charts(
     """Every job's IOPS ratio to the baseline per device, as one heatmap."""
     baseline = inputs.baseline
     title = f"IOPS against {baseline}, every job"
-    others = [label for label in inputs.labels if label != baseline]
+    present = set(inputs.summary["label"])  # a selection of devices keeps their colours
+    others = [label for label in inputs.labels if label != baseline and label in present]
     spec = None
     if others and not inputs.ratios.empty:
         cells = {}
@@ -522,14 +524,17 @@ def _ratio_cell(inputs: ChartInputs, job: str, label: str) -> Cell | None:
 KINDS: dict[str, ChartKind] = {
     kind.name: kind
     for kind in (
-        ChartKind("overview", "Every job against the baseline", whole, overview_charts),
+        ChartKind("overview", "Every job against the baseline", whole, overview_charts,
+                  "two or more devices that ran the same jobs"),
         ChartKind("queue_depth", "IOPS and latency against queue depth", steady_families,
-                  queue_depth_charts),
+                  queue_depth_charts, "a job run at two or more queue depths"),
         ChartKind("block_size", "Throughput against block size", steady_families,
-                  block_size_charts),
-        ChartKind("mix", "IOPS against the read share", steady_families, mix_charts),
+                  block_size_charts, "a job run with two or more block sizes"),
+        ChartKind("mix", "IOPS against the read share", steady_families, mix_charts,
+                  "a mixed job run with three or more read shares"),
         ChartKind("latency_distribution", "Latency distribution per job", job_families,
-                  distribution_charts),
-        ChartKind("timeseries", "IOPS over time per job", whole, timeseries_charts),
+                  distribution_charts, "a job that did I/O"),
+        ChartKind("timeseries", "IOPS over time per job", whole, timeseries_charts,
+                  "fio's per-second logs (every sweep keeps them)"),
     )
 }  # fmt: skip

@@ -57,7 +57,8 @@ def _forward(scale: str, value: float) -> float:
     return value
 
 
-def _drawable(scale: str, value: float) -> bool:
+def drawable(scale: str, value: float) -> bool:
+    """Whether a value can be drawn on an axis of `scale`: a number, positive on a log axis."""
     if value is None or isinstance(value, bool) or not math.isfinite(value):
         return False
     return value > 0 if scale in ("log10", "log2") else True
@@ -216,9 +217,9 @@ def line_chart(chart: LineChart, width: int = WIDTH, height: int = HEIGHT) -> st
     if not kept:
         return None
     x, y = chart.x, chart.y
-    plot = _Plot(x, y, *_extent(kept, y), width, height)
+    plot = _Plot(x, y, *point_extent(kept, y), width, height)
     out = [_frame(plot, chart.title)]
-    out += [_mark(plot, mark) for mark in chart.marks if _drawable(x.scale, mark.x)]
+    out += [_mark(plot, mark) for mark in chart.marks if drawable(x.scale, mark.x)]
     lines, markers = [], []  # every line first, every marker over them
     for line, good in kept:
         colour, _, dash = style(line.index)
@@ -227,7 +228,7 @@ def line_chart(chart: LineChart, width: int = WIDTH, height: int = HEIGHT) -> st
     # fill and stroke width come from the page's style (one rule, not an attribute each)
     out.append(f'<g class="lines">{"".join(lines)}</g>{"".join(markers)}')
     out += [_knee(plot, knee) for knee in chart.knees
-            if _drawable(x.scale, knee.x) and _drawable(y.scale, knee.y)]  # fmt: skip
+            if drawable(x.scale, knee.x) and drawable(y.scale, knee.y)]  # fmt: skip
     out.append("</svg>")
     return "".join(out)
 
@@ -240,21 +241,21 @@ def drawable_points(chart: LineChart) -> list[tuple[Series, list[int]]]:
         good = [
             i
             for i, (a, b) in enumerate(zip(line.xs, line.ys, strict=True))
-            if _drawable(chart.x.scale, a) and _drawable(chart.y.scale, b)
+            if drawable(chart.x.scale, a) and drawable(chart.y.scale, b)
         ]
         if good:
             kept.append((line, sorted(good, key=lambda i: line.xs[i])))
     return kept
 
 
-def _extent(kept: list[tuple[Series, list[int]]], y: Axis) -> tuple[list[float], list[float]]:
+def point_extent(kept: list[tuple[Series, list[int]]], y: Axis) -> tuple[list[float], list[float]]:
     """The x and y values the axes must hold: the points, and their min-max bars."""
     xs = [line.xs[i] for line, good in kept for i in good]
     ys = [line.ys[i] for line, good in kept for i in good]
     for line, good in kept:
         for values in (line.lows, line.highs):
             if values is not None:
-                ys += [values[i] for i in good if _drawable(y.scale, values[i])]
+                ys += [values[i] for i in good if drawable(y.scale, values[i])]
     return xs, ys
 
 
@@ -323,7 +324,7 @@ def _bar(plot: _Plot, line: Series, i: int, px: float, colour: str) -> str:
         return ""
     low, high = line.lows[i], line.highs[i]
     scale = plot.y.scale
-    if not (_drawable(scale, low) and _drawable(scale, high) and high > low):
+    if not (drawable(scale, low) and drawable(scale, high) and high > low):
         return ""
     return (
         f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{plot.py(low):.0f}" '

@@ -39,6 +39,8 @@ STAGES = [
             "reportjobfiles",
             "reportadvice",
             "report",
+            "chartfigure",
+            "plot",
         ],
     ),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
