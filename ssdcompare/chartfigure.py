@@ -187,18 +187,21 @@ def _legend(fig: Figure, specs: list[LineChart], labels: list[str]) -> None:
 
     drawn = {line.index for spec in specs for line in spec.series}
     marked = any(line.markers for spec in specs for line in spec.series)
-    handles = []
+    entries: list[Any] = []
+    names = []
     for index in sorted(drawn):
         style = line_style(index)
         if not marked:  # lines drawn without markers (time series) are shown without
             style["marker"] = None
-        name = labels[index] if index < len(labels) else f"device {index + 1}"
-        handles.append(Line2D([], [], **style, label=name))
+        entries.append(Line2D([], [], **style))
+        names.append(labels[index] if index < len(labels) else f"device {index + 1}")
     if any(any(line.bound) for spec in specs for line in spec.series):
-        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=9,
-                              markerfacecolor="none", markeredgecolor="#000",
-                              label="CPU- or host-bound"))  # fmt: skip
-    fig.legend(handles=handles, loc="outside upper center", ncols=min(len(handles), 4),
+        mark = {"linestyle": "none", "markerfacecolor": "none", "markeredgecolor": "#000"}
+        ring = Line2D([], [], marker="o", markersize=9, **mark)
+        cross = Line2D([], [], marker="x", markersize=5, **mark)
+        entries.append((ring, cross))  # drawn one over the other, as on the points
+        names.append("CPU- or host-bound")
+    fig.legend(entries, names, loc="outside upper center", ncols=min(len(entries), 4),
                fontsize=8, frameon=False)  # fmt: skip
 
 

@@ -24,7 +24,13 @@ from ssdcompare.chartspec import Axis, Cell, Heatmap, Knee, LineChart, Mark, Ser
 from ssdcompare.fioresult import DISTRIBUTION_PERCENTILES
 from ssdcompare.frame import SERIES_SETTINGS, is_false, is_true
 from ssdcompare.persecond import timeseries
-from ssdcompare.reporttable import family_name, flush_words, record_limit, worst_limit
+from ssdcompare.reporttable import (
+    FAMILY_ORDER,
+    family_name,
+    flush_words,
+    record_limit,
+    worst_limit,
+)
 from ssdcompare.stats import aggregate_values
 from ssdcompare.units import format_bytes, format_count, format_latency, format_rate
 
@@ -117,6 +123,12 @@ class ChartKind:
     over: Over
     build: Build
     needs: str = ""  # what results it needs, in words, for when there is nothing to draw
+
+
+def section_rank(section: str) -> int:
+    """Where a report section goes: the overview first, then the families in the tables'
+    order."""
+    return -1 if section == OVERVIEW else FAMILY_ORDER.get(section, 99)
 
 
 def whole(inputs: ChartInputs, notes: list[str]) -> list[str | None]:

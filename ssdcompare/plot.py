@@ -24,13 +24,14 @@ ssdcompare.chartkinds.KINDS is drawn here as it is in the report.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ssdcompare.chartfigure import figure
-from ssdcompare.chartkinds import KINDS, ChartInputs
+from ssdcompare.chartkinds import KINDS, ChartInputs, section_rank
 from ssdcompare.charts import drawable_points
 from ssdcompare.chartspec import Heatmap, Spec
 from ssdcompare.errors import SsdcompareError
@@ -180,12 +181,21 @@ def draw(
 
 
 def _specs(kind: str, inputs: ChartInputs) -> list[Spec]:
-    """The kind's charts that have something to draw, in the report's order."""
+    """The kind's charts that have something to draw, in the report's order; each title
+    begins with the report's section (the family) when they come from more than one."""
     notes: list[str] = []  # what the report would list as left out: here, simply not drawn
     chosen = KINDS[kind]
-    specs = [chart.spec for part in chosen.over(inputs, notes)
-             for chart in chosen.build(inputs, part, notes) if chart.spec is not None]  # fmt: skip
-    return [s for s in specs if (s.cells if isinstance(s, Heatmap) else drawable_points(s))]
+    found = [(chart.section, chart.spec) for part in chosen.over(inputs, notes)
+             for chart in chosen.build(inputs, part, notes)
+             if chart.spec is not None and _has_points(chart.spec)]  # fmt: skip
+    found.sort(key=lambda chart: section_rank(chart[0]))  # stable: in the report's order
+    if len({section for section, _ in found}) < 2:
+        return [spec for _, spec in found]
+    return [replace(spec, title=f"{section}: {spec.title}") for section, spec in found]
+
+
+def _has_points(spec: Spec) -> bool:
+    return bool(spec.cells if isinstance(spec, Heatmap) else drawable_points(spec))
 
 
 def _selection(

@@ -12,13 +12,12 @@ import pandas as pd
 from ssdcompare import charts
 from ssdcompare.chartkinds import (
     KINDS,
-    OVERVIEW,
     ChartInputs,
     ChartKind,
     PlacedChart,
     passes,
+    section_rank,
 )
-from ssdcompare.reporttable import FAMILY_ORDER
 
 
 @dataclass
@@ -63,11 +62,6 @@ def _place(
     group.charts.append({"title": chart.title + chart.caption, "svg": svg, "wide": chart.wide})
 
 
-def _rank(section: ChartSection) -> int:
-    """Where a section goes: the overview first, then the families in the tables' order."""
-    return -1 if section.name == OVERVIEW else FAMILY_ORDER.get(section.name, 99)
-
-
 def chart_sections(
     frame: pd.DataFrame,
     summary: pd.DataFrame,
@@ -88,5 +82,5 @@ def chart_sections(
             for kind in kinds:
                 for chart in kind.build(inputs, part, notes):
                     _place(sections, notes, kind, chart)
-    ranked = sorted(sections.values(), key=_rank)
+    ranked = sorted(sections.values(), key=lambda section: section_rank(section.name))
     return ranked, notes

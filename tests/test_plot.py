@@ -89,6 +89,16 @@ def test_queue_depth_lines_are_the_summary_figures_and_bound_points_are_ringed(
     assert legend == ["zram1", "loop1", "CPU- or host-bound"]
 
 
+def test_charts_of_several_families_come_in_the_reports_order_named_by_family(
+    frame: pd.DataFrame,
+) -> None:
+    titles = [ax.get_title() for ax in ssdcompare.plot.queue_depth(frame).axes]
+    assert titles == [
+        "Random read: IOPS — 4 KiB", "Random read: latency (mean, thin: p99) — 4 KiB",
+        "Random write: IOPS — 4 KiB", "Random write: latency (mean, thin: p99) — 4 KiB",
+    ]  # fmt: skip
+
+
 def as_sweep_of(frame: pd.DataFrame, setting: str, values: dict[float, object]) -> pd.DataFrame:
     """The example's 4 KiB random-read queue-depth runs told apart by another `setting`
     instead (their depths mapped to its `values`), to chart a sweep the example lacks:
