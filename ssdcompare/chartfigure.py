@@ -8,8 +8,9 @@ global state, so this works without a display; matplotlib is imported only when 
 made, so the report and `import ssdcompare` never load it.
 
 Every artist has a gid saying what it is: "series" (a device's line; its label is the
-device's, a thin line's starts with "_"), "bound" (the ring marks), "mark" (a cliff), "knee";
-a heatmap's image holds the ratios themselves.
+device's, a thin line's starts with "_"), "bars" (min-max), "bound" (the ring marks), "mark"
+(a cliff), "knee"; a heatmap's image holds the ratios themselves, its marked cells are
+patches with the gid "bound" or "disturbed".
 """
 
 from __future__ import annotations

@@ -167,7 +167,8 @@ def draw(
     """
     if kind not in KINDS:
         raise SsdcompareError(f"no chart kind {kind!r}: choose one of {', '.join(KINDS)}")
-    inputs = chart_inputs(results, family, devices, jobs, baseline, aggregate)
+    devices, jobs = _names(devices), _names(jobs)
+    inputs = _chart_inputs(_frame_of(results), family, devices, jobs, baseline, aggregate)
     specs = _specs(kind, inputs)
     if not specs:
         needs = KINDS[kind].needs
@@ -198,27 +199,48 @@ def _has_points(spec: Spec) -> bool:
     return bool(spec.cells if isinstance(spec, Heatmap) else drawable_points(spec))
 
 
-def _selection(
-    family: str | None, devices: Iterable[str] | None, jobs: Iterable[str] | None
-) -> str:
+def _selection(family: str | None, devices: list[str] | None, jobs: list[str] | None) -> str:
+    """The selection in words, for a message."""
     said = [f"family {family}"] if family else []
     said += [f"devices {', '.join(devices)}"] if devices else []
     said += [f"jobs {', '.join(jobs)}"] if jobs else []
     return "; ".join(said)
 
 
-def chart_inputs(
-    results: Results,
-    family: str | None = None,
-    devices: Iterable[str] | None = None,
-    jobs: Iterable[str] | None = None,
-    baseline: str | None = None,
-    aggregate: str = "mean",
+def _names(chosen: Iterable[str] | None) -> list[str] | None:
+    """Devices or jobs asked for, as a list (one name alone is a list of one)."""
+    if chosen is None:
+        return None
+    return [chosen] if isinstance(chosen, str) else [str(name) for name in chosen]
+
+
+# the columns charts are built from, which any frame of ssdcompare.load or read_fio has
+_NEEDED = ("job", "label", "rw", "iodepth", "status", "verdict", "cpu_bound", "sweep")
+
+
+def _frame_of(results: Results) -> pd.DataFrame:
+    """A results frame: the one given, or the folders' (ssdcompare.load)."""
+    frame = results if isinstance(results, pd.DataFrame) else load(results)
+    missing = [column for column in _NEEDED if column not in frame.columns]
+    if missing:
+        raise SsdcompareError(
+            f"this frame has no column {', '.join(missing)}: give a frame of ssdcompare.load "
+            "(or its results folders)"
+        )
+    return frame
+
+
+def _chart_inputs(
+    frame: pd.DataFrame,
+    family: str | None,
+    devices: list[str] | None,
+    jobs: list[str] | None,
+    baseline: str | None,
+    aggregate: str,
 ) -> ChartInputs:
     """What the charts are built from, as the report builds it from the same results: the
     frame and its per-job summary, ratios against the baseline, the jobs in the report's
     order; CPU- and host-bound results marked alike."""
-    frame = results if isinstance(results, pd.DataFrame) else load(results)
     frame = frame[frame["rw"].notna()]  # a run outside its sweep's plan has no workload
     labels = list(dict.fromkeys(frame["label"]))  # every device keeps the report's colour
     frame = _selected(frame, family, devices, jobs)
@@ -242,10 +264,7 @@ def chart_inputs(
 
 
 def _selected(
-    frame: pd.DataFrame,
-    family: str | None,
-    devices: Iterable[str] | None,
-    jobs: Iterable[str] | None,
+    frame: pd.DataFrame, family: str | None, devices: list[str] | None, jobs: list[str] | None
 ) -> pd.DataFrame:
     """The rows of the chosen family, devices and jobs; a choice the results do not hold
     is named with what they do hold."""
@@ -258,7 +277,6 @@ def _selected(
             raise _not_held("family", [family], families)
     for name, column, chosen in (("device", "label", devices), ("job", "job", jobs)):
         if chosen is not None:
-            chosen = [chosen] if isinstance(chosen, str) else list(chosen)
             missing = [c for c in chosen if c not in set(frame[column])]
             if missing:
                 raise _not_held(name, missing, frame[column])
