@@ -12,6 +12,7 @@ In Python (e.g. Jupyter)::
     seconds = ssdcompare.timeseries("results/20261122-120000-quick")  # every run, per second
     ssdcompare.bursts("results/20261122-120000-anandtech")        # each burst of bursty jobs
     ssdcompare.headline(summary)                                  # the answer, a line per device
+    ssdcompare.plot.queue_depth(frame).savefig("qd.png")          # the report's charts, matplotlib
 
 This module imports nothing when it loads: the command line starts from ssdcompare.entry,
 which must be able to catch Ctrl-C before anything slow is imported.
@@ -21,7 +22,7 @@ from ssdcompare.version import __version__
 
 __all__ = [
     "SsdcompareError", "SweepRun", "__version__", "bursts", "job_summary", "load", "read_fio",
-    "run_sweep", "side_by_side", "timeseries", "headline",
+    "run_sweep", "side_by_side", "timeseries", "headline", "plot",
 ]  # fmt: skip
 
 _LAZY = {
@@ -38,14 +39,21 @@ _LAZY = {
 }
 
 
+_MODULES = {"plot"}  # public modules, imported when first used as `ssdcompare.plot`
+
+
 def __getattr__(name: str) -> object:
     # pandas and the sweep machinery are imported only when used, so the CLI starts quickly
     if name in _LAZY:
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _MODULES:
+        import importlib
+
+        return importlib.import_module(f"ssdcompare.{name}")
     raise AttributeError(f"module 'ssdcompare' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted([*globals(), *_LAZY, *_MODULES])

@@ -7,17 +7,18 @@ dashes after 7, so the first 56 differ in something). CPU- or host-bound points 
 hollow inside a black ring with a cross. Legends are not drawn inside plots (they would cover
 data): the report shows one legend above its charts, made by `legend`.
 
-A chart function returns SVG markup, or None when there is nothing it can draw. Values that
-are missing, or not positive on a log axis, are left out; log axes are used only for values
-that are positive by nature (latency, queue depth, block size).
+`svg` draws a chart spec (ssdcompare.chartspec) and returns SVG markup, or None when there is
+nothing it can draw. Values that are missing, or not positive on a log axis, are left out; log
+axes are used only for values that are positive by nature (latency, queue depth, block size).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from html import escape
+
+from ssdcompare.chartspec import Axis, Cell, Heatmap, Knee, LineChart, Mark, Series, Spec
 
 # Okabe-Ito colours, distinct for the common colour-vision deficiencies
 # (the eighth, Okabe-Ito's black, is a dark grey: black rings mark CPU-bound points)
@@ -46,32 +47,6 @@ def style(index: int) -> tuple[str, str, str]:
     )
 
 
-@dataclass
-class Series:
-    """One device's line: points (x, y), optional min-max bars, bound flags and tooltips."""
-
-    index: int  # the device's position: its colour, marker and dash
-    xs: list[float]
-    ys: list[float]
-    tips: list[str] = field(default_factory=list)
-    bound: list[bool] = field(default_factory=list)
-    lows: list[float] | None = None
-    highs: list[float] | None = None
-    thin: bool = False  # a second line of the same device (e.g. p99 beside the mean)
-    markers: bool = True
-    tip: str = ""  # the whole line's tooltip (lines drawn without markers have no others)
-
-
-@dataclass
-class Axis:
-    label: str
-    scale: str = "linear"  # linear, log10, log2 or nines (percentiles: 90, 99, 99.9 ...)
-    ticks: Callable[[float], str] | None = None  # how a tick value is written
-    reverse: bool = False
-    zero: bool = False  # a linear axis that starts at 0
-    at_data: bool = False  # ticks at the data's own values (queue depths, block sizes)
-
-
 def _forward(scale: str, value: float) -> float:
     if scale == "log10":
         return math.log10(value)
@@ -82,7 +57,8 @@ def _forward(scale: str, value: float) -> float:
     return value
 
 
-def _drawable(scale: str, value: float) -> bool:
+def drawable(scale: str, value: float) -> bool:
+    """Whether a value can be drawn on an axis of `scale`: a number, positive on a log axis."""
     if value is None or isinstance(value, bool) or not math.isfinite(value):
         return False
     return value > 0 if scale in ("log10", "log2") else True
@@ -158,12 +134,9 @@ class _Plot:
     ) -> None:
         self.x, self.y = x, y
         self.width, self.height = width, height
-        self.x_range = _range(x, xs)
-        self.y_range = _range(y, ys)
-        self.x_ticks = _ticks(x, *self.x_range, xs)
-        self.y_ticks = _ticks(y, *self.y_range, ys)
-        if y.scale == "linear" and self.y_ticks:  # the top tick is the top of the axis
-            self.y_range = (self.y_range[0], max(self.y_range[1], self.y_ticks[-1]))
+        x_low, x_high, self.x_ticks = axis_layout(x, xs)
+        y_low, y_high, self.y_ticks = axis_layout(y, ys, vertical=True)
+        self.x_range, self.y_range = (x_low, x_high), (y_low, y_high)
 
     def px(self, value: float) -> float:
         low, high = (_forward(self.x.scale, v) for v in self.x_range)
@@ -230,88 +203,133 @@ def _bound_mark(x: float, y: float) -> str:
     )
 
 
-def line_chart(
-    title: str,
-    series: list[Series],
-    x: Axis,
-    y: Axis,
-    marks: Sequence[tuple[int, float, str]] = (),
-    knees: Sequence[tuple[int, float, float, str]] = (),
-    width: int = WIDTH,
-    height: int = HEIGHT,
-) -> str | None:
-    """One chart of lines, one (or two, one thin) per device. `marks` are vertical dashed
-    lines (device index, x, tooltip), `knees` hollow diamonds (index, x, y, tooltip).
-    None when no point can be drawn."""
+def svg(spec: Spec) -> str | None:
+    """A chart spec drawn as SVG markup, or None when it has nothing to draw."""
+    if isinstance(spec, Heatmap):
+        return heatmap(spec)
+    return line_chart(spec)
+
+
+def line_chart(chart: LineChart, width: int = WIDTH, height: int = HEIGHT) -> str | None:
+    """One chart of lines, one (or two, one thin) per device, with its marks (vertical dashed
+    lines) and knees (hollow diamonds). None when no point can be drawn."""
+    kept = drawable_points(chart)
+    if not kept:
+        return None
+    x, y = chart.x, chart.y
+    plot = _Plot(x, y, *point_extent(kept, y), width, height)
+    out = [_frame(plot, chart.title)]
+    out += [_mark(plot, mark) for mark in chart.marks if drawable(x.scale, mark.x)]
+    lines, markers = [], []  # every line first, every marker over them
+    for line, good in kept:
+        colour, _, dash = style(line.index)
+        lines.append(_line_path(plot, line, good, colour, dash))
+        markers.append(_points(plot, line, good))
+    # fill and stroke width come from the page's style (one rule, not an attribute each)
+    out.append(f'<g class="lines">{"".join(lines)}</g>{"".join(markers)}')
+    out += [_knee(plot, knee) for knee in chart.knees
+            if drawable(x.scale, knee.x) and drawable(y.scale, knee.y)]  # fmt: skip
+    out.append("</svg>")
+    return "".join(out)
+
+
+def drawable_points(chart: LineChart) -> list[tuple[Series, list[int]]]:
+    """Each series that has a point to draw, with the positions of those points in the
+    order of x: missing values, and values not positive on a log axis, are left out."""
     kept: list[tuple[Series, list[int]]] = []
-    for line in series:
+    for line in chart.series:
         good = [
             i
             for i, (a, b) in enumerate(zip(line.xs, line.ys, strict=True))
-            if _drawable(x.scale, a) and _drawable(y.scale, b)
+            if drawable(chart.x.scale, a) and drawable(chart.y.scale, b)
         ]
         if good:
             kept.append((line, sorted(good, key=lambda i: line.xs[i])))
-    if not kept:
-        return None
+    return kept
+
+
+def point_extent(kept: list[tuple[Series, list[int]]], y: Axis) -> tuple[list[float], list[float]]:
+    """The x and y values the axes must hold: the points, and their min-max bars."""
     xs = [line.xs[i] for line, good in kept for i in good]
     ys = [line.ys[i] for line, good in kept for i in good]
-    for line, good in kept:  # the min-max bars must fit too
+    for line, good in kept:
         for values in (line.lows, line.highs):
             if values is not None:
-                ys += [values[i] for i in good if _drawable(y.scale, values[i])]
-    plot = _Plot(x, y, xs, ys, width, height)
-    out = [_frame(plot, title)]
-    for index, t, tip in marks:
-        if _drawable(x.scale, t):
-            px = plot.px(t)
-            out.append(
-                f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{_TOP}" y2="{height - _BOTTOM}" '
-                f'stroke="{style(index)[0]}" stroke-dasharray="4 3">'
-                f"<title>{escape(tip)}</title></line>"
-            )
-    lines, markers = [], []  # every line first, every marker over them
-    for line, good in kept:
-        colour, marker, dash = style(line.index)
-        lines.append(_line_path(plot, line, good, colour, dash))
-        points_drawn = []
-        for i in good:
-            px, py = plot.px(line.xs[i]), plot.py(line.ys[i])
-            bar = ""
-            if line.lows is not None and line.highs is not None:
-                low, high = line.lows[i], line.highs[i]
-                if _drawable(y.scale, low) and _drawable(y.scale, high) and high > low:
-                    bar = (
-                        f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{plot.py(low):.0f}" '
-                        f'y2="{plot.py(high):.0f}" stroke="{colour}" stroke-width="1"/>'
-                    )
-            # a line of one point is no line: its marker is drawn whatever the line asks
-            drawn = line.markers or len(good) == 1
-            size = 2.2 if line.thin else 3.2
-            shape = _marker(marker, px, py, colour, size, filled=False) if drawn else ""
-            bound = _bound_mark(px, py) if i < len(line.bound) and line.bound[i] else ""
-            tip = f"<title>{escape(line.tips[i])}</title>" if i < len(line.tips) else ""
-            if shape and not (bar or bound):  # the tooltip inside the marker: no group needed
-                points_drawn.append(
-                    shape.replace("/>", f">{tip}</{shape[1 : shape.index(' ')]}>", 1)
-                )
-            elif bar or shape or bound or tip:
-                points_drawn.append(f"<g>{tip}{bar}{shape}{bound}</g>")
-        if points_drawn:  # the device's colour once, for all its markers
-            markers.append(f'<g fill="{colour}">{"".join(points_drawn)}</g>')
-    # fill and stroke width come from the page's style (one rule, not an attribute each)
-    out.append(f'<g class="lines">{"".join(lines)}</g>{"".join(markers)}')
-    for index, kx, ky, tip in knees:
-        if _drawable(x.scale, kx) and _drawable(y.scale, ky):
-            px, py = plot.px(kx), plot.py(ky)
-            out.append(
-                f'<polygon points="{px:.0f},{py - 9:.0f} {px + 8:.0f},{py:.0f} '
-                f'{px:.0f},{py + 9:.0f} {px - 8:.0f},{py:.0f}" fill="none" '
-                f'stroke="{style(index)[0]}" stroke-width="1.8">'
-                f"<title>{escape(tip)}</title></polygon>"
-            )
-    out.append("</svg>")
-    return "".join(out)
+                ys += [values[i] for i in good if drawable(y.scale, values[i])]
+    return xs, ys
+
+
+def axis_layout(
+    axis: Axis, values: list[float], vertical: bool = False
+) -> tuple[float, float, list[float]]:
+    """An axis's range (low, high) and ticks for `values`, as every renderer draws it."""
+    low, high = _range(axis, values)
+    ticks = _ticks(axis, low, high, values)
+    if vertical and axis.scale == "linear" and ticks:  # the top tick is the top of the axis
+        high = max(high, ticks[-1])
+    return low, high, ticks
+
+
+def _mark(plot: _Plot, mark: Mark) -> str:
+    """A vertical dashed line across the plot, in the device's colour."""
+    px = plot.px(mark.x)
+    return (
+        f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{_TOP}" y2="{plot.height - _BOTTOM}" '
+        f'stroke="{style(mark.index)[0]}" stroke-dasharray="4 3">'
+        f"<title>{escape(mark.tip)}</title></line>"
+    )
+
+
+def _knee(plot: _Plot, knee: Knee) -> str:
+    """A hollow diamond around a point, in the device's colour."""
+    px, py = plot.px(knee.x), plot.py(knee.y)
+    return (
+        f'<polygon points="{px:.0f},{py - 9:.0f} {px + 8:.0f},{py:.0f} '
+        f'{px:.0f},{py + 9:.0f} {px - 8:.0f},{py:.0f}" fill="none" '
+        f'stroke="{style(knee.index)[0]}" stroke-width="1.8">'
+        f"<title>{escape(knee.tip)}</title></polygon>"
+    )
+
+
+def _points(plot: _Plot, line: Series, good: list[int]) -> str:
+    """A series' markers, bars, bound marks and tooltips, in one group of its colour."""
+    colour, marker, _ = style(line.index)
+    # a line of one point is no line: its marker is drawn whatever the line asks
+    shaped = line.markers or len(good) == 1
+    drawn = [_point(plot, line, i, colour, marker if shaped else "") for i in good]
+    drawn = [point for point in drawn if point]
+    # the device's colour once, for all its markers
+    return f'<g fill="{colour}">{"".join(drawn)}</g>' if drawn else ""
+
+
+def _point(plot: _Plot, line: Series, i: int, colour: str, marker: str) -> str:
+    """Point `i` of a series: its marker (none for `marker` ""), its min-max bar, its bound
+    mark and its tooltip."""
+    px, py = plot.px(line.xs[i]), plot.py(line.ys[i])
+    bar = _bar(plot, line, i, px, colour)
+    size = 2.2 if line.thin else 3.2
+    shape = _marker(marker, px, py, colour, size, filled=False) if marker else ""
+    bound = _bound_mark(px, py) if i < len(line.bound) and line.bound[i] else ""
+    tip = f"<title>{escape(line.tips[i])}</title>" if i < len(line.tips) else ""
+    if shape and not (bar or bound):  # the tooltip inside the marker: no group needed
+        return shape.replace("/>", f">{tip}</{shape[1 : shape.index(' ')]}>", 1)
+    if bar or shape or bound or tip:
+        return f"<g>{tip}{bar}{shape}{bound}</g>"
+    return ""
+
+
+def _bar(plot: _Plot, line: Series, i: int, px: float, colour: str) -> str:
+    """Point `i`'s min-max bar, or "" without one."""
+    if line.lows is None or line.highs is None:
+        return ""
+    low, high = line.lows[i], line.highs[i]
+    scale = plot.y.scale
+    if not (drawable(scale, low) and drawable(scale, high) and high > low):
+        return ""
+    return (
+        f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{plot.py(low):.0f}" '
+        f'y2="{plot.py(high):.0f}" stroke="{colour}" stroke-width="1"/>'
+    )
 
 
 def _line_path(plot: _Plot, line: Series, good: list[int], colour: str, dash: str) -> str:
@@ -391,32 +409,27 @@ def legend(labels: Sequence[str], bound: bool = True, extra: Sequence[str] = ())
     return '<div class="keys">' + "".join(items) + "</div>"
 
 
-def heatmap(
-    title: str,
-    rows: Sequence[str],
-    columns: Sequence[str],
-    cells: dict[tuple[int, int], tuple[float | None, str, str]],
-) -> str | None:
-    """Ratios to the baseline as coloured cells: rows are jobs, columns devices. `cells` maps
-    (row, column) to (ratio or None, tooltip, limit): blue is faster than the baseline,
-    orange slower, white even. `limit` marks a result that says little about the drives as
-    the report's tables do: "bound" (CPU- or host-bound) on grey, "disturbed" under the
-    yellow stripes; "" for none. A missing result is left empty. None without any cell.
+def heatmap(spec: Heatmap) -> str | None:
+    """Ratios to the baseline as coloured cells: rows are jobs, columns devices. Blue is
+    faster than the baseline, orange slower, white even. A cell's `limit` marks a result
+    that says little about the drives as the report's tables do: "bound" (CPU- or
+    host-bound) on grey, "disturbed" under the yellow stripes. A missing result is left
+    empty. None without any cell.
 
     Drawn at its own size (its labels at 12 px, its figures at 11 px): it is as tall as its
     jobs, and the page lets it scroll rather than shrink it."""
-    if not cells or not rows or not columns:
+    rows, columns = spec.rows, spec.columns
+    if not spec.cells or not rows or not columns:
         return None
     # a column as wide as its heading (up to 24 characters), so headings never run together
     cell_w = max(64, round(min(24, max(len(c) for c in columns)) * _HEADING_PX) + 14)
     left = min(12 + round(_LABEL_PX * max(len(r) for r in rows)), 330)
-    top = 26
     width = left + cell_w * len(columns) + 8
-    height = top + _ROW_PX * len(rows) + 4
+    height = _HEAT_TOP + _ROW_PX * len(rows) + 4
     out = [
         f'<svg class="chart heatmap" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" role="img">'
-        f"<title>{escape(title)}</title>"
+        f"<title>{escape(spec.title)}</title>"
         # the tables' hatch: stripes of 2 px every 7, at 45 degrees
         '<defs><pattern id="disturbed" width="7" height="7" patternUnits="userSpaceOnUse" '
         'patternTransform="rotate(45)"><rect width="7" height="7" fill="#fff"/>'
@@ -426,41 +439,51 @@ def heatmap(
         x = left + c * cell_w + cell_w / 2
         shown = _fit(name, cell_w - 8, _HEADING_PX)
         out.append(
-            f'<text x="{x:.0f}" y="{top - 8}" class="head">{escape(shown)}'
+            f'<text x="{x:.0f}" y="{_HEAT_TOP - 8}" class="head">{escape(shown)}'
             + (f"<title>{escape(name)}</title>" if shown != name else "")
             + "</text>"
         )
-    for r, name in enumerate(rows):
-        shown = _fit(name, left - 10, _LABEL_PX)
-        label = escape(shown) + (f"<title>{escape(name)}</title>" if shown != name else "")
-        # a row's cells are placed by its group: each cell names only its column
-        row = [f'<g transform="translate(0 {top + r * _ROW_PX})">'
-               f'<text x="{left - 6}" y="14" class="job">{label}</text>']  # fmt: skip
-        for c in range(len(columns)):
-            found = cells.get((r, c))
-            if found is None:
-                continue
-            ratio, tip, limit = found
-            fill = (BOUND_GREY if limit == "bound" else "url(#disturbed)"
-                    if limit == "disturbed" else ratio_colour(ratio))  # fmt: skip
-            text = f"{ratio:.2f}" if ratio is not None and math.isfinite(ratio) else ""
-            # figures have a white halo (clear of the hatch) unless on grey or a dark colour
-            kind = ' class="b"' if limit == "bound" else ""
-            if not limit and _strong(ratio):
-                kind = ' class="d"'
-            # the tooltip on the cell; its figure lets the pointer through to it
-            row.append(
-                f'<rect x="{left + c * cell_w}" width="{cell_w - 1}" height="{_ROW_PX - 1}" '
-                f'fill="{fill}"><title>{escape(tip)}</title></rect>'
-                f'<text x="{left + c * cell_w + cell_w / 2:.0f}" y="14"{kind}>{text}</text>'
-            )
-        out.append("".join(row) + "</g>")
+    out += [_heat_row(spec, r, left, cell_w) for r in range(len(rows))]
     out.append("</svg>")
     return "".join(out)
 
 
+def _heat_row(spec: Heatmap, r: int, left: int, cell_w: int) -> str:
+    """Row `r` of a heatmap: its job's name and its cells."""
+    name = spec.rows[r]
+    shown = _fit(name, left - 10, _LABEL_PX)
+    label = escape(shown) + (f"<title>{escape(name)}</title>" if shown != name else "")
+    # a row's cells are placed by its group: each cell names only its column
+    row = [f'<g transform="translate(0 {_HEAT_TOP + r * _ROW_PX})">'
+           f'<text x="{left - 6}" y="14" class="job">{label}</text>']  # fmt: skip
+    for c in range(len(spec.columns)):
+        found = spec.cells.get((r, c))
+        if found is not None:
+            row.append(_heat_cell(Cell(*found), left + c * cell_w, cell_w))
+    return "".join(row) + "</g>"
+
+
+def _heat_cell(cell: Cell, x: int, cell_w: int) -> str:
+    """One heatmap cell at `x`: its colour or mark, its figure and its tooltip."""
+    ratio, tip, limit = cell
+    fill = (BOUND_GREY if limit == "bound" else "url(#disturbed)"
+            if limit == "disturbed" else ratio_colour(ratio))  # fmt: skip
+    text = f"{ratio:.2f}" if ratio is not None and math.isfinite(ratio) else ""
+    # figures have a white halo (clear of the hatch) unless on grey or a dark colour
+    kind = ' class="b"' if limit == "bound" else ""
+    if not limit and _strong(ratio):
+        kind = ' class="d"'
+    # the tooltip on the cell; its figure lets the pointer through to it
+    return (
+        f'<rect x="{x}" width="{cell_w - 1}" height="{_ROW_PX - 1}" '
+        f'fill="{fill}"><title>{escape(tip)}</title></rect>'
+        f'<text x="{x + cell_w / 2:.0f}" y="14"{kind}>{text}</text>'
+    )
+
+
 # the heatmap's sizes: a row, and the width of a character of a job (12 px) and of a heading
 _ROW_PX = 20
+_HEAT_TOP = 26  # the column headings above the rows
 _LABEL_PX = 7.0
 _HEADING_PX = 7.6
 

@@ -43,12 +43,16 @@ STAGES = [
     (
         "presenting",
         [
+            "chartspec",
             "charts",
             "reporttable",
+            "chartkinds",
             "reportcharts",
             "reportjobfiles",
             "reportadvice",
             "report",
+            "chartfigure",
+            "plot",
         ],
     ),
     ("interface", ["api", "terminal", "cli", "entry", "__main__"]),

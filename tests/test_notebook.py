@@ -22,7 +22,10 @@ def test_example_notebook_executes() -> None:
     assert not [o for o in outputs if o.output_type == "error"]
     text = "\n".join(str(o.get("data", {}).get("text/plain", o.get("text", ""))) for o in outputs)
     assert "fio worker" in text  # the reasons of CPU-bound results
-    assert any("image/png" in o.get("data", {}) for o in outputs)  # the IOPS vs QD plot
+    # the report's charts drawn by ssdcompare.plot: IOPS against queue depth, and over time
+    code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    assert "ssdcompare.plot.queue_depth(" in code and "ssdcompare.plot.timeseries(" in code
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 2
     assert "frame:" in text and "fio:" in text  # a number traced back to its raw file
     # what the side-by-side table shows: verdicts, and differences tested (three repeats a
     # device), some of them significant, against the baseline the notebook asked for

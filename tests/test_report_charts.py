@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from ssdcompare import charts
+from ssdcompare.chartspec import Axis, Cell, Heatmap, LineChart, Series
 from ssdcompare.frame import load
 from ssdcompare.report import build_context, write_report
 from ssdcompare.store import ResultsDir
@@ -65,31 +66,34 @@ def _points(values: list[float]) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def _line(values: list[float], bound: list[bool] | None = None) -> charts.Series:
-    return charts.Series(index=0, xs=[1, 2, 4, 8][: len(values)], ys=values,
+def _line(values: list[float], bound: list[bool] | None = None) -> Series:
+    return Series(index=0, xs=[1, 2, 4, 8][: len(values)], ys=values,
                          tips=[f"point {i}" for i in range(len(values))],
                          bound=bound or [False] * len(values))  # fmt: skip
 
 
+def _chart(series: list[Series], x: Axis, y: Axis) -> str | None:
+    return charts.svg(LineChart("t", series, x, y))
+
+
 def test_log_axes_skip_what_is_not_positive() -> None:
-    depth = charts.Axis("queue depth", "log2", at_data=True)
+    depth = Axis("queue depth", "log2", at_data=True)
     mixed = _line([0.0, float("nan"), 120.0, 250.0])
-    latency = charts.line_chart("t", [mixed], depth, charts.Axis("µs", "log10"))
+    latency = _chart([mixed], depth, Axis("µs", "log10"))
     assert latency is not None and latency.startswith("<svg")
     # on a log axis only the two positive points are drawn, each with its tooltip
     assert latency.count("<title>point") == 2
-    iops = charts.line_chart("t", [mixed], depth, charts.Axis("IOPS", zero=True))
+    iops = _chart([mixed], depth, Axis("IOPS", zero=True))
     assert iops is not None and iops.count("<title>point") == 3  # 0 is a figure; NaN is not
     nothing = _line([0.0, float("nan")])
-    assert charts.line_chart("t", [nothing], depth, charts.Axis("µs", "log10")) is None
+    assert _chart([nothing], depth, Axis("µs", "log10")) is None
     # IOPS of 0 is a real figure on a linear axis
-    assert charts.line_chart("t", [nothing], depth, charts.Axis("IOPS", zero=True)) is not None
-    assert charts.line_chart("t", [], depth, charts.Axis("IOPS")) is None
+    assert _chart([nothing], depth, Axis("IOPS", zero=True)) is not None
+    assert _chart([], depth, Axis("IOPS")) is None
 
 
 def test_a_bound_point_is_ringed_and_a_chart_holds_no_legend_over_its_data() -> None:
-    svg = charts.line_chart("t", [_line([10.0, 20.0], bound=[False, True])],
-                            charts.Axis("x"), charts.Axis("y"))  # fmt: skip
+    svg = _chart([_line([10.0, 20.0], bound=[False, True])], Axis("x"), Axis("y"))
     assert svg is not None
     assert svg.count('r="7"') == 1  # one ring: the bound point
     # the legend is drawn once per section, outside every plot
@@ -99,10 +103,10 @@ def test_a_bound_point_is_ringed_and_a_chart_holds_no_legend_over_its_data() -> 
 
 
 def test_the_heatmap_colours_faster_and_slower_apart_and_marks_limits_as_the_tables_do() -> None:
-    svg = charts.heatmap("h", ["j1", "j2", "j3", "j4"], ["b"], {
-        (0, 0): (2.0, "j1 faster", ""), (1, 0): (0.5, "j2 slower", ""),
-        (2, 0): (1.0, "j3 bound", "bound"), (3, 0): (1.5, "j4 disturbed", "disturbed"),
-    })  # fmt: skip
+    svg = charts.svg(Heatmap("h", ["j1", "j2", "j3", "j4"], ["b"], {
+        (0, 0): Cell(2.0, "j1 faster", ""), (1, 0): Cell(0.5, "j2 slower", ""),
+        (2, 0): Cell(1.0, "j3 bound", "bound"), (3, 0): Cell(1.5, "j4 disturbed", "disturbed"),
+    }))  # fmt: skip
     assert svg is not None
     cell = r'<rect x="[^"]+" width="[^"]+" height="[^"]+" fill="([^"]+)"><title>'
     fills = re.findall(cell, svg)
@@ -110,7 +114,7 @@ def test_the_heatmap_colours_faster_and_slower_apart_and_marks_limits_as_the_tab
     # grey for the CPU or the host, the yellow hatch for a disturbance: the tables' marks
     assert fills[2] == charts.BOUND_GREY and fills[3] == "url(#disturbed)"
     assert f'fill="{charts.DISTURBED_STRIPE}"' in svg
-    assert charts.heatmap("h", [], [], {}) is None
+    assert charts.svg(Heatmap("h", [], [], {})) is None
 
 
 def test_a_chart_that_cannot_be_drawn_is_left_out_with_a_note(

@@ -1,0 +1,297 @@
+"""The report's charts as matplotlib Figures, for notebooks and image files.
+
+Each function draws one kind of chart the report draws, from a results frame
+(`ssdcompare.load`) or results folders (what `ssdcompare report` takes), and returns a
+`matplotlib.figure.Figure` with a panel per chart: the same figures, device colours, markers,
+log axes and CPU-bound marks as the report, and a legend of the devices. Restyle it as any
+Figure, and save it with `fig.savefig("qd.png")` (or .svg, .pdf). In Jupyter a Figure shows
+itself as a cell's last value, once matplotlib's inline backend is on (`%matplotlib inline`,
+or any `import matplotlib.pyplot`).
+
+Every function takes the same selection: `family` (a pattern family: "random read" or
+"randread"), `devices` (labels), `jobs` (job names), `baseline` (the device ratios are
+against: the first device unless named) and `aggregate` (how repeats combine: mean, median,
+best). Devices keep the colour they have in the report of the whole results.
+
+    import ssdcompare.plot
+    fig = ssdcompare.plot.queue_depth("results/20261122-120000-quick", family="random read")
+    fig.savefig("qd.png")
+
+`draw(kind, ...)` draws any kind in the registry (`kinds()`), so a kind added to
+ssdcompare.chartkinds.KINDS is drawn here as it is in the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from ssdcompare.chartfigure import figure
+from ssdcompare.chartkinds import KINDS, ChartInputs, section_rank
+from ssdcompare.charts import drawable_points
+from ssdcompare.chartspec import Heatmap, Spec
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.frame import job_summary, known_true, load, side_by_side
+from ssdcompare.reporttable import Footnotes, family_name, first_rows, table_groups
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+Results = pd.DataFrame | str | Path | Iterable[str | Path]
+
+__all__ = [
+    "block_size", "draw", "kinds", "latency_distribution", "mix", "overview", "queue_depth",
+    "timeseries",
+]  # fmt: skip
+
+
+def queue_depth(
+    results: Results,
+    family: str | None = None,
+    devices: Iterable[str] | None = None,
+    jobs: Iterable[str] | None = None,
+    baseline: str | None = None,
+    aggregate: str = "mean",
+) -> Figure:
+    """IOPS against queue depth (each device's saturation knee a hollow diamond) and mean
+    latency with p99 as thin lines, for every queue-depth curve: the same workload at rising
+    iodepth. Bars span the repeats' minimum to maximum.
+
+        fig = ssdcompare.plot.queue_depth(frame, family="random read")
+        fig.savefig("qd.png")
+    """
+    return draw("queue_depth", results, family, devices, jobs, baseline, aggregate)
+
+
+def block_size(
+    results: Results,
+    family: str | None = None,
+    devices: Iterable[str] | None = None,
+    jobs: Iterable[str] | None = None,
+    baseline: str | None = None,
+    aggregate: str = "mean",
+) -> Figure:
+    """Throughput (MB/s) against block size, for every block-size curve.
+
+    fig = ssdcompare.plot.block_size("results/20261122-120000-quick", family="read")
+    """
+    return draw("block_size", results, family, devices, jobs, baseline, aggregate)
+
+
+def mix(
+    results: Results,
+    family: str | None = None,
+    devices: Iterable[str] | None = None,
+    jobs: Iterable[str] | None = None,
+    baseline: str | None = None,
+    aggregate: str = "mean",
+) -> Figure:
+    """IOPS against the read share of mixed jobs (100 % read at the left).
+
+    fig = ssdcompare.plot.mix(frame, devices=["nvme0n1", "nvme1n1"])
+    """
+    return draw("mix", results, family, devices, jobs, baseline, aggregate)
+
+
+def latency_distribution(
+    results: Results,
+    family: str | None = None,
+    devices: Iterable[str] | None = None,
+    jobs: Iterable[str] | None = None,
+    baseline: str | None = None,
+    aggregate: str = "mean",
+) -> Figure:
+    """Each job's latency by percentile (50, 90, 99, 99.9 ... spread as nines, latency on a
+    log axis), devices overlaid; a mixed job's writes are the thin lines.
+
+        fig = ssdcompare.plot.latency_distribution(frame, jobs=["randread-4k-qd1"])
+    """
+    return draw("latency_distribution", results, family, devices, jobs, baseline, aggregate)
+
+
+def timeseries(
+    results: Results,
+    family: str | None = None,
+    devices: Iterable[str] | None = None,
+    jobs: Iterable[str] | None = None,
+    baseline: str | None = None,
+    aggregate: str = "mean",
+) -> Figure:
+    """Each job's IOPS second by second (repeats averaged), devices overlaid, each device's
+    write cliff (throughput that falls to under half and stays there) a dashed line in its
+    colour at the second it fell (the frame's `cliff_s`).
+
+        fig = ssdcompare.plot.timeseries(frame, jobs=["randwrite-4k-qd32"])
+    """
+    return draw("timeseries", results, family, devices, jobs, baseline, aggregate)
+
+
+def overview(
+    results: Results,
+    family: str | None = None,
+    devices: Iterable[str] | None = None,
+    jobs: Iterable[str] | None = None,
+    baseline: str | None = None,
+    aggregate: str = "mean",
+) -> Figure:
+    """Every job's IOPS against the baseline's, a cell per device: blue is faster, orange
+    slower; CPU- or host-bound results on grey, disturbed ones hatched.
+
+        fig = ssdcompare.plot.overview(frame, baseline="nvme0n1")
+    """
+    return draw("overview", results, family, devices, jobs, baseline, aggregate)
+
+
+def kinds() -> list[str]:
+    """The kinds of chart there are, in the order a report shows them: any is `draw`n."""
+    return list(KINDS)
+
+
+def draw(
+    kind: str,
+    results: Results,
+    family: str | None = None,
+    devices: Iterable[str] | None = None,
+    jobs: Iterable[str] | None = None,
+    baseline: str | None = None,
+    aggregate: str = "mean",
+) -> Figure:
+    """Every chart of one `kind` (see `kinds()`) the report draws from `results`, within the
+    selection, as one Figure.
+
+        fig = ssdcompare.plot.draw("queue_depth", frame, devices=["nvme0n1", "nvme1n1"])
+    """
+    if kind not in KINDS:
+        raise SsdcompareError(f"no chart kind {kind!r}: choose one of {', '.join(KINDS)}")
+    devices, jobs = _names(devices), _names(jobs)
+    inputs = _chart_inputs(_frame_of(results), family, devices, jobs, baseline, aggregate)
+    specs = _specs(kind, inputs)
+    if not specs:
+        needs = KINDS[kind].needs
+        raise SsdcompareError(
+            f"no {kind} chart to draw from these results"
+            + (f" ({_selection(family, devices, jobs)})" if family or devices or jobs else "")
+            + (f": it needs {needs}" if needs else "")
+            + "; choose other results, or leave out some of the selection"
+        )
+    return figure(specs, inputs.labels)
+
+
+def _specs(kind: str, inputs: ChartInputs) -> list[Spec]:
+    """The kind's charts that have something to draw, in the report's order; each title
+    begins with the report's section (the family) when they come from more than one."""
+    notes: list[str] = []  # what the report would list as left out: here, simply not drawn
+    chosen = KINDS[kind]
+    found = [(chart.section, chart.spec) for part in chosen.over(inputs, notes)
+             for chart in chosen.build(inputs, part, notes)
+             if chart.spec is not None and _has_points(chart.spec)]  # fmt: skip
+    found.sort(key=lambda chart: section_rank(chart[0]))  # stable: in the report's order
+    if len({section for section, _ in found}) < 2:
+        return [spec for _, spec in found]
+    return [replace(spec, title=f"{section}: {spec.title}") for section, spec in found]
+
+
+def _has_points(spec: Spec) -> bool:
+    return bool(spec.cells if isinstance(spec, Heatmap) else drawable_points(spec))
+
+
+def _selection(family: str | None, devices: list[str] | None, jobs: list[str] | None) -> str:
+    """The selection in words, for a message."""
+    said = [f"family {family}"] if family else []
+    said += [f"devices {', '.join(devices)}"] if devices else []
+    said += [f"jobs {', '.join(jobs)}"] if jobs else []
+    return "; ".join(said)
+
+
+def _names(chosen: Iterable[str] | None) -> list[str] | None:
+    """Devices or jobs asked for, as a list (one name alone is a list of one)."""
+    if chosen is None:
+        return None
+    return [chosen] if isinstance(chosen, str) else [str(name) for name in chosen]
+
+
+# the columns charts are built from, which any frame of ssdcompare.load or read_fio has
+_NEEDED = ("job", "label", "rw", "iodepth", "status", "verdict", "cpu_bound", "sweep")
+
+
+def _frame_of(results: Results) -> pd.DataFrame:
+    """A results frame: the one given, or the folders' (ssdcompare.load)."""
+    frame = results if isinstance(results, pd.DataFrame) else load(results)
+    missing = [column for column in _NEEDED if column not in frame.columns]
+    if missing:
+        raise SsdcompareError(
+            f"this frame has no column {', '.join(missing)}: give a frame of ssdcompare.load "
+            "(or its results folders)"
+        )
+    return frame
+
+
+def _chart_inputs(
+    frame: pd.DataFrame,
+    family: str | None,
+    devices: list[str] | None,
+    jobs: list[str] | None,
+    baseline: str | None,
+    aggregate: str,
+) -> ChartInputs:
+    """What the charts are built from, as the report builds it from the same results: the
+    frame and its per-job summary, ratios against the baseline, the jobs in the report's
+    order; CPU- and host-bound results marked alike."""
+    frame = frame[frame["rw"].notna()]  # a run outside its sweep's plan has no workload
+    labels = list(dict.fromkeys(frame["label"]))  # every device keeps the report's colour
+    frame = _selected(frame, family, devices, jobs)
+    present = list(dict.fromkeys(frame["label"]))
+    baseline = present[0] if baseline is None else baseline
+    if baseline not in present:
+        raise SsdcompareError(
+            f"no device {baseline!r} to be the baseline here: choose one of {', '.join(present)}"
+        )
+    summary = job_summary(frame, baseline, aggregate)
+    ratios = side_by_side(summary, "iops", baseline)
+    rows_of = first_rows(summary)
+    groups = table_groups(summary, rows_of, ratios, present, baseline, Footnotes())
+    order = [row.job for group in groups for row in group.rows]
+    # outside the report's table one mark stands for both: the CPU or the host was the limit
+    frame = frame.assign(cpu_bound=known_true(frame["cpu_bound"]) | frame["verdict"].eq("host"))
+    summary = summary.assign(
+        cpu_bound=known_true(summary["cpu_bound"]) | summary["verdict"].eq("host")
+    )
+    return ChartInputs(frame, summary, rows_of, labels, baseline, ratios, order)
+
+
+def _selected(
+    frame: pd.DataFrame, family: str | None, devices: list[str] | None, jobs: list[str] | None
+) -> pd.DataFrame:
+    """The rows of the chosen family, devices and jobs; a choice the results do not hold
+    is named with what they do hold."""
+    keep = pd.Series(True, index=frame.index)
+    if family is not None:
+        families = frame["rw"].map(family_name)
+        wanted = {family.lower(), family_name(family).lower()}
+        keep &= families.str.lower().isin(wanted)
+        if not keep.any():
+            raise _not_held("family", [family], families)
+    for name, column, chosen in (("device", "label", devices), ("job", "job", jobs)):
+        if chosen is not None:
+            missing = [c for c in chosen if c not in set(frame[column])]
+            if missing:
+                raise _not_held(name, missing, frame[column])
+            keep &= frame[column].isin(chosen)
+    if not keep.any():
+        raise SsdcompareError(
+            f"nothing in these results is of {_selection(family, devices, jobs)} at once: "
+            "choose fewer of them"
+        )
+    return frame[keep]
+
+
+def _not_held(name: str, missing: list[str], held: pd.Series) -> SsdcompareError:
+    """The error for a choice the results do not hold, naming what they hold."""
+    return SsdcompareError(
+        f"no {name} {', '.join(map(repr, missing))} in these results: choose among "
+        + ", ".join(map(str, dict.fromkeys(held)))
+    )
