@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from run import Figure, _recorded
+from run import RECORDED, Figure, _recorded
 
 FAKE_VERSION = "fio-3.33"
 ENGINES = ("io_uring", "libaio", "null", "psync", "sync", "pvsync", "pvsync2", "posixaio", "mmap")
@@ -172,7 +172,7 @@ def orchestration_figures(quick: bool) -> list[Figure]:
         scratch = Path(name)
         outputs = scratch / "outputs"
         outputs.mkdir()
-        recorded, recorded_name = _recorded()
+        recorded, recorded_name = _recorded(RECORDED)
         for job in _job_ids(2 * count):
             text = recorded.replace(f'"jobname" : "{recorded_name}"', f'"jobname" : "{job}"')
             (outputs / f"{job}.json").write_text(text)

@@ -616,6 +616,8 @@ def _flush_standard_streams() -> None:
     loses it, and the exit code stays what the work made it: at exit Python would fail to
     flush and end with 120, as if the work had failed."""
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started without it (`2>&-`): nothing to flush
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):

@@ -5,148 +5,19 @@ column names the file), so any cell can be traced back and recomputed. Unknown v
 (float columns), NA (Int64, boolean) or None (text); a failed or interrupted run keeps its rows
 with NaN figures, never zeros.
 
-Columns, their units and where each comes from. "fio: X" is a key of the direction's object
-(``jobs[0].read``, ``.write``, ``.trim``, ``.sync`` or ``.mixed``) in fio's JSON output; fio's
-``*_ns`` latencies (``slat``/``clat``/``lat`` in µs before fio 3) are converted to microseconds.
+The columns, their types, units and where each comes from are written once, in
+ssdcompare.columns (the registry the frame's columns are made from; docs/results-format.md
+shows it as tables). For a raw fio file (read_fio) a sweep's sources stand for fio's own: the
+job's options for the workload, the entry's "jobname" for the job, the last part of its
+filename for the device.
 
-Identity
-    host                str      sweeps: the --hosts name of the device's host, else
-                                 manifest.json host.hostname; raw fio files: the
-                                 client/server entry's "hostname" (None otherwise)
-    port                Int64    the fio server's port: a sweep's device on a host (--hosts);
-                                 raw client/server output: the entry's "port"; NA otherwise
-    remote              boolean  the device is on another machine (a --hosts host that is not
-                                 this one): its CPU is known only from fio's own figures
-    group               str      a group's name ("nvme0n1+nvme1n1", --devices with '+') on its
-                                 rows; None for a device measured alone
-    member              Int64    on a group's rows: the member's number (from 1) for its own
-                                 figures (its section of fio's output), NA for the group's sum
-    device              str      sweeps: the target's name; raw files: the last part of the
-                                 job's filename option (as a sweep names its target), else
-                                 the client/server host, else the file's stem
-    label               str      the compared unit: the device, qualified by host (several
-                                 hosts), host:port (several fio servers on one host) or
-                                 " @<sweep folder>" (one device in several sweeps)
-    job                 str      sweeps: the workload id; raw files: fio's "jobname"
-    repeat              Int64    repeat number, from 1 (raw files: 1)
-    direction           str      read, write, trim, sync (fsync/fdatasync calls), mixed
-                                 (unified_rw_reporting)
-    status, error       str      status.json: ok / failed / interrupted / skipped, and why;
-                                 damaged: the run's stored files cannot be used (damaged,
-                                 refused, impossible, or not of this sweep), the error names
-                                 the file and why
-Workload (sweeps: the workload in manifest.json; raw files: fio's job options where given)
-    rw                  str      fio rw pattern
-    bs_bytes            Int64    block size, bytes
-    iodepth, numjobs    Int64    I/Os in flight per job; fio processes
-    rwmixread           Int64    % reads in a read/write mix
-    fsync, fdatasync    Int64    fsync / fdatasync after every N writes; 0 = never
-    runtime_s, ramp_s   Int64    measured seconds (at most, for a size-capped job); seconds of
-                                 ramp before measuring
-    io_size_bytes       Int64    a size-capped job's bytes: it ends after these or runtime_s,
-                                 whichever comes first; NA for time-based jobs
-    thinktime_us        Int64    µs fio idles after every thinktime_blocks I/Os (bursts); NA
-                                 for jobs without idle time
-    span                str      the share of the target that ran, from the stored jobfile's
-                                 size=: "20 %", "1 GiB", "20 % (1.2 GiB)" (a share of a file),
-                                 "whole target"; a byte span cut to fit a smaller target says
-                                 so: "1 GiB (cut from 10 GiB: the target is smaller)" (raw
-                                 files: fio's size option as written)
-    span_bytes          Int64    bytes that span covers (shares of a device: of its size in
-                                 the manifest); NA when unknown
-    ioengine            str      fio: the job's "ioengine" option as fio reports it; for runs
-                                 without output, the workload's engine, else the sweep's
-    extra_options       str      fio options beyond the typed fields (the workload's `extra`),
-                                 e.g. "rate_iops=200 zero_buffers"; None when there are none
-    workload_hash       str      status.json: the hash of the jobfile as fio reads it (target
-                                 excluded); equal hashes mean the same workload
-Figures
-    iops                float    I/Os per second; fio: "iops" (NaN for sync: fio gives no rate)
-    bw_bytes            float    bytes per second; fio: "bw_bytes" (before fio 3.2: "bw" KiB/s)
-    io_bytes            float    bytes transferred; fio: "io_bytes"
-    total_ios           float    I/Os completed; fio: "total_ios" (sync: calls, from lat "N")
-    lat_mean_us, lat_stddev_us, lat_min_us, lat_max_us
-                        float    µs; fio: "mean", "stddev", "min", "max" of the object that
-                                 lat_source names
-    lat_p50_us, lat_p99_us, lat_p999_us
-                        float    µs; fio: that object's "percentile" 50, 99, 99.9
-    lat_source          str      which fio object lat_* come from: "lat" (lat_ns: submission +
-                                 completion, what the application waits for) or "clat" (clat_ns:
-                                 completion only). lat is used when fio printed percentiles for
-                                 it (lat_percentiles=1), else clat. ssdcompare's jobfiles set
-                                 lat_percentiles=1, so new results have lat_* = total latency;
-                                 results recorded before that (and raw fio runs with fio's
-                                 defaults) have lat_* = completion latency (clat), which leaves
-                                 out submission. Check lat_source before comparing lat_* across
-                                 such results, or compare clat_*, which mean the same in both.
-    lat_dist_us         tuple    µs at each of fioresult.DISTRIBUTION_PERCENTILES (1 ... 99.9999)
-                                 of that object: from its json+ "bins" by fio's rule when fio
-                                 wrote them, else its printed percentiles (NaN where none);
-                                 None without either. The report draws distributions from it
-    clat_mean_us        float    µs; fio: "clat_ns" "mean" (NaN for sync)
-    clat_p99_us         float    µs; fio: "clat_ns" "percentile" 99 (NaN when not reported)
-    slat_mean_us        float    µs; fio: "slat_ns" "mean" (NaN where fio measured none, e.g.
-                                 synchronous engines, and for sync)
-CPU
-    fio_cpu_usr_pct, fio_cpu_sys_pct
-                        float    % of one CPU per fio process; fio: the job's "usr_cpu", "sys_cpu"
-    cpu_bound           boolean  the result measures the CPU rather than the drive (see
-                                 ssdcompare.cpu); NA when it cannot be judged
-    cpu_bound_reason    str      why, in words
-    cpu_busy_pct, cpu_max_busy_pct, irq_softirq_max_pct, fio_worker_max_pct
-                        float    %; cpu.json, means over the measured period (all CPUs; the
-                                 busiest CPU; the busiest CPU's irq + softirq; the busiest fio
-                                 thread, % of one core)
-    fio_worker_max_runnable_pct
-                        float    %; cpu.json, the fio thread most often runnable: on a CPU or
-                                 waiting in the run queue for one (/proc schedstat)
-    fio_workers_total_cores
-                        float    cores; cpu.json, all fio processes together
-    cpu_count           Int64    manifest host.cpu_threads
-    sampler_cpu_pct     float    % of one core; status.json, the CPU sampler's own cost
-    steal_pct, iowait_pct
-                        float    %; cpu.json, mean over all CPUs of steal (the hypervisor ran
-                                 other guests) and of iowait
-    others_pct          float    % of one core; cpu.json, processes neither fio's nor ours
-    others_top          str      cpu.json, the busiest of them, "name (pid N) P %"
-    measured_s          float    s; fio: the direction's "runtime" / 1000
-    ceiling_iops        float    I/Os per second the job got on a RAM disk (sweep --ceiling;
-                                 ceiling/<job>/fio.json, all directions); NaN without
-    ceiling_pct         float    %; the run's IOPS (all directions) / ceiling_iops x 100
-    verdict             str      what limited the result (ssdcompare.verdict): cpu, host,
-                                 disturbed, unknown or drive; None for runs not ok
-    verdict_reason      str      why, in words with the figures; None for drive
-Drive state
-    drive_state         str      the state preconditioning put the drive in before the run:
-                                 "as found" (none asked for), "filled" / "fill failed",
-                                 "steady" / "not steady" (SNIA PTS rounds), joined by ", ";
-                                 in a --states sweep "empty" or "full" (the step the run
-                                 followed: status.json state_step, precondition/.../states/)
-    state               str      the pass of a --states sweep the job is in: "empty", "full";
-                                 NA otherwise (the job id ends in .empty / .full)
-    steady_state        boolean  the job reached steady state in its rounds; NA without them
-    ss_rounds           Int64    rounds run until steady (or the limit, 25)
-    cliff_s             float    s; the write cliff: the first second from which the job's IOPS
-                                 stay below half their level of the first seconds (see
-                                 ssdcompare.persecond); NaN when there is none or no logs
-    cliff_before_iops, cliff_after_iops
-                        float    the IOPS level before the cliff (median of the first seconds)
-                                 and after it (median from the cliff on); fio's per-second logs
-Bursts (a bursty job: idle gaps of 10 ms or more, a size cap; see ssdcompare.perburst)
-    bursts              Int64    bursts found in fio's log of every I/O; NA for other jobs
-    burst_iops, burst_bw_bytes
-                        float    I/Os and bytes per second while bursting: all I/Os over the
-                                 bursts' time (fio's iops and bw_bytes count the idle gaps too)
-    burst_duty_pct      float    %; bursting time over the time from first issue to last I/O
-Where it ran
-    suite               str      manifest suite.name
-    model, firmware, size_bytes (bytes), transport, rotational (boolean), scheduler,
-    target_kind ("block" or "file")
-                                 manifest devices[]
-    fio_version         str      fio: "fio version" (sweeps: manifest host.fio_version)
-    started_at          str      status.json, ISO 8601 UTC
-    sweep               str      the results folder (None for raw files)
-    fio_json            str      the fio output file the figures come from
+What lat_* means: lat_source says which of fio's objects they come from, "lat" (lat_ns:
+submission + completion, what the application waits for) or "clat" (clat_ns: completion
+only). lat is used when fio printed percentiles for it (lat_percentiles=1), else clat.
+ssdcompare's jobfiles set lat_percentiles=1, so new results have lat_* = total latency;
+results recorded before that (and raw fio runs with fio's defaults) have lat_* =
+completion latency (clat), which leaves out submission. Check lat_source before comparing lat_* across
+such results, or compare clat_*, which mean the same in both.
 """
 
 from __future__ import annotations
