@@ -16,8 +16,8 @@ submission + completion, what the application waits for) or "clat" (clat_ns: com
 only). lat is used when fio printed percentiles for it (lat_percentiles=1), else clat.
 ssdcompare's jobfiles set lat_percentiles=1, so new results have lat_* = total latency;
 results recorded before that (and raw fio runs with fio's defaults) have lat_* =
-completion latency (clat), which leaves out submission. Check lat_source before comparing lat_* across
-such results, or compare clat_*, which mean the same in both.
+completion latency (clat), which leaves out submission. Check lat_source before
+comparing lat_* across such results, or compare clat_*, which mean the same in both.
 """
 
 from __future__ import annotations
