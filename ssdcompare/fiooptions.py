@@ -104,6 +104,8 @@ OPT_IN: dict[str, str] = {
     "disable_slat": "fio then measures no submission latency: it is left out",
     "disable_bw_measurement": "fio then samples bandwidth and IOPS only in part: seconds of the "
     "per-second series can be missing or shifted",
+    "gtod_reduce": "turns on disable_lat, disable_clat, disable_slat and disable_bw_measurement "
+    "at once: fio then measures no latency at all, and they are left out",
 }
 
 # Latency objects (fio's lat, clat, slat) that an OPT_IN option leaves unmeasured: whatever fio
@@ -112,6 +114,7 @@ UNMEASURED: dict[str, tuple[str, ...]] = {
     "disable_lat": ("lat", "slat"),
     "disable_clat": ("clat",),
     "disable_slat": ("slat",),
+    "gtod_reduce": ("lat", "clat", "slat"),
 }
 
 # Options whose presence means data is written even when rw does not say so.

@@ -35,6 +35,7 @@ from typing import Any
 
 import pandas as pd
 
+from ssdcompare.pathwalk import where_others_control
 from ssdcompare.store import MANIFEST, ResultsFiles, StoredFileError, WriteError, write_atomic
 from ssdcompare.userkey import signature
 
@@ -214,6 +215,8 @@ def write(folder: Path, made: str, frame: pd.DataFrame, name: str = "frame") -> 
         "columns": columns,
     }
     try:
+        if where_others_control(folder) is not None:
+            return  # someone else's folder: a write there could be led anywhere
         (folder / FOLDER).mkdir(exist_ok=True)
         # a .cache that is a link (a shared folder's, made so on purpose) is never written
         # through: the write would land wherever it points

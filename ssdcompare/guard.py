@@ -132,9 +132,14 @@ def probe_signatures(path: str) -> list[str]:
     return [_unsure(f"blkid -p failed (status {done.returncode}: {said[:200] or 'no message'})")]
 
 
-# where partitions usually start: a partition table wiped (wipefs -a on the disk) leaves the
-# filesystems in them whole, where blkid, reading the disk's start, does not look
-_PARTITION_STARTS = ((1 << 20, "1 MiB"), (63 * 512, "sector 63"))
+# where partitions usually start (tools align them to 1 MiB; a BIOS boot partition before
+# the root one puts it at 2 MiB; older tools used sector 63 or 64): a partition table wiped
+# (wipefs -a on the disk) leaves the filesystems in them whole, where blkid, reading the
+# disk's start, does not look
+_PARTITION_STARTS = (
+    (1 << 20, "1 MiB"), (2 << 20, "2 MiB"), (4 << 20, "4 MiB"), (8 << 20, "8 MiB"),
+    (16 << 20, "16 MiB"), (63 * 512, "sector 63"), (64 * 512, "sector 64"),
+)  # fmt: skip
 
 
 def _shifted_signatures(blkid: str, path: str) -> list[str]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ssdcompare.devices import in_device_tree
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.pathwalk import walk
+from ssdcompare.pathwalk import where_others_control
 from ssdcompare.store import check_own_folder, own_writes, write_atomic
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def check_report_path(path: Path, folders: Iterable[Path] = ()) -> None:
             f"refusing to write the report to {path}: a report is an HTML file; give a name "
             "ending in .html, e.g. report.html"
         )
-    walk(path.parent)  # never into a folder through a link someone else made
+    _check_output_folder(path.parent, "the report")
     _not_among_runs(path, folders, "the report", "report.html")
     if not os.path.lexists(path):
         return
@@ -51,6 +51,18 @@ def check_report_path(path: Path, folders: Iterable[Path] = ()) -> None:
             f"refusing to write the report over {path}: it is not a report ssdcompare made "
             "(its head does not name ssdcompare as its generator), so it may be someone's "
             "data; give a new name, or move that file away first"
+        )
+
+
+def _check_output_folder(folder: Path, what: str) -> None:
+    """Refuse to write `what` into `folder` when it is reached through a link someone else
+    made, or someone else controls it (see pathwalk.where_others_control)."""
+    problem = where_others_control(folder)  # ForeignLinkError for a link of someone else's
+    if problem is not None:
+        raise SsdcompareError(
+            f"refusing to write {what} into {folder}: {problem}, so whoever controls it could "
+            "swap it for a link to any place while it is written. Write it into a folder of "
+            "your own (e.g. -o ~/report.html)"
         )
 
 
@@ -95,7 +107,7 @@ def check_export_path(path: Path, folders: Iterable[Path] = ()) -> None:
     but an export of ssdcompare's (a CSV of its columns, a Parquet file naming them)."""
     if path.suffix.lower() not in EXPORT_SUFFIXES:
         raise SsdcompareError(f"cannot export to {path.name}: use a .csv or .parquet name")
-    walk(path.parent)
+    _check_output_folder(path.parent, "the export")
     _not_among_runs(path, folders, "the export", "results.csv")
     if not os.path.lexists(path) or _is_export(path):
         return
@@ -134,7 +146,7 @@ def write_jobfiles(jobs: Iterable[RenderedJob], out_dir: Path) -> list[Path]:
             f"refusing to write jobfiles under {out_dir}: it is under /dev, "
             "where files are kept in memory; give a folder on a filesystem"
         )
-    walk(out_dir)
+    _check_output_folder(out_dir, "jobfiles")
     if out_dir.exists():
         check_own_folder(out_dir, "--out")
     with own_writes():

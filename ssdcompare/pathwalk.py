@@ -143,3 +143,14 @@ def untrusted_ancestor(path: Path) -> str | None:
                 f"{folder} can be written by other users (its group or anyone) and is not sticky"
             )
     return None
+
+
+def where_others_control(path: Path) -> str | None:
+    """Why someone else could swap what is written at `path` (a folder, or where one is to be
+    made) for a link to their choice of place, or None: it (or the nearest folder of it that
+    exists) or a folder above it belongs to another user (not root), or others may write to
+    it without a sticky bit. Such a place is never written to: whoever controls it can
+    exchange it for a link between any check and the write."""
+    real = walk(path)
+    existing = next((p for p in (real, *real.parents) if os.path.lexists(p)), Path("/"))
+    return untrusted_ancestor(existing)

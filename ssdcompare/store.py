@@ -47,7 +47,7 @@ from ssdcompare.identity import TargetIdentity
 from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
 from ssdcompare.jobfile import hashed_span, rendered_size
 from ssdcompare.metadata import DeviceInfo, HostInfo
-from ssdcompare.pathwalk import untrusted_ancestor, walk
+from ssdcompare.pathwalk import untrusted_ancestor, walk, where_others_control
 from ssdcompare.plausibility import job_problem
 from ssdcompare.regularfile import (
     RefusedFile,
@@ -169,6 +169,22 @@ class StoredFileError(SsdcompareError):
         self.missing = missing
 
 
+class _TooLarge(ValueError):
+    """A whole number in stored JSON past what any field holds (it would not fit a float)."""
+
+
+# the longest whole number a stored file holds: a 64-bit counter has 20 digits at most
+_MAX_INT_DIGITS = 20
+
+
+def _bounded_int(text: str) -> int:
+    """A JSON whole number, refused past _MAX_INT_DIGITS digits (10**400 cannot become the
+    float every figure is read as, and would crash whatever reads it)."""
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise _TooLarge(text[:8])
+    return int(text)
+
+
 class ResultsFiles:
     """The one reader of a results folder's files (ResultsDir owns one): manifest, statuses,
     CPU samples, fio's outputs, jobfiles, per-second logs, preconditioning and ceiling
@@ -273,7 +289,10 @@ class ResultsFiles:
         """A JSON file ssdcompare wrote, nested at most MAX_DEPTH levels deep."""
         data = self.read_bytes(path, kind)
         try:
-            value = json.loads(data)
+            value = json.loads(data, parse_int=_bounded_int)
+        except _TooLarge:
+            raise StoredFileError(self.name(path), "holds a whole number larger than any a "
+                                  "run records: damaged") from None  # fmt: skip
         except RecursionError:
             raise StoredFileError(self.name(path), "is nested too deeply: damaged") from None
         except ValueError as err:  # UnicodeDecodeError is one too
@@ -618,7 +637,12 @@ class ResultsDir:
     def create(cls, path: Path, manifest: Manifest) -> ResultsDir:
         """Start a new results folder; refuses one that already holds results, and one
         reached through a link someone else made (nothing is made there)."""
-        walk(path)
+        problem = where_others_control(path)  # nothing is made where someone else could
+        if problem is not None:  # swap it for a link (nor through their links)
+            raise SsdcompareError(
+                f"{path} is inside a folder someone else controls ({problem}): they could swap "
+                "what the sweep writes there for links. Give --out a folder of your own"
+            )
         if path.exists() and not path.is_dir():
             raise SsdcompareError(f"{path} is a file; give --out a folder to create")
         if in_device_tree(path):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hmac
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -27,13 +28,15 @@ from pathlib import Path
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.units import format_bytes
+from ssdcompare.userkey import signature
 
 _LAYOUT_CHUNK = 1 << 20
-# an extended attribute set on each file a sweep makes: such a file holds nothing but what
-# ssdcompare laid out and measured, so writing it again needs no consent (a file without it
-# that holds data does: ssdcompare.guard)
+# an extended attribute on each file a sweep made, renewed after every run that wrote it: this
+# user's signature (ssdcompare.userkey) of the file's device, inode, size and modification
+# time then. While they are unchanged the file holds nothing but what ssdcompare laid out and
+# fio wrote, so writing it again needs no consent (ssdcompare.guard); a write by anything
+# else, a copy (another inode) or a mark from someone else's key no longer matches
 MARK = "user.ssdcompare"
-_MARK_VALUE = b"target file"
 
 
 class TargetFileError(SsdcompareError):
@@ -102,20 +105,37 @@ def create(path: str) -> str:
             ) from None
         raise err from None
     try:
-        with contextlib.suppress(OSError):  # a filesystem without user attributes: unmarked
-            os.setxattr(fd, MARK, _MARK_VALUE)
+        mark(fd)
         return file_key(fd)
     finally:
         os.close(fd)
 
 
+def _mark_value(info: os.stat_result) -> bytes | None:
+    facts = f"ssdcompare target {info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}"
+    signed = signature(facts.encode())
+    return signed.encode() if signed is not None else None
+
+
+def mark(fd: int) -> None:
+    """Mark the open file as one ssdcompare made, as it is now (see MARK); nothing on a
+    filesystem without user attributes, or without a key of this user's."""
+    value = _mark_value(os.fstat(fd))
+    if value is not None:
+        with contextlib.suppress(OSError):
+            os.setxattr(fd, MARK, value)
+
+
 def made_by_ssdcompare(path: str) -> bool:
-    """Whether the file at `path` (not followed if a link) carries the mark of a file a sweep
-    made (see MARK)."""
+    """Whether the file at `path` (not followed if a link) is one this user's sweeps made,
+    unchanged since their last write (see MARK)."""
     try:
-        return os.getxattr(path, MARK, follow_symlinks=False) == _MARK_VALUE
+        info = os.lstat(path)
+        found = os.getxattr(path, MARK, follow_symlinks=False)
     except OSError:
         return False
+    expected = _mark_value(info) if stat.S_ISREG(info.st_mode) else None
+    return expected is not None and hmac.compare_digest(found, expected)
 
 
 @contextlib.contextmanager
@@ -131,7 +151,11 @@ def opened(path: str, recorded: str | None, write: bool) -> Iterator[int]:
                 f"{path} is no longer the file this sweep started with (device:inode "
                 f"{recorded}, now {now}): it was replaced, so it is not written or measured"
             )
-        yield fd
+        try:
+            yield fd
+        finally:
+            if write:  # what ssdcompare and fio wrote (even cut short) is what it made
+                mark(fd)
     finally:
         os.close(fd)
 

@@ -238,19 +238,25 @@ def test_a_gpt_whose_start_was_zeroed_is_data(tmp_path: Path) -> None:
 
 
 @pytest.mark.root
-def test_a_filesystem_behind_a_wiped_partition_table_is_data(tmp_path: Path) -> None:
-    """wipefs -a on a disk removes its partition table; the filesystem in its first
-    partition, at 1 MiB, is whole, and mounting the partition again needs only a new table."""
+@pytest.mark.parametrize("start_mib", [1, 2])
+def test_a_filesystem_behind_a_wiped_partition_table_is_data(
+    tmp_path: Path, start_mib: int
+) -> None:
+    """wipefs -a on a disk removes its partition table; the filesystem in its partition, at
+    1 MiB (or 2 MiB, behind a BIOS boot partition), is whole, and mounting it again needs only
+    a new table."""
+    start = start_mib << 20
     with loop_device(tmp_path / "disk.img", 32 << 20) as loop:
-        subprocess.run(["sfdisk", "-q", "--no-reread", loop], input="label: gpt\nstart=2048\n",
-                       text=True, check=True)  # fmt: skip
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "offset=1048576", loop, "16M"],
+        table = f"label: gpt\nstart={start // 512}\n"
+        subprocess.run(["sfdisk", "-q", "--no-reread", loop], input=table, text=True,
+                       check=True)  # fmt: skip
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", f"offset={start}", loop, "16M"],
                        check=True)  # fmt: skip
         subprocess.run(["wipefs", "-q", "-a", loop], check=True)
         assert blkid_names_nothing(loop)
         found = probe_signatures(loop)
-        assert any("ext4 filesystem" in f and "at 1 MiB" in f for f in found), found
-        refused_then_overridden(loop, "at 1 MiB")
+        assert any("ext4 filesystem" in f and f"at {start_mib} MiB" in f for f in found), found
+        refused_then_overridden(loop, f"at {start_mib} MiB")
 
 
 def test_random_data_where_backups_would_be_is_no_signature(tmp_path: Path) -> None:

@@ -153,6 +153,15 @@ def test_a_file_that_holds_data_needs_destroy_data_unless_ssdcompare_made_it(
     assert first.returncode == 0, first.stderr
     again = write_sweep(made, tmp_path / "again", "--size", "16m")
     assert again.returncode == 0, again.stderr
+    # ... until something else writes it, or it is copied (the mark names one file as it was)
+    copy = tmp_path / "copy.img"
+    subprocess.run(["cp", "--preserve=xattr", str(made), str(copy)], check=True)
+    with open(made, "r+b") as handle:
+        handle.write(b"my own data now")
+    for changed in (made, copy):
+        kept = sha256(changed)
+        assert_refused(write_sweep(changed, tmp_path / f"{changed.stem}-later"), "holds data")
+        assert sha256(changed) == kept
     # consent, given: written
     allowed = write_sweep(thesis, tmp_path / "allowed", "--destroy-data")
     assert allowed.returncode == 0, allowed.stderr

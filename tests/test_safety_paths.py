@@ -408,3 +408,32 @@ def test_a_suite_through_dev_fd_is_refused(tmp_path: Path) -> None:
     with open(suite, "rb") as handle:
         with pytest.raises(SsdcompareError, match="leads into /proc"):
             load_suite(f"/dev/fd/{handle.fileno()}")
+
+
+@pytest.mark.root  # makes a folder of another user's
+def test_nothing_is_written_into_a_folder_someone_else_controls(
+    tmp_path: Path, shared_folder: Path
+) -> None:
+    """Whoever owns a folder can exchange it for a link between any check and a write: a
+    report, an export, jobfiles, a results folder or a kept frame is never written there,
+    and a refused --out makes no folder there first."""
+    theirs = shared_folder / "theirs"
+    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                    "mkdir", "-m", "755", str(theirs)], check=True)  # fmt: skip
+    example = tmp_path / "results"
+    shutil.copytree(Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop",
+                    example, ignore=shutil.ignore_patterns(".cache"))  # fmt: skip
+    suite = str(SUITES / "tiny.yaml")
+    for args in (("report", str(example), "-o", str(theirs / "report.html")),
+                 ("export", str(example), "-o", str(theirs / "results.csv")),
+                 ("plan", "--devices", str(tmp_path / "t.img"), "--size", "8m", "--suite", suite,
+                  "--out", str(theirs / "jobs")),
+                 ("sweep", "--devices", str(tmp_path / "t.img"), "--size", "8m", "--suite",
+                  suite, "--runtime", "1", "--out", str(theirs / "a" / "b"))):  # fmt: skip
+        done = ssdcompare_cli(*args)
+        assert done.returncode == 2 and "belongs to nobody" in done.stderr, (args, done.stderr)
+    assert list(theirs.iterdir()) == []
+    # a results folder of theirs is read, and its frame kept nowhere
+    shutil.copytree(example, theirs / "r", ignore=shutil.ignore_patterns(".cache"))
+    frame = ssdcompare.load(theirs / "r")
+    assert len(frame) > 0 and not (theirs / "r" / ".cache").exists()

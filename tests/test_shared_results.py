@@ -578,3 +578,28 @@ def test_resume_never_writes_through_a_link_in_the_folder(
     assert_one_clear_line(done, f"runs/x.img/{WRITE} is a symbolic link")
     assert sorted(p.name for p in (other / "runs" / "x.img" / WRITE).iterdir()) == before
     assert not (other / "runs" / "x.img" / WRITE / "r1" / "status.json").exists()
+
+
+@pytest.mark.parametrize("where", ["probes.json", "cpu.json", "manifest.json"])
+def test_a_number_too_large_for_any_field_is_damage_not_a_crash(
+    received: Path, cli: Callable[..., Done], tmp_path: Path, where: str
+) -> None:
+    """10**400 is valid JSON, and no float: every stored file is read with a bound on whole
+    numbers, so it is a damaged file named as such, never an internal error."""
+    if where == "manifest.json":
+        edit_json(received / where, lambda d: d["devices"][0].__setitem__("size_bytes", 10**400))
+    elif where == "cpu.json":
+        edit_json(run_of(received, READ) / where, lambda d: d.__setitem__("cpu_count", 10**400))
+    else:
+        huge = {"n": 10**400}
+        edit_json(run_of(received, READ) / where,
+                  lambda d: d["probes"]["diskstats"].__setitem__("after", huge))  # fmt: skip
+    done = cli("report", str(received), "-o", str(tmp_path / "r.html"))
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    if where == "manifest.json":  # the folder itself cannot be read: one clear line
+        assert done.returncode == 2 and "larger than any a run records" in done.stderr
+    else:
+        assert done.returncode == 0, done.stderr
+    if where == "cpu.json":
+        row = row_of(load(received), READ)
+        assert row["status"] == "damaged" and "larger than any a run records" in row["error"]
