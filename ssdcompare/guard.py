@@ -136,9 +136,11 @@ def probe_signatures(path: str) -> list[str]:
 # the root one puts it at 2 MiB; older tools used sector 63 or 64): a partition table wiped
 # (wipefs -a on the disk) leaves the filesystems in them whole, where blkid, reading the
 # disk's start, does not look
+# (not 8 MiB or beyond: an ext2/3/4 of 1 KiB blocks keeps a backup superblock at 8 MiB + 1 KiB,
+# which blkid would take for a filesystem starting at 8 MiB)
 _PARTITION_STARTS = (
-    (1 << 20, "1 MiB"), (2 << 20, "2 MiB"), (4 << 20, "4 MiB"), (8 << 20, "8 MiB"),
-    (16 << 20, "16 MiB"), (63 * 512, "sector 63"), (64 * 512, "sector 64"),
+    (1 << 20, "1 MiB"), (2 << 20, "2 MiB"), (4 << 20, "4 MiB"), (63 * 512, "sector 63"),
+    (64 * 512, "sector 64"),
 )  # fmt: skip
 
 
