@@ -411,6 +411,7 @@ def test_a_suite_through_dev_fd_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.root  # makes a folder of another user's
+@pytest.mark.fio  # a sweep and a plan are among the writers refused
 def test_nothing_is_written_into_a_folder_someone_else_controls(
     tmp_path: Path, shared_folder: Path
 ) -> None:
