@@ -25,7 +25,7 @@ from ssdcompare.ceiling import why_not as ceiling_problem
 from ssdcompare.errors import SsdcompareError, validation_message
 from ssdcompare.fiooptions import option_names
 from ssdcompare.guard import Finding
-from ssdcompare.plan import Plan, make_plan, steps_given
+from ssdcompare.plan import PLANNED_CHOICES, Plan, make_plan, steps_given
 from ssdcompare.store import ResultsDir
 from ssdcompare.units import parse_size
 
@@ -79,8 +79,7 @@ class SweepChoices(TypedDict, total=False):
 _CHOICES = TypeAdapter(SweepChoices)
 _DEVICES = TypeAdapter(str | list[str] | tuple[str, ...] | None)
 _SUITE = TypeAdapter(str | None)
-_PLANNED = ("out", "runtime_s", "size", "repeat", "read_only", "allow_options", "precondition",
-            "states", "ceiling", "hosts", "parallel_hosts")  # fmt: skip
+_PLANNED = [name for name, _, _ in PLANNED_CHOICES if name != "suite"]  # suite: its own parameter
 
 
 def prepare_sweep(

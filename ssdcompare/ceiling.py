@@ -28,7 +28,7 @@ from ssdcompare.fiooptions import TIMESERIES_PREFIX
 from ssdcompare.jobfile import RenderedJob, render
 from ssdcompare.ramdisk import ZRAM_CONTROL, ram_disk
 from ssdcompare.runner import raise_if_stopped, run_fio, timeout_for
-from ssdcompare.store import JOBFILE, ResultsDir, RunStatus, now_iso, write_atomic
+from ssdcompare.store import JOBFILE, ResultsDir, now_iso, status_of, write_atomic
 
 RAM_DISK_BYTES = (
     1 << 30
@@ -71,18 +71,15 @@ def measure(
             if workload.size_bytes is None or workload.size_bytes > RAM_DISK_BYTES:
                 workload = workload.model_copy(update={"size_bytes": None, "size_pct": None})
             rendered = render(workload, target, suite, job.ioengine, allowed_options)
-            folder = results.path / "ceiling" / job.job_id
-            folder.mkdir(parents=True, exist_ok=True)
+            folder = results.ceiling_dir(job.job_id)
             write_atomic(folder / JOBFILE, rendered.text)
             started = now_iso()
             outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(workload.duration_s))
             compress_large(folder, TIMESERIES_PREFIX)
-            status = RunStatus(
-                status=outcome.state, target=target.name, job=job.job_id, repeat=1,
+            results.write_status(folder, status_of(
+                outcome, target=target.name, job=job.job_id, repeat=1,
                 workload_hash=rendered.workload_hash, started_at=started,
-                finished_at=now_iso(), error=outcome.error, stopped_by=outcome.stopped_by,
-            )  # fmt: skip
-            write_atomic(folder / "status.json", status.model_dump_json(indent=2) + "\n")
+            ))  # fmt: skip
             raise_if_stopped(outcome)
             if outcome.state != "ok" and progress is not None:
                 progress(job.job_id, f"no ceiling: {outcome.error}")

@@ -285,19 +285,12 @@ def _preflight_lines(plan: Plan, consent: bool | str) -> bool:
     return False
 
 
-# sweep options that define a new sweep; --resume continues one as it was planned
-_NEW_SWEEP_ONLY = {
-    "suite_name": "--suite", "runtime": "--runtime", "size": "--size", "repeat": "--repeat",
-    "read_only": "--read-only", "out": "--out", "allow_option": "--allow-option",
-    "precondition": "--precondition", "states": "--states", "ceiling": "--ceiling",
-    "hosts": "--hosts", "parallel_hosts": "--parallel-hosts",
-}  # fmt: skip
-
-
 def _refuse_resume_conflicts(ctx: click.Context) -> None:
     """--resume with options that would change the sweep: say so instead of ignoring them."""
+    from ssdcompare.plan import PLANNED_CHOICES
+
     given = [
-        flag for name, flag in _NEW_SWEEP_ONLY.items()
+        flag for _, name, flag in PLANNED_CHOICES
         if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
     ]  # fmt: skip
     if given:

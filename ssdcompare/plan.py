@@ -31,6 +31,19 @@ JOB_OVERHEAD_S = 1.0
 PRECONDITION_STEPS = ("fill", "workload")  # in the order they run (ssdcompare.precondition)
 
 
+# What a sweep is planned with: --resume takes all of it from the manifest, and refuses it given
+# again. Each as (Python API name, command-line parameter, flag); one list for both.
+PLANNED_CHOICES = (
+    ("suite", "suite_name", "--suite"), ("runtime_s", "runtime", "--runtime"),
+    ("size", "size", "--size"), ("repeat", "repeat", "--repeat"),
+    ("read_only", "read_only", "--read-only"), ("out", "out", "--out"),
+    ("allow_options", "allow_option", "--allow-option"),
+    ("precondition", "precondition", "--precondition"), ("states", "states", "--states"),
+    ("ceiling", "ceiling", "--ceiling"), ("hosts", "hosts", "--hosts"),
+    ("parallel_hosts", "parallel_hosts", "--parallel-hosts"),
+)  # fmt: skip
+
+
 @dataclass
 class Plan:
     """Everything a sweep will run, in order: targets outermost, then workloads."""

@@ -11,6 +11,7 @@ import pandas as pd
 from ssdcompare.frame import is_false, is_true
 from ssdcompare.stats import why_untested
 from ssdcompare.units import format_bytes, format_count, format_latency, format_rate
+from ssdcompare.verdict import LIMIT_WORDS, limit_word
 from ssdcompare.workload import RW_LABELS
 
 # the pattern families, in the order the report shows them
@@ -162,7 +163,7 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
     verdict = row.get("verdict")
     if is_true(row["cpu_bound"]) or verdict in ("cpu", "host"):
         cell.cpu_bound = True
-        cell.limit = "host-bound" if verdict == "host" else "CPU-bound"
+        cell.limit = limit_word(verdict, cpu_bound=True)
         cell.reason = str(row["verdict_reason"] or row["cpu_bound_reason"])
     elif verdict == "disturbed":
         cell.disturbed = True
@@ -281,17 +282,12 @@ def table_groups(
     return list(groups.values())
 
 
-_LIMITS = ("host-bound", "CPU-bound", "disturbed", "")  # the first one found is the one said
+_LIMITS = (*LIMIT_WORDS.values(), "")  # the first one found is the one said
 
 
 def record_limit(record: dict[str, Any]) -> str:
     """What limited one baseline result, in words ("CPU-bound"), or "" for a drive."""
-    verdict = record.get("verdict")
-    if verdict == "host":
-        return "host-bound"
-    if verdict == "cpu" or is_true(record.get("cpu_bound")):
-        return "CPU-bound"
-    return "disturbed" if verdict == "disturbed" else ""
+    return limit_word(record.get("verdict"), cpu_bound=is_true(record.get("cpu_bound")))
 
 
 def worst_limit(found: set[str]) -> str:

@@ -26,6 +26,7 @@ target identities and planned hashes are recorded for resuming.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import stat
@@ -66,6 +67,7 @@ STATUS = "status.json"
 JOBFILE = "jobfile.fio"
 FIO_JSON = "fio.json"
 CPU_JSON = "cpu.json"
+CEILING = "ceiling"  # the jobs' runs on a RAM disk (sweep --ceiling)
 PROBES_JSON = "probes.json"  # what the probes read before and after the run (ssdcompare.probes)
 STDOUT = "fio.stdout.txt"
 STDERR = "fio.stderr.txt"
@@ -395,6 +397,28 @@ class RunStatus(BaseModel):
     notes: list[str] = Field(default_factory=list)  # what reading fio's output had to work around
     stopped_by: str | None = None  # for an interrupted run: "Ctrl-C", "SIGTERM", ...
     state_step: int | None = None  # the drive-state step (StateRecord.number) before the run
+
+
+def status_of(
+    outcome: Any,
+    *,
+    target: str,
+    job: str,
+    repeat: int,
+    workload_hash: str,
+    started_at: str,
+    state_step: int | None = None,
+) -> RunStatus:
+    """A finished fio run's status, as stored, from its outcome (runner.RunOutcome, a
+    dataclass of the same fields, whose `state` is the status): the one conversion, for a
+    sweep's runs and its ceiling runs alike."""
+    fields = dataclasses.asdict(outcome)
+    fields["status"] = fields.pop("state")
+    fields.pop("interrupted", None)  # the status says so
+    return RunStatus(
+        target=target, job=job, repeat=repeat, workload_hash=workload_hash,
+        started_at=started_at, finished_at=now_iso(), state_step=state_step, **fields,
+    )  # fmt: skip
 
 
 class FillRecord(BaseModel):
@@ -965,11 +989,18 @@ class ResultsDir:
         """A run's fio output (see ResultsFiles.fio_output)."""
         return self.files.fio_output(self.fio_json(status))
 
+    def ceiling_dir(self, job: str) -> Path:
+        """Where the job's run on the RAM disk (`sweep --ceiling`) is kept: ceiling/<job>/,
+        made when missing; its files are named as a run's."""
+        folder = self.path / CEILING / job
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
     def ceiling_iops(self, job: str) -> float | None:
         """The IOPS (all directions) the job got on the RAM disk (`sweep --ceiling`, kept in
         ceiling/<job>/), or None when not measured: also when that run failed or was
         interrupted (a partial run is no ceiling) or its files cannot be read."""
-        folder = self.path / "ceiling" / job
+        folder = self.path / CEILING / job
         try:
             data = self.files.read_object(folder / STATUS, "status", "a run status")
             if RunStatus.model_validate(data).status != "ok":

@@ -14,7 +14,6 @@ again just before fio runs it.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import os
 import sys
@@ -73,6 +72,7 @@ from ssdcompare.store import (
     check_own_folder,
     now_iso,
     own_writes,
+    status_of,
     write_atomic,
 )
 from ssdcompare.targetfile import TargetFileError, create, lay_out, opened
@@ -983,13 +983,8 @@ def _record(
 ) -> RunStatus:
     """A finished fio run written down: its large logs compressed, its status stored."""
     compress_large(folder, TIMESERIES_PREFIX)
-    outcome = dataclasses.asdict(ran)
-    outcome["status"] = outcome.pop("state")
-    del outcome["interrupted"]  # the status says so
-    status = RunStatus(
-        target=job.target.name, job=job.job_id, repeat=repeat,
-        workload_hash=job.workload_hash, started_at=started_at, finished_at=now_iso(),
-        state_step=state_step, **outcome,
-    )  # fmt: skip
+    status = status_of(ran, target=job.target.name, job=job.job_id, repeat=repeat,
+                       workload_hash=job.workload_hash, started_at=started_at,
+                       state_step=state_step)  # fmt: skip
     results.write_status(folder, status)
     return status

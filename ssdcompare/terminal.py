@@ -23,6 +23,7 @@ from ssdcompare.units import (
     format_latency,
     format_rate,
 )
+from ssdcompare.verdict import limit_word
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -217,14 +218,8 @@ def _summary_cell(row: pd.Series) -> str:
     if row.get("cliff_runs", 0):
         before, after = (format_count(row[f"cliff_{w}_iops"]) for w in ("before", "after"))
         text += f" [write cliff at {row['cliff_s']:.0f} s: {before} -> {after} IOPS]"
-    verdict = row.get("verdict")
-    if verdict == "host":
-        text += " [host-bound]"
-    elif is_true(row["cpu_bound"]) or verdict == "cpu":
-        text += " [CPU-bound]"
-    elif verdict == "disturbed":
-        text += " [disturbed]"
-    return text
+    limit = limit_word(row.get("verdict"), cpu_bound=is_true(row["cpu_bound"]))
+    return f"{text} [{limit}]" if limit else text
 
 
 # what the end of the summary lists, by verdict: its heading and the rows' reasons

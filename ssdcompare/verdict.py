@@ -28,6 +28,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 VERDICTS = ("host", "cpu", "disturbed", "unknown", "drive")  # the first that applies wins
+# what limited a result, in a word for tables and summary lines (none for the drive)
+LIMIT_WORDS = {"host": "host-bound", "cpu": "CPU-bound", "disturbed": "disturbed"}
+
+
+def limit_word(verdict: object, cpu_bound: bool = False) -> str:
+    """What limited one result in a word ("CPU-bound"), "" for the drive or an unjudged run:
+    its verdict, a CPU-bound judgement (`cpu_bound`, known to be set) counting as `cpu`
+    where the verdict names nothing that comes before it."""
+    if verdict == "host":
+        return LIMIT_WORDS["host"]
+    if verdict == "cpu" or cpu_bound:
+        return LIMIT_WORDS["cpu"]
+    return LIMIT_WORDS["disturbed"] if verdict == "disturbed" else ""
+
 
 STEAL_PCT = 5.0  # % of the CPUs' time given to other guests while the job ran
 OTHERS_PCT = 10.0  # % of one core used by processes that are neither fio nor ssdcompare
