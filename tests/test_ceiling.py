@@ -83,6 +83,7 @@ def fill_with_data(device: str, size: int) -> str:
     return sha256_of(device, size)
 
 
+@pytest.mark.serial  # counts the machine's block devices: none may come or go beside it
 @pytest.mark.root
 @pytest.mark.fio
 def test_a_ram_disk_a_killed_ceiling_sweep_left_is_removed_by_the_next_sweep(
