@@ -48,25 +48,105 @@ import codecs
 import json
 import math
 import re
-from bisect import bisect_left
-from collections.abc import Iterable, Sequence
-from fractions import Fraction
-from itertools import accumulate, repeat
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any
 
 import msgspec
-from pydantic import BaseModel, Field
 
-from ssdcompare.errors import SsdcompareError
+from ssdcompare.fiomerge import (
+    _identity as _identity,
+)
+from ssdcompare.fiomerge import (
+    _numjobs as _numjobs,
+)
+from ssdcompare.fiomerge import (
+    _option_summary as _option_summary,
+)
+from ssdcompare.fiomerge import (
+    _reporting as _reporting,
+)
+from ssdcompare.fiomerge import (
+    merge_jobs as merge_jobs,
+)
+from ssdcompare.fiomerge import (
+    merge_latency as merge_latency,
+)
+from ssdcompare.fiomodels import (
+    _EMPTY as _EMPTY,
+)
+from ssdcompare.fiomodels import (
+    _ERRNO_MAX as _ERRNO_MAX,
+)
+from ssdcompare.fiomodels import (
+    ALL_CLIENTS as ALL_CLIENTS,
+)
+from ssdcompare.fiomodels import (
+    DIRECTIONS as DIRECTIONS,
+)
+from ssdcompare.fiomodels import (
+    DISTRIBUTION_PERCENTILES as DISTRIBUTION_PERCENTILES,
+)
+from ssdcompare.fiomodels import (
+    Direction as Direction,
+)
+from ssdcompare.fiomodels import (
+    DirectionResult as DirectionResult,
+)
+from ssdcompare.fiomodels import (
+    FioOutput as FioOutput,
+)
+from ssdcompare.fiomodels import (
+    FioOutputError as FioOutputError,
+)
+from ssdcompare.fiomodels import (
+    JobResult as JobResult,
+)
+from ssdcompare.fiomodels import (
+    LatencyStats as LatencyStats,
+)
+from ssdcompare.fiomodels import (
+    _bucket_value as _bucket_value,
+)
+from ssdcompare.fiomodels import (
+    _distribution_at as _distribution_at,
+)
+from ssdcompare.fiomodels import (
+    _distribution_from_bins as _distribution_from_bins,
+)
+from ssdcompare.fiomodels import (
+    _is_percent as _is_percent,
+)
+from ssdcompare.fiomodels import (
+    _percent as _percent,
+)
+from ssdcompare.fiomodels import (
+    _sync_direction as _sync_direction,
+)
+from ssdcompare.fiomodels import (
+    percentiles_from_bins as percentiles_from_bins,
+)
 from ssdcompare.fiooptions import UNMEASURED
+from ssdcompare.fioquick import (
+    _built as _built,
+)
+from ssdcompare.fioquick import (
+    _decode_naturals as _decode_naturals,
+)
+from ssdcompare.fioquick import (
+    _decode_options as _decode_options,
+)
+from ssdcompare.fioquick import (
+    _known as _known,
+)
+from ssdcompare.fioquick import (
+    _Natural as _Natural,
+)
+from ssdcompare.fioquick import (
+    _quick as _quick,
+)
 from ssdcompare.pathwalk import ForeignLinkError, KernelViewError, walk
 from ssdcompare.regularfile import RefusedFile, read_regular
-
-Direction = Literal["read", "write", "trim", "sync", "mixed"]
-# "mixed" appears instead of (or, with unified_rw_reporting=both, besides) read/write/trim
-DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim", "sync", "mixed")
-ALL_CLIENTS = "All clients"
 
 # a line opening a JSON object: "{" followed by a key, the end of the object or the end of the
 # line; a line such as "{x}: (groupid=0, ...)" (a job called "{x}" in a normal report) is text
@@ -79,7 +159,6 @@ _NON_NUMBER = re.compile(r"(?<=[:,\[])(\s*)(-?)(nan|inf(?:inity)?)(?=\s*[,}\]])"
 
 # fio's counters are 64-bit; anything outside is not a count fio wrote (and would overflow floats)
 _COUNT_MIN, _COUNT_MAX = -(2**63), 2**64
-_ERRNO_MAX = 2**31  # fio keeps a job's error in a C int
 _LISTED = 8  # fields named per warning before "and N more"
 # the largest fio output read: a json+ output with every bin of many jobs is a few MiB
 FIO_OUTPUT_LIMIT = 256 << 20
@@ -92,178 +171,6 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16 LE"),
     (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16 BE"),
 )
-
-
-class FioOutputError(SsdcompareError):
-    """A file or text that holds no usable fio JSON; the message names the file and the fix.
-
-    `reason` says the same without quoting anything the file holds (no job name, no value,
-    no line of it), for files that came with someone else's results folder.
-    """
-
-    def __init__(
-        self, message: str, reason: str = "is not fio output ssdcompare can read"
-    ) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-class LatencyStats(BaseModel):
-    """One of fio's latency objects (slat, clat, lat or sync lat), in microseconds.
-
-    A value fio printed as nan/inf (or not as a number) is NaN.
-    """
-
-    n: int | None = None  # samples; None where fio did not print N (before 3.18)
-    min_us: float
-    max_us: float
-    mean_us: float
-    stddev_us: float  # sample standard deviation, as fio computes it (divides by n - 1)
-    percentiles_us: dict[str, float] = Field(default_factory=dict)  # keys as fio prints them
-    bins: dict[int, int] | None = None  # json+ histogram {latency in ns: count}
-    # True when fio printed percentiles but they could not be kept: entries merged without bins
-    percentiles_lost: bool = False
-
-    def distribution_us(self) -> tuple[float, ...] | None:
-        """The latency (µs) at each of DISTRIBUTION_PERCENTILES: from the json+ bins when fio
-        wrote them (by fio's rule, see percentiles_from_bins), else from the percentiles fio
-        printed (NaN where it printed none); None with neither."""
-        if self.bins:
-            return _distribution_from_bins(self.bins)
-        if not self.percentiles_us:
-            return None
-        found = tuple(
-            math.nan if (v := self.percentile_us(p)) is None else v
-            for p in DISTRIBUTION_PERCENTILES
-        )
-        return None if all(math.isnan(v) for v in found) else found
-
-    def percentile_us(self, p: float) -> float | None:
-        """The p-th percentile (e.g. 99.9) in µs, or None when fio did not report it."""
-        value = self.percentiles_us.get(f"{p:f}")
-        if value is not None:
-            return value
-        for key, value in self.percentiles_us.items():
-            try:
-                if math.isclose(float(key), p, abs_tol=1e-9):
-                    return value
-            except ValueError:
-                continue
-        return None
-
-
-class DirectionResult(BaseModel):
-    """What one job did in one direction.
-
-    For "sync" (fsync/fdatasync calls) fio reports only a count and a latency: io_bytes and
-    runtime_ms are 0, and iops and bw_bytes are NaN (fio gives no rate for them). Elsewhere a
-    rate fio printed as nan/inf (or not as a number) is NaN and such a count is None: unknown,
-    not zero.
-    """
-
-    direction: Direction
-    io_bytes: int | None
-    bw_bytes: float  # bytes per second
-    iops: float
-    runtime_ms: int | None
-    total_ios: int | None
-    short_ios: int | None
-    drop_ios: int | None
-    clat: LatencyStats | None = None
-    slat: LatencyStats | None = None
-    lat: LatencyStats | None = None
-
-    @property
-    def latency(self) -> LatencyStats | None:
-        """The latency to report: total latency (lat) when it has percentiles, else clat.
-
-        fio computes percentiles for clat by default and for lat only with lat_percentiles=1.
-        Mean, spread and percentiles are taken from one object so they describe the same
-        thing; lat is preferred when it is complete because it is what the application waits
-        for (submission + completion). Sync calls only have lat.
-        """
-        source = self.latency_source
-        if source is None:
-            return None
-        return self.lat if source == "lat" else self.clat
-
-    @property
-    def latency_source(self) -> Literal["lat", "clat"] | None:
-        """Which of fio's objects `latency` is: "lat" or "clat" (None when there is none)."""
-        lat, clat = self.lat, self.clat
-        if lat is not None and (lat.percentiles_us or lat.percentiles_lost or clat is None):
-            return "lat"
-        return "clat" if clat is not None else None
-
-
-class JobResult(BaseModel):
-    """One fio job (or group, or host) as reported, numjobs clones merged into one result.
-
-    usr_cpu_pct and sys_cpu_pct are percent of ONE CPU per job process, averaged over the job's
-    wall time (fio's getrusage figures). With group_reporting fio sums CPU time and runtime, so
-    the figure stays a per-process average; merged entries are combined the same way. Cores
-    busy with this job's threads ~ (usr + sys) / 100 x processes.
-    """
-
-    name: str
-    groupid: int
-    error: int  # errno of the first error, 0 = ok
-    hostname: str | None = None  # client/server output only
-    port: int | None = None  # client/server output only: tells two servers on one host apart
-    job_runtime_ms: int | None = None  # summed over processes, as fio's group_reporting does
-    usr_cpu_pct: float
-    sys_cpu_pct: float
-    ctx: int | None = None
-    # fio processes this result covers: merged entries are counted; for a group_reporting entry
-    # fio prints no member count, so numjobs is taken from the options (1 when not set)
-    processes: int = 1
-    group_reporting: bool | None = None  # None when the output cannot tell
-    job_options: dict[str, str] = Field(default_factory=dict)  # the job's own, as fio printed
-    # the global options in force for this job: its own server's in client/server output
-    global_options: dict[str, str] = Field(default_factory=dict)
-    directions: dict[str, DirectionResult] = Field(default_factory=dict)
-    # directions fio printed with no I/O at all (zeros): a true zero, where a direction in
-    # neither list is unknown (fio printed nothing usable for it)
-    empty_directions: list[str] = Field(default_factory=list)
-    steadystate: dict[str, Any] | None = None
-
-    @property
-    def ok(self) -> bool:
-        """fio reported no error for this job."""
-        return self.error == 0
-
-    @property
-    def moved(self) -> bool:
-        """fio counted some I/O for this job (a server that refused a job reports zeros)."""
-        return any((d.total_ios or 0) > 0 for d in self.directions.values())
-
-    @property
-    def total_iops(self) -> float:
-        """IOPS of all directions added (sync has no rate and adds nothing)."""
-        return sum(d.iops for d in self.directions.values() if d.iops and not math.isnan(d.iops))
-
-    @property
-    def options(self) -> dict[str, str]:
-        """Every option fio printed for this job: its global options, then its own on top."""
-        return {**self.global_options, **self.job_options}
-
-
-class FioOutput(BaseModel):
-    """One fio output file: its jobs (or hosts) and what fio printed around the JSON."""
-
-    fio_version: str | None = None
-    timestamp: int | None = None
-    jobs: list[JobResult] = Field(default_factory=list)
-    # the file's global options; with one list per server, those every server shares
-    global_options: dict[str, str] = Field(default_factory=dict)
-    disk_util: list[dict[str, Any]] = Field(default_factory=list)
-    client_server: bool = False
-    client_aggregates: list[JobResult] = Field(default_factory=list)  # "All clients" entries
-    notes: list[str] = Field(default_factory=list)  # fio's text before the JSON
-    trailing_text: str = ""  # fio's text after the JSON (e.g. the normal report)
-    interim_reports: int = 0  # earlier --status-interval reports, superseded by the last
-    warnings: list[str] = Field(default_factory=list)  # what the parser had to work around
-    source: str = "<text>"
 
 
 def file_iops(path: Path) -> float | None:
@@ -374,233 +281,6 @@ def parse_fio_text(text: str, source: str = "<text>") -> FioOutput:
             " --output-format=json+",
             "holds something in fio's JSON the parser cannot read (fio never writes it)",
         ) from err
-
-
-# --- the quick reading of a plain, modern output ------------------------------------------
-#
-# Most outputs are one JSON document written by fio 3.18 or later, alone in its file, for jobs
-# run on this machine. Such an output is decoded here by msgspec against the layout below: the
-# decoder checks each field the reading uses as it reads it (in C) and skips the many others.
-# Anything the careful reader would read otherwise or have something to say about (text
-# around the JSON, nan/inf, client/server, older layouts, a value of another type or out of
-# range, a job name or an option twice, a histogram with a 0 ns bucket, which the decoder
-# would also take "-0" for) returns None and is read the careful way. One difference is left:
-# a number beyond any float (1e999) in a field nobody reads is named by the careful reading
-# only when the text also holds the word nan or inf; fio writes neither such a number nor
-# such a word in a plain output. Tests read every recorded output both ways, and edited
-# ones, and compare.
-
-_QUICK_VERSION = re.compile(r"fio-3\.(\d+)")
-_PAIR = re.compile(rb'"[ \t\n\r]*:[ \t\n\r]*"')  # between an option's name and its value
-
-# fio's counters as the quick reading takes them: an integer of 64 bits (the careful reading
-# also takes unsigned ones above 2**63, which fio never prints for these fields)
-_Count = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
-_Natural = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
-_Errno = Annotated[int, msgspec.Meta(ge=-_ERRNO_MAX, lt=_ERRNO_MAX)]
-_UNSET = msgspec.UNSET
-# a direction fio printed with zeros: it moved nothing (a true zero, not an unknown)
-_EMPTY = object()
-
-
-class _QuickLatency(msgspec.Struct):
-    """One of fio's latency objects (ns) as the quick reading decodes it. Absent figures are
-    NaN and absent lists empty; a null, a text or a float where a count belongs is no plain
-    output, and the careful reading takes it."""
-
-    N: _Count  # noqa: N815 (fio's name); printed by every fio from 3.18
-    min: float = math.nan
-    max: float = math.nan
-    mean: float = math.nan
-    stddev: float = math.nan
-    percentile: dict[str, float] = {}
-    # json+ histogram {latency in ns: count}; "01", " 1" or "-1" are no such key
-    bins: dict[_Natural, _Natural] = {}
-
-
-class _QuickDirection(msgspec.Struct):
-    io_bytes: _Count | msgspec.UnsetType = _UNSET
-    bw_bytes: float | msgspec.UnsetType = _UNSET
-    iops: float = math.nan
-    runtime: _Count | msgspec.UnsetType = _UNSET
-    total_ios: _Count | msgspec.UnsetType = _UNSET
-    short_ios: _Count | msgspec.UnsetType = _UNSET
-    drop_ios: _Count | msgspec.UnsetType = _UNSET
-    slat_ns: _QuickLatency | msgspec.UnsetType = _UNSET
-    clat_ns: _QuickLatency | msgspec.UnsetType = _UNSET
-    lat_ns: _QuickLatency | msgspec.UnsetType = _UNSET
-
-
-class _QuickJob(msgspec.Struct):
-    jobname: str
-    error: _Errno
-    groupid: _Count = 0
-    # options objects are kept as their text, to be decoded and checked by _quick_options
-    job_options: msgspec.Raw | msgspec.UnsetType = msgspec.field(
-        name="job options", default=_UNSET
-    )
-    read: _QuickDirection | msgspec.UnsetType = _UNSET
-    write: _QuickDirection | msgspec.UnsetType = _UNSET
-    trim: _QuickDirection | msgspec.UnsetType = _UNSET
-    sync: _QuickDirection | msgspec.UnsetType = _UNSET
-    mixed: _QuickDirection | msgspec.UnsetType = _UNSET  # unified_rw_reporting
-    usr_cpu: float = math.nan
-    sys_cpu: float = math.nan
-    ctx: _Count | msgspec.UnsetType = _UNSET
-    job_runtime: _Count | msgspec.UnsetType = _UNSET
-    steadystate: Any = None
-    hostname: Any = _UNSET  # client/server output: the careful reading's
-
-
-class _QuickOutput(msgspec.Struct):
-    version: str = msgspec.field(name="fio version")
-    jobs: list[_QuickJob]
-    timestamp: _Count | msgspec.UnsetType = _UNSET
-    global_options: msgspec.Raw | msgspec.UnsetType = msgspec.field(
-        name="global options", default=_UNSET
-    )
-    disk_util: list[Any] = []
-    client_stats: Any = _UNSET  # client/server output: the careful reading's
-
-
-_decode_quick = msgspec.json.Decoder(_QuickOutput).decode
-_decode_naturals = msgspec.json.Decoder(list[_Natural]).decode
-_decode_options = msgspec.json.Decoder(dict[str, str]).decode
-
-
-def _known(value: Any) -> Any:
-    """None for a field the output left out."""
-    return None if value is _UNSET else value
-
-
-_Model = TypeVar("_Model", bound=BaseModel)
-_set = object.__setattr__
-
-
-def _built(cls: type[_Model], values: dict[str, Any]) -> _Model:
-    """cls.model_construct(**values) for values that name every field: what model_construct
-    sets on an instance, without its pass over the fields for defaults. A test compares the
-    two for every model."""
-    model = cls.__new__(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
-
-
-class _NotQuick(Exception):
-    """The output is not one the quick reading can take."""
-
-
-def _quick(text: str, source: str) -> FioOutput | None:
-    if not text.startswith("{"):
-        return None
-    try:
-        # typed decoding: every field the reading uses is checked as it is decoded, and the
-        # many it does not use are skipped; nan and inf (unquoted, as fio writes them) fail
-        doc = _decode_quick(text)
-    except (msgspec.MsgspecError, RecursionError, UnicodeError):
-        return None  # (UnicodeError: a str holding a lone surrogate, which no file gives)
-    found = _QUICK_VERSION.match(doc.version)
-    if found is None or int(found.group(1)) < 18 or not doc.jobs or doc.client_stats is not _UNSET:
-        return None
-    try:
-        common = _quick_options(doc.global_options)
-        jobs = [_quick_job(entry, common) for entry in doc.jobs]
-    except _NotQuick:
-        return None
-    if len({(job.groupid, job.name) for job in jobs}) != len(jobs):
-        return None  # numjobs clones or a name twice: the careful reading merges or says
-    return _built(FioOutput, dict(
-        fio_version=doc.version, timestamp=_known(doc.timestamp), jobs=jobs, global_options=common,
-        disk_util=[d for d in doc.disk_util if isinstance(d, dict)], client_server=False,
-        client_aggregates=[], notes=[], trailing_text="", interim_reports=0, warnings=[],
-        source=source,
-    ))  # fmt: skip
-
-
-def _quick_options(raw: msgspec.Raw | msgspec.UnsetType) -> dict[str, str]:
-    """An options object (the last of its name, as the careful reading takes it too), when
-    no option is written twice in it: the decoder would keep the last, where the careful
-    reading joins every filename and says so. Its "name": "value" pairs are counted in its
-    text, which holds no other '" : "' when no name or value holds a quote."""
-    if raw is _UNSET:
-        return {}
-    try:
-        options = _decode_options(raw)
-    except msgspec.MsgspecError:
-        raise _NotQuick from None
-    if any('"' in item for item in (*options, *options.values())):
-        raise _NotQuick
-    if len(_PAIR.findall(bytes(raw))) != len(options):
-        raise _NotQuick
-    return options
-
-
-def _quick_job(raw: _QuickJob, common: dict[str, str]) -> JobResult:
-    if raw.hostname is not _UNSET:
-        raise _NotQuick
-    directions: dict[str, DirectionResult] = {}
-    empty: list[str] = []
-    if raw.error == 0:
-        for name in DIRECTIONS:
-            section = getattr(raw, name)
-            if section is not _UNSET:
-                result = _quick_direction(name, section)
-                if result is _EMPTY:
-                    empty.append(name)
-                elif isinstance(result, DirectionResult):
-                    directions[name] = result
-    steadystate = raw.steadystate
-    own = _quick_options(raw.job_options)
-    grouped, processes = _reporting({**common, **own})
-    return _built(JobResult, dict(
-        name=raw.jobname, groupid=raw.groupid, error=raw.error, hostname=None, port=None,
-        job_runtime_ms=_known(raw.job_runtime), usr_cpu_pct=raw.usr_cpu,
-        sys_cpu_pct=raw.sys_cpu, ctx=_known(raw.ctx), processes=processes,
-        group_reporting=grouped, job_options=own, global_options=common,
-        directions=directions, empty_directions=empty,
-        steadystate=steadystate if isinstance(steadystate, dict) else None,
-    ))  # fmt: skip
-
-
-def _quick_direction(name: str, raw: _QuickDirection) -> DirectionResult | object | None:
-    if raw.slat_ns is _UNSET and raw.clat_ns is _UNSET and raw.lat_ns is _UNSET:
-        raise _NotQuick  # a layout before fio 3.x: the careful reading knows them
-    total_ios = _known(raw.total_ios)
-    lat = _quick_latency(raw.lat_ns)
-    if name == "sync":
-        return _sync_direction(lat, total_ios)
-    if total_ios is None or raw.bw_bytes is _UNSET:
-        raise _NotQuick
-    io_bytes = _known(raw.io_bytes)
-    if not total_ios and not io_bytes:
-        return _EMPTY  # fio prints empty directions with zeros: nothing was done
-    return _built(DirectionResult, dict(
-        direction=name, io_bytes=io_bytes, bw_bytes=raw.bw_bytes, iops=raw.iops,
-        runtime_ms=_known(raw.runtime), total_ios=total_ios, short_ios=_known(raw.short_ios),
-        drop_ios=_known(raw.drop_ios), clat=_quick_latency(raw.clat_ns),
-        slat=_quick_latency(raw.slat_ns), lat=lat,
-    ))  # fmt: skip
-
-
-def _quick_latency(raw: _QuickLatency | msgspec.UnsetType) -> LatencyStats | None:
-    if raw is _UNSET or raw.N == 0:
-        return None
-    bins: dict[int, int] | None = raw.bins or None  # {}: no histogram, as the careful one
-    if bins is not None and 0 in bins:
-        # the decoder reads "-0" as 0 too: beside "0" it would replace that bucket's count,
-        # where the careful reading adds them (a 0 ns bucket is rare: it can take them all)
-        raise _NotQuick
-    if bins is not None and 0 in bins.values():
-        bins = {value: count for value, count in bins.items() if count}
-    return _built(LatencyStats, dict(
-        n=raw.N, min_us=raw.min / 1000.0, max_us=raw.max / 1000.0, mean_us=raw.mean / 1000.0,
-        stddev_us=raw.stddev / 1000.0,
-        percentiles_us={k: v / 1000.0 for k, v in raw.percentile.items() if _is_percent(k)},
-        bins=bins, percentiles_lost=False,
-    ))  # fmt: skip
 
 
 def _unmeasured_left_out(output: FioOutput) -> FioOutput:
@@ -1343,18 +1023,6 @@ def _direction(
     )
 
 
-def _sync_direction(lat: LatencyStats | None, total_ios: int | None) -> DirectionResult | None:
-    """fsync/fdatasync calls: a count and their latency, no bytes or rate."""
-    if lat is None:
-        return None
-    # fdatasync counts can show total_ios 0 while the latency has N samples: trust N
-    known = [value for value in (total_ios, lat.n) if value is not None]
-    return DirectionResult(
-        direction="sync", io_bytes=0, bw_bytes=math.nan, iops=math.nan, runtime_ms=0,
-        total_ios=max(known) if known else None, short_ios=0, drop_ios=0, lat=lat,
-    )  # fmt: skip
-
-
 def _bandwidth(name: Direction, raw: dict[str, Any], reader: _Reader) -> float | None:
     """Bytes per second: bw_bytes, or before fio 3.2 bw in KiB/s."""
     if "bw_bytes" in raw:
@@ -1394,28 +1062,6 @@ def _latency(
         percentiles_us=percentiles,
         bins=_bins(raw.get("bins"), in_ns, reader, f"{path}.bins"),
     )
-
-
-def _percent(key: str) -> float | None:
-    """A percentile key ("99.900000") as a number in (0, 100], else None."""
-    try:
-        value = float(key)
-    except ValueError:
-        return None
-    return value if 0 < value <= 100 else None
-
-
-_PERCENT_KEYS: dict[str, bool] = {}
-
-
-def _is_percent(key: str) -> bool:
-    """_percent(key) is not None, remembered for the keys fio writes in every output."""
-    known = _PERCENT_KEYS.get(key)
-    if known is None:
-        known = _percent(key) is not None
-        if len(_PERCENT_KEYS) < 1000:
-            _PERCENT_KEYS[key] = known
-    return known
 
 
 def _bins(raw: Any, in_ns: bool, reader: _Reader, path: str) -> dict[int, int] | None:
@@ -1507,74 +1153,7 @@ def _int_key(key: Any) -> int | None:
     return value if _COUNT_MIN <= value < _COUNT_MAX else None
 
 
-def _bucket_value(index: int, bits: int, per_group: int) -> int:
-    """The latency a histogram bucket stands for: fio's log-linear buckets, midpoint value."""
-    if index < per_group * 2:
-        return index  # the first groups are exact
-    shift = (index >> bits) - 1
-    base = 1 << (shift + bits)
-    return int(base + ((index % per_group) + 0.5) * (1 << shift))
-
-
-# the percentiles a latency distribution is drawn at: fio's default list, then finer tails
-DISTRIBUTION_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0,
-                            95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999, 99.9999)  # fmt: skip
-
-
-def _distribution_from_bins(bins: dict[int, int]) -> tuple[float, ...] | None:
-    """DISTRIBUTION_PERCENTILES from a json+ histogram (fio's rule: the first bucket whose
-    running count reaches p % of all), by a search in the running counts."""
-    values = list(bins)
-    if values == sorted(values):  # as fio writes them
-        return _distribution_at(values, list(accumulate(bins.values())))
-    values.sort()
-    return _distribution_at(values, list(accumulate(bins[value] for value in values)))
-
-
-def _distribution_at(values: list[int], running: list[int]) -> tuple[float, ...] | None:
-    """DISTRIBUTION_PERCENTILES in µs from the buckets' values (ns, rising) and the running
-    counts up to each; None without samples."""
-    total = running[-1] if running else 0
-    if total <= 0:
-        return None
-    last = len(values) - 1
-    found = map(bisect_left, repeat(running), [p * total / 100 for p in DISTRIBUTION_PERCENTILES])
-    return tuple([values[min(index, last)] / 1000 for index in found])
-
-
-def percentiles_from_bins(bins: dict[int, int], keys: Iterable[str]) -> dict[str, float]:
-    """Percentiles in µs from a json+ histogram {ns: count}, for keys like "99.900000".
-
-    fio's rule (stat.c): the p-th percentile is the first bucket, in increasing latency, at
-    which the running count reaches p/100 of all samples; its value is the bucket's midpoint,
-    which is what the histogram keys already are. Keys that are not percentages are skipped.
-    """
-    ordered = sorted(bins.items())
-    total = sum(count for _, count in ordered)
-    result: dict[str, float] = {}
-    if total <= 0:
-        return result
-    wanted = [(key, _percent(key)) for key in keys]
-    for key, percent in sorted(
-        ((k, p) for k, p in wanted if p is not None), key=lambda pair: pair[1]
-    ):
-        # the double fio holds for e.g. 99.9, exactly: ties then fall the same way as in fio
-        threshold = Fraction(percent) * total / 100
-        running = 0
-        for value_ns, count in ordered:
-            running += count
-            if running >= threshold:
-                result[key] = value_ns / 1000
-                break
-    return result
-
-
 # --- client/server reports and merging numjobs clones -------------------------------------
-
-
-def _identity(job: JobResult) -> tuple[Any, ...]:
-    """What tells one job's entries from another's: host, port, group, name and options."""
-    return (job.hostname, job.port, job.groupid, job.name, tuple(sorted(job.job_options.items())))
 
 
 def _last_client_reports(
@@ -1615,26 +1194,6 @@ def _last_client_reports(
     return [job for i, job in enumerate(jobs) if i in keep], repeated
 
 
-def _numjobs(options: dict[str, str]) -> int:
-    try:
-        return max(int(options.get("numjobs", "1").strip()), 1)
-    except ValueError:
-        return 1
-
-
-def _reporting(options: dict[str, str]) -> tuple[bool | None, int]:
-    """Whether one entry's clones were reported together (None: the output cannot tell), and
-    how many fio processes the entry covers."""
-    numjobs = _numjobs(options)
-    setting = options.get("group_reporting")
-    if setting is not None:
-        grouped: bool | None = setting.strip().lower() not in ("0", "false", "no")
-    else:
-        # several clones, one entry: fio reported them together
-        grouped = True if numjobs > 1 else None
-    return grouped, numjobs if grouped else 1
-
-
 def _combine(jobs: list[JobResult], issues: _Issues) -> list[JobResult]:
     """Merge entries of one job (host, port, group, name and options); settle processes."""
     groups: dict[tuple[Any, ...], list[JobResult]] = {}
@@ -1662,152 +1221,3 @@ def _combine(jobs: list[JobResult], issues: _Issues) -> list[JobResult]:
             job.model_copy(update={"group_reporting": grouped, "processes": processes})
         )
     return combined
-
-
-def _option_summary(options: dict[str, str], all_sets: Sequence[dict[str, str]]) -> str:
-    """The options that tell this set from the others, as "rw=randread, bs=4k"."""
-    keys = sorted(
-        {k for o in all_sets for k in o if any(o2.get(k) != o.get(k) for o2 in all_sets)}
-    )
-    return ", ".join(f"{k}={options.get(k, '(unset)')}" for k in keys) or "same options"
-
-
-def merge_jobs(entries: Sequence[JobResult]) -> JobResult:
-    """One result from entries of the same job (numjobs clones without group_reporting).
-
-    Sums: io_bytes, bw_bytes, iops, total/short/drop ios, ctx, job_runtime_ms, processes.
-    runtime_ms: the longest. CPU: total CPU time over total runtime (fio's own group_reporting
-    arithmetic), so still percent of one CPU per process; a plain mean if a runtime is missing.
-    Latency: n summed, min of mins, max of maxes, n-weighted mean, and the standard deviation
-    of the pooled samples (within-entry spread plus spread of the means). Where fio printed no N
-    (before 3.18) each entry is weighted by its direction's total_ios and n stays None.
-    Percentiles cannot be merged as such: with json+ bins in every entry they are recomputed
-    from the summed bins by fio's rule; without bins they are left empty (percentiles_lost).
-    A value unknown (None or NaN) in any entry makes its sum unknown too.
-    The first non-zero error wins; a merged result with an error has no directions. Host,
-    port and options are the first entry's (entries of one job share them).
-    """
-    first = entries[0]
-    error = next((job.error for job in entries if job.error), 0)
-    runtimes = [job.job_runtime_ms for job in entries]
-    if all(runtimes):
-        total_runtime = sum(r for r in runtimes if r)
-        usr = sum(j.usr_cpu_pct * (j.job_runtime_ms or 0) for j in entries) / total_runtime
-        sys_ = sum(j.sys_cpu_pct * (j.job_runtime_ms or 0) for j in entries) / total_runtime
-    else:
-        usr = sum(j.usr_cpu_pct for j in entries) / len(entries)
-        sys_ = sum(j.sys_cpu_pct for j in entries) / len(entries)
-    directions: dict[str, DirectionResult] = {}
-    empty: list[str] = []
-    if error == 0:
-        for name in DIRECTIONS:
-            parts = [job.directions[name] for job in entries if name in job.directions]
-            if parts:
-                directions[name] = _merge_direction(parts)
-            elif all(name in job.empty_directions for job in entries):
-                empty.append(name)  # no entry moved anything: a true zero
-    return JobResult(
-        name=first.name,
-        groupid=first.groupid,
-        error=error,
-        hostname=first.hostname,
-        port=first.port,
-        job_runtime_ms=_sum(runtimes),
-        usr_cpu_pct=usr,
-        sys_cpu_pct=sys_,
-        ctx=_sum([job.ctx for job in entries]),
-        processes=sum(job.processes for job in entries),
-        group_reporting=False,
-        job_options=first.job_options,
-        global_options=first.global_options,
-        directions=directions,
-        empty_directions=empty,
-        steadystate=first.steadystate,
-    )
-
-
-def _sum(values: Sequence[int | None]) -> int | None:
-    """The sum, or None when any value is unknown."""
-    if any(value is None for value in values):
-        return None
-    return sum(value for value in values if value is not None)
-
-
-def _merge_direction(parts: Sequence[DirectionResult]) -> DirectionResult:
-    if len(parts) == 1:
-        return parts[0]
-    weights = [part.total_ios for part in parts]
-    runtimes = [p.runtime_ms for p in parts]
-    return DirectionResult(
-        direction=parts[0].direction,
-        io_bytes=_sum([p.io_bytes for p in parts]),
-        bw_bytes=sum(p.bw_bytes for p in parts),
-        iops=sum(p.iops for p in parts),
-        runtime_ms=None if None in runtimes else max(r for r in runtimes if r is not None),
-        total_ios=_sum(weights),
-        short_ios=_sum([p.short_ios for p in parts]),
-        drop_ios=_sum([p.drop_ios for p in parts]),
-        clat=merge_latency([p.clat for p in parts], weights),
-        slat=merge_latency([p.slat for p in parts], weights),
-        lat=merge_latency([p.lat for p in parts], weights),
-    )
-
-
-def merge_latency(
-    stats: Sequence[LatencyStats | None], fallback_weights: Sequence[int | None]
-) -> LatencyStats | None:
-    """Pool latency stats of several entries (see `merge_jobs`); None entries are skipped.
-
-    `fallback_weights` (one per entry, e.g. total_ios) stand in for N where fio printed none;
-    when a needed weight is unknown too, the pooled mean and spread are NaN (unknown).
-    """
-    present = [(s, w) for s, w in zip(stats, fallback_weights, strict=True) if s is not None]
-    if not present:
-        return None
-    if len(present) == 1:
-        return present[0][0]
-    known_n = all(s.n is not None for s, _ in present)
-    chosen = [s.n if known_n else w for s, w in present]
-    if any(w is None for w in chosen):
-        mean = stddev = math.nan  # an entry's weight is unknown, so is the pooled mean
-    else:
-        weights = [float(w) for w in chosen if w is not None]
-        total = sum(weights)
-        if total <= 0:
-            weights, total = [1.0] * len(present), float(len(present))
-        mean = sum(w * s.mean_us for (s, _), w in zip(present, weights, strict=True)) / total
-        # pooled sum of squares: each entry's own (n - 1) * var plus its mean's offset
-        # (products, not powers: a power of a huge float raises where a product becomes inf)
-        squares = sum(
-            max(w - 1, 0) * s.stddev_us * s.stddev_us + w * (s.mean_us - mean) * (s.mean_us - mean)
-            for (s, _), w in zip(present, weights, strict=True)
-        )
-        stddev = math.sqrt(squares / (total - 1)) if total > 1 else 0.0
-    bins: dict[int, int] | None = None
-    percentiles: dict[str, float] = {}
-    had_percentiles = any(s.percentiles_us or s.percentiles_lost for s, _ in present)
-    if all(s.bins for s, _ in present):
-        bins = {}
-        for s, _ in present:
-            for value, count in (s.bins or {}).items():
-                bins[value] = bins.get(value, 0) + count
-        bins = dict(sorted(bins.items()))
-        keys = {key for s, _ in present for key in s.percentiles_us}
-        percentiles = percentiles_from_bins(bins, keys)
-    return LatencyStats(
-        n=sum(s.n or 0 for s, _ in present) if known_n else None,
-        min_us=_extreme(min, [s.min_us for s, _ in present]),
-        max_us=_extreme(max, [s.max_us for s, _ in present]),
-        mean_us=mean,
-        stddev_us=stddev,
-        percentiles_us=percentiles,
-        bins=bins,
-        percentiles_lost=had_percentiles and not percentiles,
-    )
-
-
-def _extreme(pick: Any, values: Sequence[float]) -> float:
-    """min or max of values; NaN when one is unknown (NaN): it might have been the extreme."""
-    if any(math.isnan(value) for value in values):
-        return math.nan
-    return float(pick(values))
