@@ -84,6 +84,27 @@ LOOPBACK = "127.0.0.1"
 EVERY_INTERFACE = ("0.0.0.0", "::")
 
 
+def _check_every_interface_is_meant(address: str) -> None:
+    """An address that means every interface, spelled otherwise than 0.0.0.0 or :: ("0",
+    "0x0", "0.0"), is refused: listening on every interface must be asked for plainly."""
+    import ipaddress
+    import socket
+
+    try:
+        found = socket.getaddrinfo(address, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return  # not an address this machine resolves: binding to it says so
+    if address not in EVERY_INTERFACE and any(
+        ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_unspecified for info in found
+    ):
+        raise SsdcompareError(
+            f"--address {address} means every interface of this machine: anyone who reaches "
+            f"the port could run jobs here. Give {' or '.join(EVERY_INTERFACE)} if that is "
+            f"what you mean, or an address of this machine ({LOOPBACK}, the default, serves "
+            "this machine only)"
+        )
+
+
 @cli.command("serve")
 @click.option("--address", default=LOOPBACK, show_default=True,
               help="Address to listen on: this machine's on a management network, ideally; "
@@ -106,6 +127,7 @@ def serve_command(address: str, port: int, allow_root: bool) -> None:
             f"--address is empty: give an address of this machine to listen on ({LOOPBACK} "
             f"is the default; {' or '.join(EVERY_INTERFACE)} for every interface)"
         )
+    _check_every_interface_is_meant(address)
     if os.geteuid() == 0 and not allow_root:
         raise SsdcompareError(
             "refusing to serve as root: fio's server has no authentication and runs every job "

@@ -616,3 +616,15 @@ def test_in_parallel_ctrl_c_stops_every_host_and_keeps_what_each_measured(
         (entry,) = parse_fio_file(folder / "fio.json").jobs  # its partial results are kept
         assert entry.directions["read"].iops > 0
     assert not fio_processes(out)
+
+
+@pytest.mark.parametrize("address", ["0", "0x0", "0.0", "::0"])
+def test_every_interface_spelled_otherwise_is_refused(address: str) -> None:
+    """fio's server has no authentication: listening on every interface is asked for plainly
+    (0.0.0.0 or ::), never by a spelling that only looks like another address."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ssdcompare", "serve", "--allow-root", "--address", address,
+         "--port", "1"], capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"--address {address} means every interface" in done.stderr
