@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from ssdcompare.chartspec import Axis, Cell, Heatmap, Knee, LineChart, Mark, Series, Spec
-from ssdcompare.fioresult import DISTRIBUTION_PERCENTILES
+from ssdcompare.fiomodels import DISTRIBUTION_PERCENTILES
 from ssdcompare.frame import SERIES_SETTINGS, is_false, is_true
 from ssdcompare.persecond import timeseries
 from ssdcompare.reporttable import (

@@ -147,7 +147,7 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "`lat_percentiles=1`), or when there is no `clat_ns` (the `sync` row). "
            "Otherwise `clat`"),
     Column("lat_dist_us", "tuple of float", "µs", _LAT,
-           "the latency at each of `ssdcompare.fioresult.DISTRIBUTION_PERCENTILES` (1, 5, "
+           "the latency at each of `ssdcompare.fiomodels.DISTRIBUTION_PERCENTILES` (1, 5, "
            "10, 20 …"
            " 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 99.9999 %). From `L.bins` (the json+ "
            "histogram) when present, by fio's own rule: the first bucket, in rising latency, at "

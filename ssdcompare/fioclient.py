@@ -25,7 +25,8 @@ from pathlib import Path
 from ssdcompare.devices import Target
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo
-from ssdcompare.fioresult import FioOutputError, parse_fio_text
+from ssdcompare.fiomodels import FioOutputError
+from ssdcompare.fioresult import parse_fio_text
 from ssdcompare.hosts import Host
 
 PROBE_TIMEOUT_S = 30.0

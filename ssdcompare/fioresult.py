@@ -55,95 +55,32 @@ from typing import Any
 import msgspec
 
 from ssdcompare.fiomerge import (
-    _identity as _identity,
-)
-from ssdcompare.fiomerge import (
-    _numjobs as _numjobs,
-)
-from ssdcompare.fiomerge import (
-    _option_summary as _option_summary,
-)
-from ssdcompare.fiomerge import (
-    _reporting as _reporting,
-)
-from ssdcompare.fiomerge import (
-    merge_jobs as merge_jobs,
-)
-from ssdcompare.fiomerge import (
-    merge_latency as merge_latency,
+    _identity,
+    _numjobs,
+    _option_summary,
+    _reporting,
+    merge_jobs,
 )
 from ssdcompare.fiomodels import (
-    _EMPTY as _EMPTY,
-)
-from ssdcompare.fiomodels import (
-    _ERRNO_MAX as _ERRNO_MAX,
-)
-from ssdcompare.fiomodels import (
-    ALL_CLIENTS as ALL_CLIENTS,
-)
-from ssdcompare.fiomodels import (
-    DIRECTIONS as DIRECTIONS,
-)
-from ssdcompare.fiomodels import (
-    DISTRIBUTION_PERCENTILES as DISTRIBUTION_PERCENTILES,
-)
-from ssdcompare.fiomodels import (
-    Direction as Direction,
-)
-from ssdcompare.fiomodels import (
-    DirectionResult as DirectionResult,
-)
-from ssdcompare.fiomodels import (
-    FioOutput as FioOutput,
-)
-from ssdcompare.fiomodels import (
-    FioOutputError as FioOutputError,
-)
-from ssdcompare.fiomodels import (
-    JobResult as JobResult,
-)
-from ssdcompare.fiomodels import (
-    LatencyStats as LatencyStats,
-)
-from ssdcompare.fiomodels import (
-    _bucket_value as _bucket_value,
-)
-from ssdcompare.fiomodels import (
-    _distribution_at as _distribution_at,
-)
-from ssdcompare.fiomodels import (
-    _distribution_from_bins as _distribution_from_bins,
-)
-from ssdcompare.fiomodels import (
-    _is_percent as _is_percent,
-)
-from ssdcompare.fiomodels import (
-    _percent as _percent,
-)
-from ssdcompare.fiomodels import (
-    _sync_direction as _sync_direction,
-)
-from ssdcompare.fiomodels import (
-    percentiles_from_bins as percentiles_from_bins,
+    _EMPTY,
+    _ERRNO_MAX,
+    ALL_CLIENTS,
+    DIRECTIONS,
+    Direction,
+    DirectionResult,
+    FioOutput,
+    FioOutputError,
+    JobResult,
+    LatencyStats,
+    _bucket_value,
+    _percent,
+    _sync_direction,
 )
 from ssdcompare.fiooptions import UNMEASURED
 from ssdcompare.fioquick import (
-    _built as _built,
-)
-from ssdcompare.fioquick import (
-    _decode_naturals as _decode_naturals,
-)
-from ssdcompare.fioquick import (
-    _decode_options as _decode_options,
-)
-from ssdcompare.fioquick import (
-    _known as _known,
-)
-from ssdcompare.fioquick import (
-    _Natural as _Natural,
-)
-from ssdcompare.fioquick import (
-    _quick as _quick,
+    _decode_naturals,
+    _Natural,
+    _quick,
 )
 from ssdcompare.pathwalk import ForeignLinkError, KernelViewError, walk
 from ssdcompare.regularfile import RefusedFile, read_regular

@@ -42,14 +42,9 @@ from ssdcompare.columns import (
 from ssdcompare.cpu import CpuStats, Thresholds, judge
 from ssdcompare.devices import Target
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fioresult import (
-    DIRECTIONS,
-    FioOutput,
-    FioOutputError,
-    JobResult,
-    merge_jobs,
-    parse_fio_file,
-)
+from ssdcompare.fiomerge import merge_jobs
+from ssdcompare.fiomodels import DIRECTIONS, FioOutput, FioOutputError, JobResult
+from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.hosts import Host
 from ssdcompare.jobcheck import JobfileError, read_jobfile
 from ssdcompare.jobfile import member_section, rendered_size, span_words

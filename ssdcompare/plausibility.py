@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterator
 
 from ssdcompare.cpu import CpuTrace
-from ssdcompare.fioresult import DirectionResult, JobResult, LatencyStats
+from ssdcompare.fiomodels import DirectionResult, JobResult, LatencyStats
 
 MAX_IOPS = 1e10  # ten billion I/Os per second: a thousand times the fastest device
 MAX_BW_BYTES = 1e14  # 100 TB/s

@@ -42,8 +42,9 @@ from ssdcompare.cpu import CpuTrace, trace_from
 from ssdcompare.devices import Target, in_device_tree
 from ssdcompare.errors import NewerFormatError, SsdcompareError, stored_validation_message
 from ssdcompare.fiologs import LogError, Samples, log_files, read_log
+from ssdcompare.fiomodels import FioOutput
 from ssdcompare.fiooptions import OPT_IN, TIMESERIES_PREFIX
-from ssdcompare.fioresult import FIO_OUTPUT_LIMIT, FioOutput, parse_fio_bytes
+from ssdcompare.fioresult import FIO_OUTPUT_LIMIT, parse_fio_bytes
 from ssdcompare.identity import TargetIdentity
 from ssdcompare.jobcheck import JobfileError, read_jobfile, workload_hash
 from ssdcompare.jobfile import hashed_span, rendered_size

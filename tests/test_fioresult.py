@@ -19,16 +19,11 @@ from unittest import mock
 
 import pytest
 
-from ssdcompare import fioresult, regularfile
+from ssdcompare import fiomerge, fiomodels, fioquick, fioresult, regularfile
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fioresult import (
-    FioOutputError,
-    LatencyStats,
-    merge_latency,
-    parse_fio_file,
-    parse_fio_text,
-    percentiles_from_bins,
-)
+from ssdcompare.fiomerge import merge_latency
+from ssdcompare.fiomodels import FioOutputError, LatencyStats, percentiles_from_bins
+from ssdcompare.fioresult import parse_fio_file, parse_fio_text
 
 DATA = Path(__file__).parent / "data"
 JSON_START = re.compile(r"^\{", re.MULTILINE)
@@ -1068,7 +1063,7 @@ def mutate_doc(doc: dict[str, Any], rng: random.Random) -> None:
 
 
 def parses_or_refuses(text: str, source: str) -> None:
-    quick = fioresult._quick(text.removeprefix("\ufeff"), source)
+    quick = fioquick._quick(text.removeprefix("\ufeff"), source)
     if quick is not None:  # what the quick reading takes, the careful one reads the same
         with mock.patch.object(fioresult, "_quick", lambda text, source: None):
             assert _dumped(quick) == _dumped(parse_fio_text(text, source=source)), source
@@ -1121,7 +1116,7 @@ def test_edited_plain_outputs_the_quick_reading_takes_read_as_the_careful_one_re
     the careful reading reads it (parses_or_refuses compares the two)."""
     example = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
     files = sorted(DATA.glob("*.json")) + sorted(example.glob("runs/*/*/r1/fio.json"))[:12]
-    plain = [path for path in files if fioresult._quick(path.read_text(), "x") is not None]
+    plain = [path for path in files if fioquick._quick(path.read_text(), "x") is not None]
     assert len(plain) >= 15
     taken = 0
     for path in plain:
@@ -1130,7 +1125,7 @@ def test_edited_plain_outputs_the_quick_reading_takes_read_as_the_careful_one_re
             doc = json.loads(path.read_text())
             mutate_doc(doc, rng)
             text = json.dumps(doc, indent=2, separators=(",", " : "))
-            taken += fioresult._quick(text, "x") is not None
+            taken += fioquick._quick(text, "x") is not None
             parses_or_refuses(text, f"{path.name}#q{round_}")
     assert taken >= 100, taken  # edits the quick reading does not mind (an unused field, say)
 
@@ -1175,9 +1170,9 @@ def test_the_one_pass_histogram_reading_matches_the_careful_one(
     assert fioresult._plain_bins({" 1": 1, "2": 1}) == {1: 1, 2: 1}  # as the careful one reads it
 
 
-def _both_ways(text: str) -> tuple[fioresult.FioOutput | None, fioresult.FioOutput]:
+def _both_ways(text: str) -> tuple[fiomodels.FioOutput | None, fiomodels.FioOutput]:
     """The quick reading of a text (None: not taken) and the careful reading of it."""
-    quick = fioresult._quick(text, "x")
+    quick = fioquick._quick(text, "x")
     with mock.patch.object(fioresult, "_quick", lambda text, source: None):
         return quick, parse_fio_text(text, "x")
 
@@ -1186,14 +1181,14 @@ def test_what_the_quick_reading_leaves_to_the_careful_one() -> None:
     """Texts a decoder would read differently from the careful reading, or whose oddity only
     the careful reading names, are left to it; and what is taken reads the same."""
     plus = (DATA / "fdatasync-write-jsonplus.json").read_text()
-    assert fioresult._quick(plus, "x") is not None
+    assert fioquick._quick(plus, "x") is not None
     # "-0" is 0 to the decoder: beside a "0" bucket it would replace it; the careful one adds
     both = plus.replace('"bins" : {', '"bins" : {\n "0" : 5,\n "-0" : 7,', 1)
     quick, careful = _both_ways(both)
     assert quick is None and careful.jobs[0].directions["write"].clat.bins[0] == 12
     # an option written twice, however the pair is spaced, or after a key holding a brace
     options = (DATA / "randrw-latpct-json.json").read_text()
-    assert fioresult._quick(options, "x") is not None
+    assert fioquick._quick(options, "x") is not None
     for twice in ('"filename":"/dev/a", "filename" : "/dev/b", ',
                   '"filename" :\t"/dev/a", "filename" : "/dev/b", ',
                   '"filename" : "/dev/a", "filename":"/dev/b",\n "y}" : "1", '):  # fmt: skip
@@ -1245,7 +1240,7 @@ def test_a_file_is_read_whole_whatever_each_read_gives(
 
 
 def test_models_built_by_the_quick_reading_are_what_model_construct_makes() -> None:
-    """The quick reading sets a model's attributes itself (fioresult._built): for every model
+    """The quick reading sets a model's attributes itself (fioquick._built): for every model
     that is what pydantic's model_construct gives with the same values."""
     lat = {
         "n": 3,
@@ -1266,7 +1261,7 @@ def test_models_built_by_the_quick_reading_are_what_model_construct_makes() -> N
         "total_ios": 3,
         "short_ios": 0,
         "drop_ios": 0,
-        "clat": fioresult.LatencyStats(**lat),
+        "clat": fiomodels.LatencyStats(**lat),
         "slat": None,
         "lat": None,
     }
@@ -1292,10 +1287,10 @@ def test_models_built_by_the_quick_reading_are_what_model_construct_makes() -> N
               "disk_util": [], "client_server": False, "client_aggregates": [], "notes": [],
               "trailing_text": "", "interim_reports": 0, "warnings": [],
               "source": "x"}  # fmt: skip
-    for model, values in ((fioresult.LatencyStats, lat), (fioresult.DirectionResult, direction),
-                          (fioresult.JobResult, job), (fioresult.FioOutput, output)):  # fmt: skip
+    for model, values in ((fiomodels.LatencyStats, lat), (fiomodels.DirectionResult, direction),
+                          (fiomodels.JobResult, job), (fiomodels.FioOutput, output)):  # fmt: skip
         assert set(values) == set(model.model_fields), model  # every field named
-        built, constructed = fioresult._built(model, dict(values)), model.model_construct(**values)
+        built, constructed = fioquick._built(model, dict(values)), model.model_construct(**values)
         assert built == constructed and built == model(**values)
         for attribute in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__",
                           "__pydantic_private__"):  # fmt: skip
@@ -1303,7 +1298,7 @@ def test_models_built_by_the_quick_reading_are_what_model_construct_makes() -> N
         assert built.model_dump() == constructed.model_dump()
 
 
-def _dumped(output: fioresult.FioOutput) -> str:
+def _dumped(output: fiomodels.FioOutput) -> str:
     """An output as comparable text: NaN equals NaN, 5 differs from 5.0."""
     return json.dumps(output.model_dump(), sort_keys=True, default=str)
 
@@ -1318,7 +1313,7 @@ def test_the_quick_reading_gives_what_the_careful_one_gives(
     taken = []
     for path in files:
         text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
-        quick = fioresult._quick(text, str(path))
+        quick = fioquick._quick(text, str(path))
         if quick is None:
             continue
         taken.append(path.name)
@@ -1332,13 +1327,13 @@ def test_the_quick_reading_gives_what_the_careful_one_gives(
                  "synthetic-fio-3.16-layout.json", "numjobs2-separate-json.json"):  # fmt: skip
         assert name not in taken, name
     text = (DATA / "randrw-latpct-json.json").read_text()
-    assert fioresult._quick(text, "x") is not None
-    assert fioresult._quick(text.replace('"iops" : ', '"iops" : nan, "x" : ', 1), "x") is None
+    assert fioquick._quick(text, "x") is not None
+    assert fioquick._quick(text.replace('"iops" : ', '"iops" : nan, "x" : ', 1), "x") is None
     twice = text.replace('"rw" : "randrw"', '"rw" : "randrw", "rw" : "read"', 1)
-    assert twice != text and fioresult._quick(twice, "x") is None  # an option set twice
+    assert twice != text and fioquick._quick(twice, "x") is None  # an option set twice
     # ... also when a value holds a brace, which could end the object early for the count
     braced = twice.replace('"rw" : "randrw"', '"x" : "a}b", "rw" : "randrw"', 1)
-    assert braced != twice and fioresult._quick(braced, "x") is None
+    assert braced != twice and fioquick._quick(braced, "x") is None
 
 
 def test_directions_fio_printed_with_zeros_are_told_from_unknown_ones() -> None:
@@ -1356,5 +1351,5 @@ def test_directions_fio_printed_with_zeros_are_told_from_unknown_ones() -> None:
     assert quick is None  # nan is the careful reading's
     (job,) = careful.jobs
     assert math.isnan(job.directions["write"].iops) and job.empty_directions == []
-    merged = fioresult.merge_jobs([job, job])
+    merged = fiomerge.merge_jobs([job, job])
     assert merged.empty_directions == [] and sorted(merged.directions) == ["read", "write"]

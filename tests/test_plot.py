@@ -20,7 +20,7 @@ from ssdcompare import chartkinds, charts
 from ssdcompare.chartkinds import ChartInputs, ChartKind, PlacedChart, whole
 from ssdcompare.chartspec import Axis, LineChart, Series
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fioresult import DISTRIBUTION_PERCENTILES
+from ssdcompare.fiomodels import DISTRIBUTION_PERCENTILES
 from ssdcompare.report import build_context
 from ssdcompare.store import ResultsDir
 

@@ -24,7 +24,8 @@ from ssdcompare import store
 from ssdcompare.cpu import trace_from
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio import FioInfo
-from ssdcompare.fioresult import FioOutputError, parse_fio_file
+from ssdcompare.fiomodels import FioOutputError
+from ssdcompare.fioresult import parse_fio_file
 from ssdcompare.frame import job_summary, load
 from ssdcompare.plausibility import job_problem, trace_problem
 from ssdcompare.store import ResultsDir
