@@ -116,10 +116,7 @@ def probe_signatures(path: str) -> list[str]:
     if not blkid:
         return _magic_signatures(path)
     try:
-        done = subprocess.run(
-            [blkid, "-p", "-o", "export", path], capture_output=True, text=True,
-            errors="replace", timeout=30, check=False, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        done = _blkid_probe(blkid, path)
     except (OSError, subprocess.TimeoutExpired) as err:
         return [_unsure(f"blkid -p did not answer ({err})")]
     said = " ".join(done.stderr.split())
@@ -130,6 +127,16 @@ def probe_signatures(path: str) -> list[str]:
     if done.returncode == 8:  # "ambivalent": more than one signature
         return [_ambivalent(path)]
     return [_unsure(f"blkid -p failed (status {done.returncode}: {said[:200] or 'no message'})")]
+
+
+def _blkid_probe(blkid: str, path: str, offset: int = 0) -> subprocess.CompletedProcess[str]:
+    """`blkid -p` (a low-level probe, no cache) of `path`, from `offset` bytes in; its output
+    as KEY=value lines. OSError or TimeoutExpired when it cannot run or answer."""
+    at = ["-O", str(offset)] if offset else []
+    return subprocess.run(
+        [blkid, "-p", *at, "-o", "export", path], capture_output=True, text=True,
+        errors="replace", timeout=30, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 # where partitions usually start (tools align them to 1 MiB; a BIOS boot partition before
@@ -149,10 +156,7 @@ def _shifted_signatures(blkid: str, path: str) -> list[str]:
     found: list[str] = []
     for offset, where in _PARTITION_STARTS:
         try:
-            done = subprocess.run(
-                [blkid, "-p", "-O", str(offset), "-o", "export", path], capture_output=True,
-                text=True, errors="replace", timeout=30, check=False, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+            done = _blkid_probe(blkid, path, offset)
         except (OSError, subprocess.TimeoutExpired):
             continue  # the probe at the start answered; this one is a look further on
         if done.returncode == 0:
