@@ -42,7 +42,7 @@ def check_report_path(path: Path, folders: Iterable[Path] = ()) -> None:
             f"refusing to write the report to {path}: a report is an HTML file; give a name "
             "ending in .html, e.g. report.html"
         )
-    _check_output_folder(path.parent, "the report")
+    _refuse_folder_others_control(path.parent, "the report")
     _not_among_runs(path, folders, "the report", "report.html")
     if not os.path.lexists(path):
         return
@@ -54,7 +54,7 @@ def check_report_path(path: Path, folders: Iterable[Path] = ()) -> None:
         )
 
 
-def _check_output_folder(folder: Path, what: str) -> None:
+def _refuse_folder_others_control(folder: Path, what: str) -> None:
     """Refuse to write `what` into `folder` when it is reached through a link someone else
     made, or someone else controls it (see pathwalk.where_others_control)."""
     problem = where_others_control(folder)  # ForeignLinkError for a link of someone else's
@@ -107,7 +107,7 @@ def check_export_path(path: Path, folders: Iterable[Path] = ()) -> None:
     but an export of ssdcompare's (a CSV of its columns, a Parquet file naming them)."""
     if path.suffix.lower() not in EXPORT_SUFFIXES:
         raise SsdcompareError(f"cannot export to {path.name}: use a .csv or .parquet name")
-    _check_output_folder(path.parent, "the export")
+    _refuse_folder_others_control(path.parent, "the export")
     _not_among_runs(path, folders, "the export", "results.csv")
     if not os.path.lexists(path) or _is_export(path):
         return
@@ -146,7 +146,7 @@ def write_jobfiles(jobs: Iterable[RenderedJob], out_dir: Path) -> list[Path]:
             f"refusing to write jobfiles under {out_dir}: it is under /dev, "
             "where files are kept in memory; give a folder on a filesystem"
         )
-    _check_output_folder(out_dir, "jobfiles")
+    _refuse_folder_others_control(out_dir, "jobfiles")
     if out_dir.exists():
         check_own_folder(out_dir, "--out")
     with own_writes():
