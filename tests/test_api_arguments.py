@@ -105,18 +105,28 @@ def test_serve_refuses_an_empty_address(address: str, run_cli: RunCli) -> None:
     ]
 
 
-@pytest.mark.fio
-def test_serve_listens_on_loopback_by_default(fio: FioInfo) -> None:
-    port = free_port("127.0.0.1")
+def serving(port: int) -> subprocess.Popen[str]:
+    """`ssdcompare serve` on its default address, once its fio server listens there."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "ssdcompare", "serve", "--allow-root", "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
+    deadline = time.monotonic() + DEADLINE_S
     try:
-        deadline = time.monotonic() + DEADLINE_S
         while not listening("127.0.0.1", port):
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
+    except BaseException:
+        proc.kill()  # never left serving when it did not come up
+        raise
+    return proc
+
+
+@pytest.mark.fio
+def test_serve_listens_on_loopback_by_default(fio: FioInfo) -> None:
+    port = free_port("127.0.0.1")
+    proc = serving(port)
+    try:
         # another address of this machine reaches a server bound to all of them, not this one
         assert not listening("127.0.0.2", port)
     finally:
@@ -137,14 +147,7 @@ def test_serve_as_root_needs_allow_root_and_says_why(run_cli: RunCli) -> None:
 def test_a_killed_serve_leaves_no_fio_server_behind(fio: FioInfo) -> None:
     """Killed outright (SIGKILL), serve cannot stop its fio server: the watchdog does."""
     port = free_port("127.0.0.1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ssdcompare", "serve", "--allow-root", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + DEADLINE_S
-    while not listening("127.0.0.1", port):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
+    proc = serving(port)
     server = [p for p in psutil.Process(proc.pid).children() if p.name() == "fio"]
     assert len(server) == 1
     proc.kill()
