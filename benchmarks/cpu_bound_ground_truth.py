@@ -20,9 +20,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 import pandas as pd  # noqa: E402
 from blockdevs import loop_device, zram_device  # noqa: E402
 
-from ssdcompare import sweep  # noqa: E402
-from ssdcompare.frame import load  # noqa: E402
-from ssdcompare.plan import make_plan  # noqa: E402
+from ssdcompare.analysis.frame import load  # noqa: E402
+from ssdcompare.run import sweep  # noqa: E402
+from ssdcompare.run.plan import make_plan  # noqa: E402
 
 SUITE = ROOT / "tests" / "suites" / "ground-truth.yaml"
 

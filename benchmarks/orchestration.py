@@ -133,9 +133,9 @@ def _cpu_s() -> float:
 def _timed_sweep(suite: str, target: str, out: str) -> tuple[float, float]:
     """The sweep command's own steps, in this process: plan, checks, manifest, every run
     with the progress line (the CLI's, into a buffer)."""
-    from ssdcompare import sweep
-    from ssdcompare.api import prepare_sweep
-    from ssdcompare.terminal import ProgressLine
+    from ssdcompare.cli.api import prepare_sweep
+    from ssdcompare.cli.terminal import ProgressLine
+    from ssdcompare.run import sweep
 
     started, cpu = time.perf_counter(), _cpu_s()
     plan, results, _ = prepare_sweep(target, suite, ["ssdcompare", "sweep"], size="16m", out=out)
@@ -216,7 +216,7 @@ def passthrough_figures(quick: bool) -> list[Figure]:
     same job run twice), while runs side by side share the host's moments (0.97-1.02).
     The sweep's own process and CPU sampler share its fio's CPU: the harder case. With one
     CPU the runs alternate."""
-    from ssdcompare.fio import find_fio
+    from ssdcompare.fio.binary import find_fio
 
     seconds, pairs = (1, 1) if quick else (2, 10)
     fio = find_fio()

@@ -93,10 +93,10 @@ def synthetic_results(folder: Path, jobs: int, devices: int, mixed: bool = False
     """A results folder of `jobs` x `devices` finished runs, shaped as a sweep writes them;
     `mixed`: read/write mixes, each run's output a real 70/30 mix's."""
     from ssdcompare import __version__
-    from ssdcompare.metadata import HostInfo, device_info
-    from ssdcompare.plan import make_plan
-    from ssdcompare.store import Manifest, ResultsDir, RunStatus, now_iso, write_atomic
-    from ssdcompare.workload import Suite, Workload
+    from ssdcompare.results.store import Manifest, ResultsDir, RunStatus, now_iso, write_atomic
+    from ssdcompare.run.plan import make_plan
+    from ssdcompare.suite.workload import Suite, Workload
+    from ssdcompare.target.metadata import HostInfo, device_info
 
     suite = Suite(name="scale", description="synthetic", workloads=[
         Workload(**w) for w in _workloads(jobs, mixed)])  # type: ignore[arg-type]  # fmt: skip
@@ -150,7 +150,7 @@ def _timed(work: Callable[[], object], rounds: int = 1) -> float:
 
 def report_figures(scratch: Path, jobs: int, devices: int, limit_s: float,
                    limit_mb: float | None, mixed: bool = False) -> list[Figure]:  # fmt: skip
-    from ssdcompare.report import write_report
+    from ssdcompare.report.build import write_report
 
     kind = "mixed " if mixed else ""
     folder = synthetic_results(scratch / f"r{jobs}x{devices}{kind}", jobs, devices, mixed)
@@ -193,8 +193,8 @@ def ingest_figures(scratch: Path, jobs: int, devices: int, mixed: bool = False) 
 
 
 def sampler_figure(seconds: int) -> Figure:
-    from ssdcompare.fio import find_fio
-    from ssdcompare.sampler import CpuSampler
+    from ssdcompare.fio.binary import find_fio
+    from ssdcompare.run.sampler import CpuSampler
 
     fio = find_fio()
     with tempfile.TemporaryDirectory() as scratch:

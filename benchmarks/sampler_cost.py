@@ -16,8 +16,8 @@ import subprocess
 import tempfile
 import time
 
-from ssdcompare.fio import find_fio
-from ssdcompare.sampler import CpuSampler
+from ssdcompare.fio.binary import find_fio
+from ssdcompare.run.sampler import CpuSampler
 
 
 def main() -> None:

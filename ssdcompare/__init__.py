@@ -14,7 +14,7 @@ In Python (e.g. Jupyter)::
     ssdcompare.headline(summary)                                  # the answer, a line per device
     ssdcompare.plot.queue_depth(frame).savefig("qd.png")          # the report's charts, matplotlib
 
-This module imports nothing when it loads: the command line starts from ssdcompare.entry,
+This module imports nothing when it loads: the command line starts from ssdcompare.cli.entry,
 which must be able to catch Ctrl-C before anything slow is imported.
 """
 
@@ -27,15 +27,15 @@ __all__ = [
 
 _LAZY = {
     "SsdcompareError": "ssdcompare.errors",
-    "load": "ssdcompare.frame",
-    "read_fio": "ssdcompare.frame",
-    "job_summary": "ssdcompare.frame",
-    "side_by_side": "ssdcompare.frame",
-    "run_sweep": "ssdcompare.api",
-    "timeseries": "ssdcompare.persecond",
-    "bursts": "ssdcompare.perburst",
-    "headline": "ssdcompare.answer",
-    "SweepRun": "ssdcompare.api",
+    "load": "ssdcompare.analysis.frame",
+    "read_fio": "ssdcompare.analysis.frame",
+    "job_summary": "ssdcompare.analysis.frame",
+    "side_by_side": "ssdcompare.analysis.frame",
+    "run_sweep": "ssdcompare.cli.api",
+    "timeseries": "ssdcompare.analysis.persecond",
+    "bursts": "ssdcompare.analysis.perburst",
+    "headline": "ssdcompare.analysis.answer",
+    "SweepRun": "ssdcompare.cli.api",
 }
 
 

@@ -1,6 +1,6 @@
-# `python -m ssdcompare`: Ctrl-C from the first line on ends quietly (see ssdcompare.entry)
+# `python -m ssdcompare`: Ctrl-C from the first line on ends quietly (see ssdcompare.cli.entry)
 try:
-    from ssdcompare.entry import main
+    from ssdcompare.cli.entry import main
 except BaseException as err:  # an interrupt may come wrapped in another exception
     if isinstance(err, SystemExit):
         raise

@@ -18,7 +18,7 @@ best). Devices keep the colour they have in the report of the whole results.
     fig.savefig("qd.png")
 
 `draw(kind, ...)` draws any kind in the registry (`kinds()`), so a kind added to
-ssdcompare.chartkinds.KINDS is drawn here as it is in the report.
+ssdcompare.report.chartkinds.KINDS is drawn here as it is in the report.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ssdcompare.chartfigure import figure
-from ssdcompare.chartkinds import KINDS, ChartInputs, section_rank
-from ssdcompare.charts import drawable_points
-from ssdcompare.chartspec import Heatmap, Spec
+from ssdcompare.analysis.frame import job_summary, known_true, load, side_by_side
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.frame import job_summary, known_true, load, side_by_side
-from ssdcompare.reporttable import Footnotes, family_name, first_rows, table_groups
+from ssdcompare.report.chartkinds import KINDS, ChartInputs, section_rank
+from ssdcompare.report.chartspec import Heatmap, Spec
+from ssdcompare.report.figure import figure
+from ssdcompare.report.svg import drawable_points
+from ssdcompare.report.table import Footnotes, family_name, first_rows, table_groups
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -22,9 +22,9 @@ import pytest
 from blockdevs import why_no_devices
 from fioservers import two_hosts_with_loops
 
-from ssdcompare.cli import main
+from ssdcompare.cli.commands import main
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fio import FioInfo, find_fio
+from ssdcompare.fio.binary import FioInfo, find_fio
 
 # The tests make filesystems and partition tables of their own (mkfs.*, sfdisk, wipefs, all
 # installed by scripts/install.sh in /usr/sbin). A user other than root often has no sbin

@@ -8,9 +8,9 @@ import pytest
 from blockdevs import loop_device
 
 import ssdcompare
-from ssdcompare import sweep
-from ssdcompare.devices import resolve_targets
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.run import sweep
+from ssdcompare.target.devices import resolve_targets
 
 SUITES = Path(__file__).parent / "suites"
 

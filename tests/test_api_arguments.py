@@ -18,11 +18,11 @@ from fioservers import free_port, listening
 from suitefiles import suite_file
 
 import ssdcompare
+from ssdcompare.analysis.frame import export
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fio import FioInfo
-from ssdcompare.frame import export
-from ssdcompare.report import write_report
-from ssdcompare.suites import load_suite
+from ssdcompare.fio.binary import FioInfo
+from ssdcompare.report.build import write_report
+from ssdcompare.suite.files import load_suite
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 DEADLINE_S = 60.0

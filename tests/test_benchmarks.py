@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ssdcompare.fio import FioInfo
+from ssdcompare.fio.binary import FioInfo
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -10,12 +10,12 @@ import pytest
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare.fiologs import COMPRESS_ABOVE, LogError, compress_large
-from ssdcompare.perburst import split, summarize
-from ssdcompare.plan import make_plan
-from ssdcompare.report import write_report
-from ssdcompare.store import ResultsFiles
-from ssdcompare.workload import Workload
+from ssdcompare.analysis.perburst import split, summarize
+from ssdcompare.fio.logs import COMPRESS_ABOVE, LogError, compress_large
+from ssdcompare.report.build import write_report
+from ssdcompare.results.store import ResultsFiles
+from ssdcompare.run.plan import make_plan
+from ssdcompare.suite.workload import Workload
 
 MIB = 1 << 20
 

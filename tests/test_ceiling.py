@@ -18,9 +18,9 @@ from blockdevs import loop_device, zram_device
 from fioprocs import DEADLINE_S, fio_has_read, fio_processes, wait_for
 from suitefiles import suite_file
 
-from ssdcompare.locks import own_folder
-from ssdcompare.ramdisk import RECORD_PREFIX, RESULTS_RECORD, RamDiskRecord, remove_leftovers
-from ssdcompare.store import ResultsDir
+from ssdcompare.results.store import ResultsDir
+from ssdcompare.run.ramdisk import RECORD_PREFIX, RESULTS_RECORD, RamDiskRecord, remove_leftovers
+from ssdcompare.target.locks import own_folder
 
 SUITES = Path(__file__).parent / "suites"
 

@@ -1,4 +1,4 @@
-"""The results frame's columns come from one registry (ssdcompare.columns), and the docs'
+"""The results frame's columns come from one registry (ssdcompare.analysis.columns), and the docs'
 tables of them are made from it: the three agree."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import ssdcompare
-from ssdcompare.columns import FRAME_COLUMNS, SECTIONS, TYPES, markdown_table, with_tables
+from ssdcompare.analysis.columns import FRAME_COLUMNS, SECTIONS, TYPES, markdown_table, with_tables
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "results-format.md"
@@ -18,7 +18,9 @@ DTYPES = {"float": {"float64"}, "Int64": {"Int64"}, "boolean": {"boolean"},
 
 def test_the_docs_tables_are_the_registrys() -> None:
     text = DOCS.read_text(encoding="utf-8")
-    assert with_tables(text) == text, "run: python -m ssdcompare.columns docs/results-format.md"
+    assert with_tables(text) == text, (
+        "run: python -m ssdcompare.analysis.columns docs/results-format.md"
+    )
     for section in SECTIONS:  # every part has its table, under its heading
         assert f"### {section}\n" in text and markdown_table(section) in text
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ssdcompare import sampler
-from ssdcompare.cpu import CATEGORIES, CpuTrace, judge
-from ssdcompare.sampler import CpuSampler
+from ssdcompare.judge.cpu import CATEGORIES, CpuTrace, judge
+from ssdcompare.run import sampler
+from ssdcompare.run.sampler import CpuSampler
 
 # judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
 pytestmark = pytest.mark.serial

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from blockdevs import loop_device, zram_device
 
-from ssdcompare import sweep
-from ssdcompare.cpu import CpuStats, Thresholds, judge, trace_from
-from ssdcompare.frame import load
-from ssdcompare.plan import make_plan
+from ssdcompare.analysis.frame import load
+from ssdcompare.judge.cpu import CpuStats, Thresholds, judge, trace_from
+from ssdcompare.run import sweep
+from ssdcompare.run.plan import make_plan
 
 # judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
 pytestmark = pytest.mark.serial

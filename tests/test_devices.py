@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from blockdevs import loop_device
 
-from ssdcompare.devices import (
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.target.devices import (
     Target,
     available_block_devices,
     describe,
     resolve_target,
     resolve_targets,
 )
-from ssdcompare.errors import SsdcompareError
 
 MIB = 1024**2
 

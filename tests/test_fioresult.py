@@ -19,11 +19,15 @@ from unittest import mock
 
 import pytest
 
-from ssdcompare import fiomerge, fiomodels, fioquick, fioresult, regularfile
+from ssdcompare import regularfile
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fiomerge import merge_latency
-from ssdcompare.fiomodels import FioOutputError, LatencyStats, percentiles_from_bins
-from ssdcompare.fioresult import parse_fio_file, parse_fio_text
+from ssdcompare.fio.result import merge as fiomerge
+from ssdcompare.fio.result import models as fiomodels
+from ssdcompare.fio.result import quick as fioquick
+from ssdcompare.fio.result import reader as fioresult
+from ssdcompare.fio.result.merge import merge_latency
+from ssdcompare.fio.result.models import FioOutputError, LatencyStats, percentiles_from_bins
+from ssdcompare.fio.result.reader import parse_fio_file, parse_fio_text
 
 DATA = Path(__file__).parent / "data"
 JSON_START = re.compile(r"^\{", re.MULTILINE)

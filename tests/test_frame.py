@@ -12,7 +12,7 @@ import pytest
 
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fio import FioInfo
+from ssdcompare.fio.binary import FioInfo
 
 DATA = Path(__file__).parent / "data"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"

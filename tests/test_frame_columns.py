@@ -14,8 +14,8 @@ import pytest
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare import frame as frame_module
-from ssdcompare.fio import FioInfo
+from ssdcompare.analysis import frame as frame_module
+from ssdcompare.fio.binary import FioInfo
 
 DATA = Path(__file__).parent / "data"
 
@@ -121,12 +121,12 @@ def test_sync_rows_have_no_completion_or_submission_latency() -> None:
 
 
 def test_every_column_is_documented_with_what_lat_means() -> None:
-    from ssdcompare.columns import BY_NAME
+    from ssdcompare.analysis.columns import BY_NAME
 
     for column in [*frame_module.COLUMNS, "label"]:  # in the registry, with its source
         assert BY_NAME[column].source.strip(), column
     doc = frame_module.__doc__ or ""
-    assert "ssdcompare.columns" in doc and "clat" in doc and "lat_percentiles=1" in doc
+    assert "ssdcompare.analysis.columns" in doc and "clat" in doc and "lat_percentiles=1" in doc
     assert "completion latency (clat)" in doc  # what lat_* means for older results
     columns = frame_module.COLUMNS
     assert columns.index("fdatasync") == columns.index("fsync") + 1

@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from ssdcompare.analysis.frame import _formula_safe, export, load
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.frame import _formula_safe, export, load
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "examples" / "results" / "ramdisk-vs-loop"

@@ -13,11 +13,12 @@ import pandas as pd
 import pytest
 
 import ssdcompare
-from ssdcompare import frame as frame_module
-from ssdcompare import framecache, userkey
-from ssdcompare.cpu import Thresholds
-from ssdcompare.frame import export, load
-from ssdcompare.report import write_report
+from ssdcompare import userkey
+from ssdcompare.analysis import cache as framecache
+from ssdcompare.analysis import frame as frame_module
+from ssdcompare.analysis.frame import export, load
+from ssdcompare.judge.cpu import Thresholds
+from ssdcompare.report.build import write_report
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 JOB = "randread-4k-qd8"
@@ -238,7 +239,7 @@ def test_a_report_read_twice_reads_the_raw_files_once(
     it leaves the cache valid, so a second report opens no fio output, CPU trace or log."""
     from collections import Counter
 
-    from ssdcompare.store import ResultsFiles
+    from ssdcompare.results.store import ResultsFiles
 
     opened: Counter[str] = Counter()
     read_bytes = ResultsFiles.read_bytes

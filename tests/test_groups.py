@@ -13,16 +13,16 @@ from blockdevs import loop_device
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare import sweep
-from ssdcompare.devices import Target, resolve_targets
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fio import FioInfo
-from ssdcompare.hosts import parse_hosts
-from ssdcompare.jobcheck import JobfileError, check_sections, read_jobfile
-from ssdcompare.jobfile import member_section, render, split_by_host
-from ssdcompare.plan import make_plan
-from ssdcompare.runner import RunOutcome, _check_reported
-from ssdcompare.suites import load_suite
+from ssdcompare.fio.binary import FioInfo
+from ssdcompare.fio.check import JobfileError, check_sections, read_jobfile
+from ssdcompare.fio.jobfile import member_section, render, split_by_host
+from ssdcompare.run import sweep
+from ssdcompare.run.plan import make_plan
+from ssdcompare.run.runner import RunOutcome, _check_reported
+from ssdcompare.suite.files import load_suite
+from ssdcompare.target.devices import Target, resolve_targets
+from ssdcompare.target.hosts import parse_hosts
 
 DATA = Path(__file__).parent / "data"
 

@@ -13,10 +13,10 @@ import pytest
 from blockdevs import loop_device
 from fioprocs import wait_for
 
-from ssdcompare.devices import Target, resolve_target
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.guard import check_write_safety, inspect_target, probe_signatures
-from ssdcompare.identity import identify, new_signatures
+from ssdcompare.target.devices import Target, resolve_target
+from ssdcompare.target.guard import check_write_safety, inspect_target, probe_signatures
+from ssdcompare.target.identity import identify, new_signatures
 
 
 def fake_tree(
@@ -284,7 +284,7 @@ def test_magic_numbers_without_blkid(tmp_path: Path, monkeypatch: pytest.MonkeyP
     data[1024 + 56 : 1024 + 58] = b"\x53\xef"
     image.write_bytes(bytes(data))
     monkeypatch.setenv("PATH", str(tmp_path))  # no blkid on PATH
-    monkeypatch.setattr("ssdcompare.guard.Path.exists", lambda self: False)
+    monkeypatch.setattr("ssdcompare.target.guard.Path.exists", lambda self: False)
     assert probe_signatures(str(image)) == ["an ext2/3/4 filesystem [magic numbers]"]
 
 

@@ -20,15 +20,15 @@ from fioservers import fio_server, other_protocol_server, two_hosts_with_loops
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare import sweep
-from ssdcompare.devices import Target, resolve_targets
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fio import FioInfo
-from ssdcompare.fioclient import check_hosts, host_problem, local_server_pids
-from ssdcompare.fioresult import parse_fio_file
-from ssdcompare.guard import check_write_safety
-from ssdcompare.hosts import DEFAULT_PORT, Host, is_local, parse_hosts, split_device
-from ssdcompare.plan import make_plan
+from ssdcompare.fio.binary import FioInfo
+from ssdcompare.fio.client import check_hosts, host_problem, local_server_pids
+from ssdcompare.fio.result.reader import parse_fio_file
+from ssdcompare.run import sweep
+from ssdcompare.run.plan import make_plan
+from ssdcompare.target.devices import Target, resolve_targets
+from ssdcompare.target.guard import check_write_safety
+from ssdcompare.target.hosts import DEFAULT_PORT, Host, is_local, parse_hosts, split_device
 
 DEADLINE_S = 120.0
 
@@ -302,7 +302,7 @@ def test_serve_runs_a_server_a_sweep_can_use_and_stops_it(fio: FioInfo, tmp_path
 
 
 def test_parallel_hosts_needs_every_device_on_a_host_of_its_own(tmp_path: Path) -> None:
-    from ssdcompare.plan import check_parallel
+    from ssdcompare.run.plan import check_parallel
 
     hosts = parse_hosts("a=192.0.2.7,b=192.0.2.8,c=192.0.2.7:8766")
     (tmp_path / "x.img").write_bytes(b"\0" * 4096)
@@ -537,7 +537,7 @@ def test_in_parallel_a_hung_host_costs_only_its_own_runs(
     fio: FioInfo, tmp_path: Path, two_hosts: tuple[str, list[str]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    from ssdcompare import runner
+    from ssdcompare.run import runner
 
     # a fio client whose server hangs ignores SIGTERM: kill it after 2 s, not the usual 10
     monkeypatch.setattr(runner, "TERM_GRACE_S", 2.0)

@@ -74,7 +74,7 @@ def test_wheel_holds_every_suite_and_template(wheel: Path) -> None:
     for folder in ("jobs", "templates"):
         for path in (REPO / folder).iterdir():
             assert f"ssdcompare/{folder}/{path.name}" in names
-    assert "ssdcompare/cli.py" in names
+    assert "ssdcompare/cli/commands.py" in names
     assert not any(name.startswith("tests/") for name in names)
 
 

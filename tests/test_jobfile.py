@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from ssdcompare.devices import Target
-from ssdcompare.fio import FioInfo, parse_only
-from ssdcompare.jobfile import RenderedJob, render, span, span_words
-from ssdcompare.plan import make_plan, validate
-from ssdcompare.suites import bundled_suite_paths
-from ssdcompare.workload import Suite, Workload
+from ssdcompare.fio.binary import FioInfo, parse_only
+from ssdcompare.fio.jobfile import RenderedJob, render, span, span_words
+from ssdcompare.run.plan import make_plan, validate
+from ssdcompare.suite.files import bundled_suite_paths
+from ssdcompare.suite.workload import Suite, Workload
+from ssdcompare.target.devices import Target
 
 MIB = 1024**2
 GIB = 1024**3

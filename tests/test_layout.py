@@ -1,143 +1,108 @@
-"""The package's layout follows the data flow: each module imports only from its own stage or
-earlier ones, never from a later stage and never from the package itself (its `__init__` is
-a facade for users). docs/architecture.md describes the same stages."""
+"""The package's layout follows the data flow: a stage is a sub-package (or, for the
+foundations, a few top-level modules), and a module imports only from its own stage or
+earlier ones, never from a later stage and never from the package itself (its `__init__`
+is a facade for users). The stages and their order are read from the table in
+docs/architecture.md, so the docs and the code cannot drift apart."""
 
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "ssdcompare"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
-# Earlier stages first. A suite file becomes models, models become jobfiles for targets, fio
-# runs them into a results folder, the folder becomes a frame, the frame a report; the
-# command line sits on top of everything.
-STAGES = [
-    (
-        "foundations",
-        ["version", "errors", "units", "regularfile", "userkey", "pathwalk", "resources"],
-    ),
-    (
-        "models",
-        ["fiooptions", "workload", "matrix", "suites", "cpu", "steady", "stats", "verdict"],
-    ),
-    (
-        "targets",
-        [
-            "hosts",
-            "targetfile",
-            "devices",
-            "backupheaders",
-            "guard",
-            "identity",
-            "locks",
-            "metadata",
-            "probes",
-        ],
-    ),
-    (
-        "fio",
-        [
-            "fio",
-            "jobcheck",
-            "jobfile",
-            "fiomodels",
-            "fiomerge",
-            "fioquick",
-            "fioresult",
-            "plausibility",
-            "fiologs",
-            "fioclient",
-        ],
-    ),
-    ("store", ["store", "outputs"]),
-    ("running", ["plan", "sampler", "watchdog", "runner", "precondition", "ramdisk", "ceiling"]),
-    ("sweep", ["sweep"]),
-    ("frame", ["columns", "framecache", "persecond", "perburst", "frame", "answer"]),
-    (
-        "presenting",
-        [
-            "chartspec",
-            "charts",
-            "reporttable",
-            "chartkinds",
-            "reportcharts",
-            "reportjobfiles",
-            "reportadvice",
-            "report",
-            "chartfigure",
-            "plot",
-        ],
-    ),
-    ("interface", ["api", "terminal", "cli", "entry", "__main__"]),
-]
-STAGE_OF = {module: index for index, (_, modules) in enumerate(STAGES) for module in modules}
+
+def stage_table() -> list[tuple[str, list[str]]]:
+    """(stage, places) in order from the table under "## Stages": a place is a top-level
+    module (`units.py`) or a sub-package (`run/`), as the table writes them."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("\n## Stages\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    stages = []
+    for row in rows[1:]:  # past the header (the rule under it starts "|-")
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        stages.append((cells[0], re.findall(r"`([\w]+(?:\.py|/))`", cells[1])))
+    return stages
+
+
+STAGES = stage_table()
+STAGE_OF_PLACE = {place: index for index, (_, places) in enumerate(STAGES) for place in places}
+
+
+def source_files() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def dotted(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def place_of(module: str) -> str:
+    """The place (top-level module or sub-package) a dotted module name belongs to."""
+    parts = module.split(".")
+    if (PACKAGE / parts[1]).is_dir():
+        return f"{parts[1]}/"
+    return f"{parts[1]}.py"
 
 
 def imports_of(path: Path) -> list[tuple[int, str]]:
     """(line, module) for every import of a package module, at any depth in the file
-    (imports inside functions count: they are still arrows)."""
+    (imports inside functions count: they are still arrows). `from a.b import c` is an
+    arrow to a.b.c when c is a module, else to a.b."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == "ssdcompare":  # from ssdcompare import fio: a module, or not
-                found += [
-                    (node.lineno, f"ssdcompare.{alias.name}")
-                    if (PACKAGE / f"{alias.name}.py").exists()
-                    or (PACKAGE / alias.name / "__init__.py").exists()
-                    else (node.lineno, "ssdcompare")
-                    for alias in node.names
-                ]
-            else:
-                found.append((node.lineno, node.module))
+            base = PACKAGE.parent.joinpath(*node.module.split("."))
+            for alias in node.names:
+                is_module = (base / f"{alias.name}.py").exists() or (
+                    base / alias.name / "__init__.py"
+                ).exists()
+                found.append((node.lineno, f"{node.module}.{alias.name}" if is_module
+                              else node.module))  # fmt: skip
     return [(line, name) for line, name in found if name.split(".")[0] == "ssdcompare"]
 
 
-def modules() -> list[str]:
-    """The package's modules and sub-packages (a sub-package is one unit, in one stage)."""
-    flat = [p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"]
-    return sorted(flat + [p.parent.name for p in PACKAGE.glob("*/__init__.py")])
-
-
-def unit_imports(module: str) -> list[tuple[int, str]]:
-    """The imports of a module, or of every file of a sub-package (but those of its own)."""
-    if (PACKAGE / f"{module}.py").exists():
-        return imports_of(PACKAGE / f"{module}.py")
-    found = [found for path in sorted((PACKAGE / module).rglob("*.py"))
-             for found in imports_of(path)]  # fmt: skip
-    return [(line, name) for line, name in found if not name.startswith(f"ssdcompare.{module}")]
+def test_the_stage_table_is_read() -> None:
+    names = [stage for stage, _ in STAGES]
+    assert names[0] == "foundations" and names[-1] == "cli", names
+    assert all(places for _, places in STAGES), STAGES
 
 
 def test_every_module_has_a_stage() -> None:
-    missing = [m for m in modules() if m not in STAGE_OF]
-    gone = [m for m in STAGE_OF if m not in modules()]
-    assert not missing, f"place these modules in STAGES (and docs/architecture.md): {missing}"
-    assert not gone, f"STAGES names modules that no longer exist: {gone}"
+    places = {place_of(dotted(path)) for path in source_files() if path.parent != PACKAGE
+              or path.stem != "__init__"}  # fmt: skip
+    missing = sorted(places - set(STAGE_OF_PLACE))
+    gone = sorted(set(STAGE_OF_PLACE) - places)
+    assert not missing, f"place these in the stage table of docs/architecture.md: {missing}"
+    assert not gone, f"the stage table names what no longer exists: {gone}"
 
 
 def test_imports_point_to_the_same_or_an_earlier_stage() -> None:
     wrong = []
-    for module in modules():
-        for line, name in unit_imports(module):
+    for path in source_files():
+        module = dotted(path)
+        if module == "ssdcompare":
+            continue
+        stage = STAGE_OF_PLACE[place_of(module)]
+        for line, name in imports_of(path):
+            where = f"{path.relative_to(PACKAGE)}:{line}"
             if name == "ssdcompare":
-                wrong.append(f"{module}.py:{line} imports the package itself")
-                continue
-            target = name.split(".")[1]
-            if STAGE_OF[target] > STAGE_OF[module]:
-                later = STAGES[STAGE_OF[target]][0]
-                wrong.append(f"{module}.py:{line} imports {target} (a later stage: {later})")
+                wrong.append(f"{where} imports the package itself")
+            elif STAGE_OF_PLACE[place_of(name)] > stage:
+                later = STAGES[STAGE_OF_PLACE[place_of(name)]][0]
+                wrong.append(f"{where} imports {name} (a later stage: {later})")
     assert not wrong, "\n".join(wrong)
 
 
 def test_no_import_cycles() -> None:
-    arrows = {
-        module: {
-            name.split(".")[1] for _, name in unit_imports(module) if name != "ssdcompare"
-        }  # fmt: skip
-        for module in modules()
-    }
+    arrows = {dotted(path): {name for _, name in imports_of(path)} for path in source_files()}
     cycles = []
 
     def visit(module: str, path: list[str]) -> None:
@@ -147,9 +112,21 @@ def test_no_import_cycles() -> None:
             elif target != module:
                 visit(target, [*path, target])
 
-    for module in modules():
-        visit(module, [module])
+    for module in arrows:
+        if module != "ssdcompare":
+            visit(module, [module])
     assert not cycles, "\n".join(sorted(set(cycles)))
+
+
+def test_sub_package_inits_import_nothing_but_their_own() -> None:
+    """A sub-package's `__init__` is loaded before any of its modules: it must not pull in
+    other stages (the command line's start-up and the reading of results depend on it)."""
+    heavy = []
+    for init in PACKAGE.glob("*/__init__.py"):
+        own = dotted(init)
+        heavy += [f"{init.relative_to(PACKAGE)} imports {name}" for _, name in imports_of(init)
+                  if not name.startswith(own)]  # fmt: skip
+    assert not heavy, "\n".join(heavy)
 
 
 def test_the_facade_imports_nothing_heavy() -> None:
@@ -159,22 +136,28 @@ def test_the_facade_imports_nothing_heavy() -> None:
 
 
 def test_the_code_map_names_every_module() -> None:
-    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
-    unnamed = [m for m in modules() if f"`{m}.py`" not in text and f"`{m}/`" not in text]
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    unnamed = [str(path.relative_to(PACKAGE)) for path in source_files()
+               if path.name != "__init__.py" or path.parent.parent != PACKAGE]  # fmt: skip
+
+    def named(name: str) -> bool:  # the file itself, or a folder below a stage holding it
+        folders = [f"`{parent.as_posix()}/`" for parent in Path(name).parents][:-2]
+        return f"`{name}`" in text or any(folder in text for folder in folders)
+
+    unnamed = [name for name in unnamed if not named(name) and name != "__init__.py"]
     assert not unnamed, f"docs/architecture.md does not describe: {unnamed}"
 
 
 def test_reading_results_never_loads_the_code_that_runs_fio() -> None:
     """The frame, the report and the charts read results: loading them loads no module of the
-    stages that plan and run sweeps, so reading results cannot depend on running them."""
-    import subprocess
-    import sys
-
-    running = [m for stage, names in STAGES if stage in ("running", "sweep") for m in names]
-    code = ("import sys, ssdcompare.frame, ssdcompare.report, ssdcompare.persecond, "
-            "ssdcompare.perburst; print(' '.join(sorted(sys.modules)))")  # fmt: skip
+    stage that plans and runs sweeps, so reading results cannot depend on running them."""
+    code = ("import sys, ssdcompare.analysis.frame, ssdcompare.analysis.persecond, "
+            "ssdcompare.analysis.perburst, ssdcompare.analysis.answer, "
+            "ssdcompare.report.build, ssdcompare.plot; "
+            "print(' '.join(sorted(sys.modules)))")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=PACKAGE.parent)  # fmt: skip
     loaded = set(done.stdout.split())
-    assert "ssdcompare.frame" in loaded
-    assert not [m for m in running if f"ssdcompare.{m}" in loaded]
+    assert "ssdcompare.analysis.frame" in loaded and "ssdcompare.report.build" in loaded
+    assert not [name for name in loaded if name.startswith("ssdcompare.run")]
+    assert not [name for name in loaded if name.startswith("ssdcompare.cli")]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ssdcompare import locks
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.locks import Lock, lock_dir_name, target_lock_paths
+from ssdcompare.target import locks
+from ssdcompare.target.locks import Lock, lock_dir_name, target_lock_paths
 
 OTHER_USER = 65534  # `nobody`
 
@@ -108,7 +108,8 @@ def test_a_lock_file_lives_only_while_its_lock_is_held(bases: tuple[Path, Path])
 
 def holder_process(path: Path) -> subprocess.Popen[str]:
     """Another process holding the lock at `path`, as a running sweep does."""
-    code = ("import sys, time\nfrom pathlib import Path\nfrom ssdcompare.locks import Lock\n"
+    code = ("import sys, time\nfrom pathlib import Path\n"
+            "from ssdcompare.target.locks import Lock\n"
             "Lock(Path(sys.argv[1]), 't', f'pid {__import__(\"os\").getpid()}, test')\n"
             "print('held', flush=True)\ntime.sleep(120)\n")  # fmt: skip
     process = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE,

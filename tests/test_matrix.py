@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from ssdcompare import matrix
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.matrix import expand
-from ssdcompare.workload import RW_PATTERNS, Suite, SuiteSpec, Workload
+from ssdcompare.suite import matrix
+from ssdcompare.suite.matrix import expand
+from ssdcompare.suite.workload import RW_PATTERNS, Suite, SuiteSpec, Workload
 
 
 def workload(**fields: Any) -> Workload:

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.outputs import write_jobfiles
-from ssdcompare.plan import JOB_OVERHEAD_S, make_plan
-from ssdcompare.steady import MAX_ROUNDS
-from ssdcompare.suites import bundled_suite_paths, load_suite
+from ssdcompare.judge.steady import MAX_ROUNDS
+from ssdcompare.results.outputs import write_jobfiles
+from ssdcompare.run.plan import JOB_OVERHEAD_S, make_plan
+from ssdcompare.suite.files import bundled_suite_paths, load_suite
+from ssdcompare.suite.workload import Suite, Workload
 from ssdcompare.units import format_duration
-from ssdcompare.workload import Suite, Workload
 
 MIB = 1024**2
 QUICK_IDS = [w.job_id for w in load_suite("quick").workloads]

@@ -16,13 +16,14 @@ import pytest
 
 import ssdcompare
 import ssdcompare.plot
-from ssdcompare import chartkinds, charts
-from ssdcompare.chartkinds import ChartInputs, ChartKind, PlacedChart, whole
-from ssdcompare.chartspec import Axis, LineChart, Series
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fiomodels import DISTRIBUTION_PERCENTILES
-from ssdcompare.report import build_context
-from ssdcompare.store import ResultsDir
+from ssdcompare.fio.result.models import DISTRIBUTION_PERCENTILES
+from ssdcompare.report import chartkinds
+from ssdcompare.report import svg as charts
+from ssdcompare.report.build import build_context
+from ssdcompare.report.chartkinds import ChartInputs, ChartKind, PlacedChart, whole
+from ssdcompare.report.chartspec import Axis, LineChart, Series
+from ssdcompare.results.store import ResultsDir
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 FORMAT1 = Path(__file__).parent / "data" / "format1-results"
@@ -259,8 +260,8 @@ def test_neither_the_package_nor_the_report_loads_matplotlib(tmp_path: Path) -> 
     pyplot's global state."""
     code = f"""
 import sys
-import ssdcompare, ssdcompare.report, ssdcompare.plot
-ssdcompare.report.write_report([{str(EXAMPLE)!r}], {str(tmp_path / "report.html")!r})
+import ssdcompare, ssdcompare.report.build, ssdcompare.plot
+ssdcompare.report.build.write_report([{str(EXAMPLE)!r}], {str(tmp_path / "report.html")!r})
 assert "matplotlib" not in sys.modules, "loaded by the report"
 ssdcompare.plot.queue_depth({str(EXAMPLE)!r}).savefig({str(tmp_path / "qd.png")!r})
 assert "matplotlib" in sys.modules and "matplotlib.pyplot" not in sys.modules

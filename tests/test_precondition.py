@@ -14,8 +14,8 @@ from suitefiles import suite_file
 
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.plan import make_plan
-from ssdcompare.steady import MAX_ROUNDS
+from ssdcompare.judge.steady import MAX_ROUNDS
+from ssdcompare.run.plan import make_plan
 
 MIB = 1 << 20
 

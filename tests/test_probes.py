@@ -13,9 +13,9 @@ from blockdevs import loop_device
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare import probes
-from ssdcompare.probes import diskstats
-from ssdcompare.probes.probe import Probe, ProbeColumn
+from ssdcompare.target import probes
+from ssdcompare.target.probes import diskstats
+from ssdcompare.target.probes.probe import Probe, ProbeColumn
 
 DISK_COLUMNS = [column.name for column in diskstats.PROBE.columns]
 

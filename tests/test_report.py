@@ -15,9 +15,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ssdcompare.frame import job_summary, load
-from ssdcompare.report import build_context, write_report
-from ssdcompare.store import ResultsDir
+from ssdcompare.analysis.frame import job_summary, load
+from ssdcompare.report.build import build_context, write_report
+from ssdcompare.results.store import ResultsDir
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 SUITES = Path(__file__).parent / "suites"

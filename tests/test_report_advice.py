@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from test_report_scale import _benchmark
 
-from ssdcompare.frame import job_summary, load
-from ssdcompare.report import build_context, render_report
-from ssdcompare.store import ResultsDir
+from ssdcompare.analysis.frame import job_summary, load
+from ssdcompare.report.build import build_context, render_report
+from ssdcompare.results.store import ResultsDir
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ssdcompare import charts
-from ssdcompare.chartspec import Axis, Cell, Heatmap, LineChart, Series
-from ssdcompare.frame import load
-from ssdcompare.report import build_context, write_report
-from ssdcompare.store import ResultsDir
+from ssdcompare.analysis.frame import load
+from ssdcompare.report import svg as charts
+from ssdcompare.report.build import build_context, write_report
+from ssdcompare.report.chartspec import Axis, Cell, Heatmap, LineChart, Series
+from ssdcompare.results.store import ResultsDir
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 IDLE_JOB = "randread-4k-qd2"  # one point of the example's queue-depth sweep

@@ -13,8 +13,8 @@ import pytest
 from reportbrowser import measure
 from test_report import parse
 
-from ssdcompare.report import write_report
-from ssdcompare.store import FillRecord, ResultsDir, SteadyRecord, now_iso
+from ssdcompare.report.build import write_report
+from ssdcompare.results.store import FillRecord, ResultsDir, SteadyRecord, now_iso
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 NOT_STEADY = "randwrite-4k-qd32"  # on loop1: its rounds ran out before it was steady

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from test_report import parse
 
-from ssdcompare.frame import job_summary, load
-from ssdcompare.terminal import summary_lines
+from ssdcompare.analysis.frame import job_summary, load
+from ssdcompare.cli.terminal import summary_lines
 
 SUITE = """\
 name: flush-and-extra

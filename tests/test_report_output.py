@@ -12,8 +12,8 @@ import pytest
 from conftest import CliResult
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.report import write_report
-from ssdcompare.store import ResultsDir
+from ssdcompare.report.build import write_report
+from ssdcompare.results.store import ResultsDir
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 RUN = Path("runs") / "loop1" / "randwrite-4k-qd128" / "r1"

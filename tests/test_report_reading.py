@@ -12,8 +12,8 @@ import pytest
 from reportbrowser import measure
 from test_report import parse
 
-from ssdcompare import charts
-from ssdcompare.report import write_report
+from ssdcompare.report import svg as charts
+from ssdcompare.report.build import write_report
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 WIDTHS = (900, 1920)

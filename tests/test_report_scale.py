@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_report import chromium
 
-from ssdcompare.report import write_report
+from ssdcompare.report.build import write_report
 
 REPO = Path(__file__).resolve().parents[1]
 JOBS, DEVICES = 1000, 4

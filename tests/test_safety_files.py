@@ -18,11 +18,11 @@ import pytest
 from blockdevs import loop_device
 from suitefiles import suite_file
 
-from ssdcompare import sweep
+from ssdcompare.analysis.frame import load
 from ssdcompare.errors import NewerFormatError, SsdcompareError
-from ssdcompare.frame import load
-from ssdcompare.plan import make_plan
-from ssdcompare.store import ResultsDir
+from ssdcompare.results.store import ResultsDir
+from ssdcompare.run import sweep
+from ssdcompare.run.plan import make_plan
 
 SUITES = Path(__file__).parent / "suites"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"

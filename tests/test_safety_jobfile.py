@@ -18,16 +18,16 @@ from pathlib import Path
 import pytest
 from suitefiles import suite_file
 
-from ssdcompare import sweep
-from ssdcompare.devices import Target, resolve_target
+from ssdcompare.analysis.frame import load
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fiooptions import OPT_IN, REFUSED
-from ssdcompare.frame import load
-from ssdcompare.jobcheck import JobfileError, check_jobfile, read_jobfile, workload_hash
-from ssdcompare.jobfile import render
-from ssdcompare.plan import make_plan
-from ssdcompare.suites import load_suite
-from ssdcompare.workload import Workload
+from ssdcompare.fio.check import JobfileError, check_jobfile, read_jobfile, workload_hash
+from ssdcompare.fio.jobfile import render
+from ssdcompare.run import sweep
+from ssdcompare.run.plan import make_plan
+from ssdcompare.suite.files import load_suite
+from ssdcompare.suite.options import OPT_IN, REFUSED
+from ssdcompare.suite.workload import Workload
+from ssdcompare.target.devices import Target, resolve_target
 
 FILE_TARGET = Target(spec="t.img", name="t.img", path="/tmp/ssdcompare-test/t.img", kind="file",
                      size_bytes=16 << 20)  # fmt: skip
@@ -435,7 +435,7 @@ def test_recording_options_leave_the_workload_hash_alone() -> None:
 
 
 def test_option_names_come_as_a_list_or_comma_separated() -> None:
-    from ssdcompare.fiooptions import option_names
+    from ssdcompare.suite.options import option_names
 
     assert option_names("bssplit, rate_iops") == ["bssplit", "rate_iops"]
     assert option_names(("bssplit,kb_base", "rate_iops")) == ["bssplit", "kb_base", "rate_iops"]

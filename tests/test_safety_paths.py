@@ -31,12 +31,12 @@ from plantedlinks import shared_folder as planted_shared_folder
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare import sweep
-from ssdcompare.devices import resolve_target
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.guard import check_write_safety, probe_signatures
-from ssdcompare.store import ResultsDir
-from ssdcompare.suites import load_suite
+from ssdcompare.results.store import ResultsDir
+from ssdcompare.run import sweep
+from ssdcompare.suite.files import load_suite
+from ssdcompare.target.devices import resolve_target
+from ssdcompare.target.guard import check_write_safety, probe_signatures
 
 SUITES = Path(__file__).parent / "suites"
 NOBODY = 65534

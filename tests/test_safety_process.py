@@ -23,9 +23,9 @@ from blockdevs import loop_device
 from fioprocs import DEADLINE_S, fio_has_read, fio_processes, wait_for
 
 import ssdcompare
-from ssdcompare import sweep
-from ssdcompare.fioresult import parse_fio_file
-from ssdcompare.plan import make_plan
+from ssdcompare.fio.result.reader import parse_fio_file
+from ssdcompare.run import sweep
+from ssdcompare.run.plan import make_plan
 
 SUITES = Path(__file__).parent / "suites"
 
@@ -302,7 +302,7 @@ def test_an_unexpected_error_is_one_line_with_the_details_in_a_file(tmp_path: Pa
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     # make the suites command fail inside ssdcompare with an error nobody expected
     (tmp_path / "sitecustomize.py").write_text(
-        "import ssdcompare.suites as s\n"
+        "import ssdcompare.suite.files as s\n"
         "def broken(*a, **k):\n    raise ZeroDivisionError('simulated bug')\n"
         "s.list_suites = broken\n"
     )
@@ -395,7 +395,7 @@ def test_a_sweep_started_without_stderr_runs_to_the_end(tmp_path: Path) -> None:
 def test_the_launcher_runs_fio_only_while_its_parent_is_the_sweep(tmp_path: Path) -> None:
     """fio is started by setpriv (parent-death signal) and a shell that execs it only if the
     sweep is still its parent: a sweep that died before the signal was set starts nothing."""
-    from ssdcompare.runner import _launch
+    from ssdcompare.run.runner import _launch
 
     marker = tmp_path / "ran"
     command = ["/usr/bin/touch", str(marker)]

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from blockdevs import loop_device
 
-from ssdcompare import sweep
-from ssdcompare.plan import make_plan
-from ssdcompare.store import ResultsDir
-from ssdcompare.sweep import Progress
+from ssdcompare.results.store import ResultsDir
+from ssdcompare.run import sweep
+from ssdcompare.run.plan import make_plan
+from ssdcompare.run.sweep import Progress
 
 SUITES = Path(__file__).parent / "suites"
 

@@ -22,9 +22,9 @@ from blockdevs import loop_device
 from fioprocs import fio_processes, wait_for
 from suitefiles import suite_file
 
-from ssdcompare.devices import resolve_target
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.guard import check_write_safety, inspect_target
+from ssdcompare.target.devices import resolve_target
+from ssdcompare.target.guard import check_write_safety, inspect_target
 
 MIB = 1 << 20
 
@@ -154,7 +154,7 @@ def test_a_dangling_link_into_dev_is_not_a_new_file(tmp_path: Path) -> None:
 
 
 def test_results_are_never_written_under_dev(tmp_path: Path) -> None:
-    from ssdcompare.store import Manifest, ResultsDir
+    from ssdcompare.results.store import Manifest, ResultsDir
 
     link = tmp_path / "out"
     link.symlink_to("/dev/ssdcompare-no-such-folder")
@@ -173,8 +173,8 @@ def test_results_are_never_written_under_dev(tmp_path: Path) -> None:
 @pytest.mark.root
 @pytest.mark.fio
 def test_a_device_that_comes_into_use_mid_sweep_is_not_written_again(tmp_path: Path) -> None:
-    from ssdcompare.plan import make_plan
-    from ssdcompare.sweep import run, start
+    from ssdcompare.run.plan import make_plan
+    from ssdcompare.run.sweep import run, start
 
     suite = suite_file(
         tmp_path, "writes", "{rw: randwrite, bs: 4k, iodepth: 4}",
@@ -290,8 +290,8 @@ def test_a_file_mapped_into_memory_is_in_use_after_its_descriptor_closed(tmp_pat
 
 @pytest.mark.root
 def test_report_and_export_never_write_over_a_device_or_into_dev(tmp_path: Path) -> None:
-    from ssdcompare.frame import export
-    from ssdcompare.report import write_report
+    from ssdcompare.analysis.frame import export
+    from ssdcompare.report.build import write_report
 
     example = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
     with loop_device(tmp_path / "disk.img", 16 * MIB) as device:
@@ -317,8 +317,8 @@ def test_report_and_export_never_write_over_a_device_or_into_dev(tmp_path: Path)
 @pytest.mark.root
 @pytest.mark.fio
 def test_a_loop_pointed_at_another_file_mid_sweep_is_not_measured_again(tmp_path: Path) -> None:
-    from ssdcompare.plan import make_plan
-    from ssdcompare.sweep import run, start
+    from ssdcompare.run.plan import make_plan
+    from ssdcompare.run.sweep import run, start
 
     suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k}", "{rw: read, bs: 128k}",
                        defaults="{runtime: 1, size: 8m}")  # fmt: skip
@@ -400,8 +400,8 @@ def test_a_partition_of_a_loop_is_judged_by_what_the_loop_writes_to(tmp_path: Pa
         other = attach(image)  # the same image, reached another way (mounted, used by a VM...)
         with detached(other):
             message = refusal(node, destroy_data=False)
-        from ssdcompare.identity import identify
-        from ssdcompare.locks import target_lock_paths
+        from ssdcompare.target.identity import identify
+        from ssdcompare.target.locks import target_lock_paths
 
         identity = identify(resolve_target(node))
         disk_locks = {p.name for p in target_lock_paths(disk)}
@@ -416,7 +416,7 @@ def test_a_partition_of_a_loop_is_judged_by_what_the_loop_writes_to(tmp_path: Pa
 
 @pytest.mark.root
 def test_the_loop_driver_is_asked_even_without_its_dev_node(tmp_path: Path) -> None:
-    from ssdcompare.guard import loop_backing_key
+    from ssdcompare.target.guard import loop_backing_key
 
     image = tmp_path / "fs.img"
     with loop_device(image, 16 * MIB) as device:

@@ -20,15 +20,15 @@ import pytest
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare import store
-from ssdcompare.cpu import trace_from
+from ssdcompare.analysis.frame import job_summary, load
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fio import FioInfo
-from ssdcompare.fiomodels import FioOutputError
-from ssdcompare.fioresult import parse_fio_file
-from ssdcompare.frame import job_summary, load
-from ssdcompare.plausibility import job_problem, trace_problem
-from ssdcompare.store import ResultsDir
+from ssdcompare.fio.binary import FioInfo
+from ssdcompare.fio.result.models import FioOutputError
+from ssdcompare.fio.result.plausibility import job_problem, trace_problem
+from ssdcompare.fio.result.reader import parse_fio_file
+from ssdcompare.judge.cpu import trace_from
+from ssdcompare.results import store
+from ssdcompare.results.store import ResultsDir
 
 SECRET = "root:$6$saltsalt$hashhashhash:19000:0:99999:7:::"
 READ, WRITE, MIX = "randread-4k-qd1", "randwrite-4k-qd8", "randrw100-4k-qd1"

@@ -10,9 +10,9 @@ import pytest
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare.answer import headline
-from ssdcompare.report import build_context
-from ssdcompare.store import ResultsDir
+from ssdcompare.analysis.answer import headline
+from ssdcompare.report.build import build_context
+from ssdcompare.results.store import ResultsDir
 
 FEW = "fewer than 3 repeats a side"
 NO_FIGURE = "a repeat without a figure to test (zero or unknown)"

@@ -14,11 +14,11 @@ from suitefiles import suite_file
 from test_report import chromium
 
 import ssdcompare
-from ssdcompare import precondition, sweep
-from ssdcompare.devices import discards
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.plan import make_plan
-from ssdcompare.store import ResultsDir, StateRecord
+from ssdcompare.results.store import ResultsDir, StateRecord
+from ssdcompare.run import precondition, sweep
+from ssdcompare.run.plan import make_plan
+from ssdcompare.target.devices import discards
 
 MIB = 1 << 20
 

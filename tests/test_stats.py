@@ -16,9 +16,9 @@ from suitefiles import suite_file
 from test_report import chromium
 
 import ssdcompare
-from ssdcompare.frame import job_summary, side_by_side
-from ssdcompare.report import write_report
-from ssdcompare.stats import MIN_REPEATS, aggregate_values, compare, find_knee, why_untested
+from ssdcompare.analysis.frame import job_summary, side_by_side
+from ssdcompare.judge.stats import MIN_REPEATS, aggregate_values, compare, find_knee, why_untested
+from ssdcompare.report.build import write_report
 
 # judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
 pytestmark = pytest.mark.serial

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ssdcompare.steady import first_steady, judge_window
+from ssdcompare.judge.steady import first_steady, judge_window
 
 
 def test_a_flat_window_is_steady_and_says_its_figures() -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ssdcompare import suites
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.resources import jobs_dir
-from ssdcompare.suites import bundled_suite_paths, list_suites, load_suite
-from ssdcompare.workload import Workload
+from ssdcompare.suite import files as suites
+from ssdcompare.suite.files import bundled_suite_paths, list_suites, load_suite
+from ssdcompare.suite.workload import Workload
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 # The bundled suites as documented (README, "Bundled suites"): jobs, and measuring time per

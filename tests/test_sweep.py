@@ -15,7 +15,7 @@ from blockdevs import loop_device, zram_device
 from fioprocs import fio_has_read, wait_for
 from test_safety_process import start_sweep
 
-from ssdcompare.fioresult import parse_fio_file
+from ssdcompare.fio.result.reader import parse_fio_file
 
 SUITES = Path(__file__).parent / "suites"
 

@@ -16,11 +16,11 @@ from suitefiles import suite_file
 from test_report import chromium
 
 import ssdcompare
+from ssdcompare.analysis.persecond import find_cliff
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fiologs import LogError
-from ssdcompare.persecond import find_cliff
-from ssdcompare.report import write_report
-from ssdcompare.store import ResultsFiles
+from ssdcompare.fio.logs import LogError
+from ssdcompare.report.build import write_report
+from ssdcompare.results.store import ResultsFiles
 
 # judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
 pytestmark = pytest.mark.serial

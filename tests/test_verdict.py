@@ -15,13 +15,13 @@ from fioprocs import DEADLINE_S, fio_has_read, fio_processes, wait_for
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare.answer import headline
-from ssdcompare.ceiling import why_not
+from ssdcompare.analysis.answer import headline
+from ssdcompare.cli.terminal import summary_lines
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.report import build_context
-from ssdcompare.store import ResultsDir
-from ssdcompare.terminal import summary_lines
-from ssdcompare.verdict import RunFacts, Verdict, judge_repeats, judge_run
+from ssdcompare.judge.verdict import RunFacts, Verdict, judge_repeats, judge_run
+from ssdcompare.report.build import build_context
+from ssdcompare.results.store import ResultsDir
+from ssdcompare.run.ceiling import why_not
 
 SUITES = Path(__file__).parent / "suites"
 

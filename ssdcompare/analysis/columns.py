@@ -1,0 +1,350 @@
+"""The results frame's columns, written down once: name, type, unit, where the value comes
+from (in fio's JSON or the results folder) and the part of docs/results-format.md that
+describes it. `ssdcompare.load` makes its columns from this registry, in this order and with
+these types; the tables of docs/results-format.md are made from it too
+(`python -m ssdcompare.analysis.columns docs/results-format.md` writes them) and a test
+checks that the two agree. A new column is one entry here and the code that fills it.
+
+The notation of the sources (`D`, `L`, `manifest`, `workload`, `status`) is explained in the
+docs above the tables.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ssdcompare.target.probes import probe_columns
+
+# the parts of the docs' load() section, in their order
+SECTIONS = ("Identity", "Workload", "Performance", "Latency", "CPU", "Drive state", "Bursts",
+            "Probes", "Status and provenance")  # fmt: skip
+TYPES = ("str", "float", "Int64", "boolean", "tuple of float")
+LOAD_HEADING = "## load(): one row per run and direction"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the results frame."""
+
+    name: str
+    type: str  # one of TYPES: float64, Int64 and boolean columns are typed so; str: text or None
+    unit: str  # empty when the column has none
+    section: str  # one of SECTIONS
+    source: str  # where the value comes from, as the docs say it (markdown)
+    stored: bool = True  # False: made when frames are put together (`label`), not per run
+
+
+_ID, _WORKLOAD, _PERF, _LAT, _CPU, _STATE, _BURSTS, _PROBES, _STATUS = SECTIONS
+
+# fmt: off
+# in the frame's order: `label`, made last, is its last column
+FRAME_COLUMNS: tuple[Column, ...] = (
+    Column("host", "str", "", _ID,
+           "the `--hosts` name of the device's host (`manifest.targets[].host.name`), else "
+           "`manifest.host.hostname`"),
+    Column("port", "Int64", "", _ID,
+           "the port of the device's fio server (`manifest.targets[].host.port`); NA for a device "
+           "on this machine without `--hosts`"),
+    Column("remote", "boolean", "", _ID,
+           "the device is on another machine: nothing of it was inspected here and its CPU is "
+           "known from fio's own figures only"),
+    Column("device", "str", "", _ID,
+           "`status.target`: the target's short name, as in `runs/<device>/`, without its host "
+           "(`nvme0n1` of `a:nvme0n1`); on a group member's rows the member's name"),
+    Column("group", "str", "", _ID,
+           "a group's name (`nvme0n1+nvme1n1`, `--devices` with `+`) on the rows of its runs; None"
+           " for a device measured alone"),
+    Column("member", "Int64", "", _ID,
+           "on a group's rows: the member's number (from 1) for its own figures, from its section "
+           "`[<job>.m<N>]` of fio's output; NA on the group's own rows, whose figures add the "
+           "members up (IOPS, bandwidth summed; latency over all their I/O, percentiles from the "
+           "merged json+ bins)"),
+    Column("job", "str", "", _ID,
+           "`status.job`: the workload id"),
+    Column("repeat", "Int64", "", _ID,
+           "`status.repeat`, from 1"),
+    Column("direction", "str", "", _ID,
+           "from the workload: `read`, `write`, `trim`, `sync` (fsync/fdatasync calls). `mixed` "
+           "when fio reported reads and writes as one (`unified_rw_reporting`, accepted in a sweep"
+           " with `--allow-option`): the rows then follow what fio printed"),
+    Column("status", "str", "", _STATUS,
+           "`status.status`: `ok`, `failed`, `interrupted`, `skipped`, or `damaged`: a run whose "
+           "stored files cannot be used, never written by a sweep: the status says `ok` but "
+           "`fio.json` or `cpu.json` is refused, damaged or holds values no run gives, its "
+           "`status.json` is damaged or names another run, or its folder is a link or not in the "
+           "plan ([above](#a-results-folder-from-someone-else)); `error` names the file and why. A"
+           " run folder without `status.json` is `failed` (it never finished)"),
+    Column("error", "str", "", _STATUS,
+           "`status.error`, or why the run's files could not be used: the file, relative to the "
+           "folder, and the reason"),
+    Column("rw", "str", "", _WORKLOAD,
+           "`workload.rw`"),
+    Column("bs_bytes", "Int64", "bytes", _WORKLOAD,
+           "`workload.bs_bytes`"),
+    Column("iodepth", "Int64", "I/Os in flight per job", _WORKLOAD,
+           "`workload.iodepth`"),
+    Column("numjobs", "Int64", "fio job processes", _WORKLOAD,
+           "`workload.numjobs`"),
+    Column("rwmixread", "Int64", "% reads", _WORKLOAD,
+           "`workload.rwmixread`; NA for patterns that are not mixes"),
+    Column("fsync", "Int64", "writes per fsync, 0 = never", _WORKLOAD,
+           "`workload.fsync`"),
+    Column("fdatasync", "Int64", "writes per fdatasync, 0 = never", _WORKLOAD,
+           "`workload.extra.fdatasync`"),
+    Column("runtime_s", "Int64", "s, measured (after the ramp)", _WORKLOAD,
+           "`workload.runtime_s`"),
+    Column("ramp_s", "Int64", "s", _WORKLOAD,
+           "`workload.ramp_s`"),
+    Column("io_size_bytes", "Int64", "bytes", _WORKLOAD,
+           "`workload.io_size_bytes`: a size-capped job ends after these bytes or `runtime_s`, "
+           "whichever comes first (fio `io_size` with `time_based=0`); NA for time-based jobs"),
+    Column("thinktime_us", "Int64", "µs", _WORKLOAD,
+           "`workload.thinktime_us`: fio idles this long after every `thinktime_blocks` I/Os (a "
+           "bursty job, see [bursts](methodology.md#bursts)); NA for jobs without idle time"),
+    Column("span", "str", "", _WORKLOAD,
+           'the span that ran, in words, from the `size=` of the run\'s stored `jobfile.fio`: "1 '
+           'GiB", "20 %", "20 % (12 MiB)" (a share of a file, which fio gets in bytes), "whole '
+           'target" or "whole target (64 MiB)" (a file). A byte span larger than the target is cut'
+           ' to fit and says so: "8 MiB (cut from 32 MiB: the target is smaller)". Runs without a '
+           "stored jobfile (skipped) show the span the workload asked for"),
+    Column("span_bytes", "Int64", "bytes", _WORKLOAD,
+           "the bytes that span covers: the `size=` in bytes, a share of the device's "
+           "`manifest.devices[].size_bytes`, or the whole size; NA when not known"),
+    Column("ioengine", "str", "", _WORKLOAD,
+           'the engine fio ran with: `jobs[0]."job options".ioengine`, else `"global '
+           'options".ioengine` (ssdcompare writes it under `[global]`). For runs without fio '
+           "output: `workload.ioengine`, else `manifest.ioengine`"),
+    Column("extra_options", "str", "", _WORKLOAD,
+           "`workload.extra` as one line, sorted, e.g. `rate_iops=200 zero_buffers`; None when "
+           "there are none"),
+    Column("iops", "float", "I/Os per second", _PERF,
+           "`D.iops`; NaN for `sync` (fio gives no rate)"),
+    Column("bw_bytes", "float", "bytes per second", _PERF,
+           "`D.bw_bytes`; before fio 3.2 `D.bw` × 1024 (`bw` is KiB/s); NaN for `sync`"),
+    Column("io_bytes", "float", "bytes", _PERF,
+           "`D.io_bytes` (fio 2.x printed KiB under this name: × 1024); 0 for `sync`"),
+    Column("total_ios", "float", "I/Os (for `sync`: calls)", _PERF,
+           "`D.total_ios`; for `sync` the larger of `jobs[0].sync.total_ios` and "
+           "`jobs[0].sync.lat_ns.N`, since fio can print 0 calls next to N samples"),
+    Column("lat_mean_us", "float", "µs", _LAT,
+           "`L.mean / 1000`"),
+    Column("lat_stddev_us", "float", "µs", _LAT,
+           "`L.stddev / 1000` (fio's sample standard deviation)"),
+    Column("lat_min_us", "float", "µs", _LAT,
+           "`L.min / 1000`"),
+    Column("lat_p50_us", "float", "µs", _LAT,
+           '`L.percentile["50.000000"] / 1000`'),
+    Column("lat_p99_us", "float", "µs", _LAT,
+           '`L.percentile["99.000000"] / 1000`'),
+    Column("lat_p999_us", "float", "µs", _LAT,
+           '`L.percentile["99.900000"] / 1000`'),
+    Column("lat_max_us", "float", "µs", _LAT,
+           "`L.max / 1000`"),
+    Column("lat_source", "str", "", _LAT,
+           "`lat` when `D.lat_ns` has percentiles (every ssdcompare jobfile sets "
+           "`lat_percentiles=1`), or when there is no `clat_ns` (the `sync` row). "
+           "Otherwise `clat`"),
+    Column("lat_dist_us", "tuple of float", "µs", _LAT,
+           "the latency at each of `ssdcompare.fio.result.models.DISTRIBUTION_PERCENTILES` (1, 5, "
+           "10, 20 …"
+           " 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 99.9999 %). From `L.bins` (the json+ "
+           "histogram) when present, by fio's own rule: the first bucket, in rising latency, at "
+           "which the running count reaches that share of all I/Os. Without bins, from "
+           "`L.percentile` (NaN where fio printed none). None with neither. The report draws each "
+           "job's latency distribution from it; in CSV it is written as a tuple"),
+    Column("clat_mean_us", "float", "µs", _LAT,
+           "`D.clat_ns.mean / 1000`; NaN for `sync` and under `disable_clat`"),
+    Column("clat_p99_us", "float", "µs", _LAT,
+           '`D.clat_ns.percentile["99.000000"] / 1000`'),
+    Column("slat_mean_us", "float", "µs", _LAT,
+           "`D.slat_ns.mean / 1000`; NaN where fio measured no submission latency (`N` = 0, "
+           "e.g. synchronous engines), under `disable_slat` and `disable_lat` (which leaves slat "
+           "counting from a start fio never took) and for `sync`"),
+    Column("fio_cpu_usr_pct", "float", "% of one CPU, per job process", _CPU,
+           "`jobs[0].usr_cpu`: the job thread's user time over its wall time, after the ramp"),
+    Column("fio_cpu_sys_pct", "float", "% of one CPU, per job process", _CPU,
+           "`jobs[0].sys_cpu`"),
+    Column("cpu_bound", "boolean", "", _CPU,
+           "the judgement ([methodology.md](methodology.md#cpu-bound-judgement)): True, False, or "
+           "NA when it cannot be judged. NA for runs that are not `ok`"),
+    Column("cpu_bound_reason", "str", "", _CPU,
+           'why it is CPU-bound, in words; "no CPU samples" when unknown for lack of samples; None'
+           " otherwise"),
+    Column("cpu_busy_pct", "float", "%", _CPU,
+           "for each CPU, the mean over the samples of 100 − `idle` − `iowait` from "
+           "`samples[].cpus`; then the mean over all CPUs"),
+    Column("cpu_max_busy_pct", "float", "%", _CPU,
+           "the highest of those per-CPU means"),
+    Column("irq_softirq_max_pct", "float", "%", _CPU,
+           "per CPU, the mean of `irq` + `softirq`; the highest CPU's"),
+    Column("fio_worker_max_pct", "float", "% of one core", _CPU,
+           "per thread, the mean of its `samples[].workers` values; the busiest thread's"),
+    Column("fio_worker_max_runnable_pct", "float", "% of the time", _CPU,
+           "per thread, the mean of its `samples[].runnable` values; the highest. NaN for format 1"
+           " traces"),
+    Column("fio_workers_total_cores", "float", "cores", _CPU,
+           "the mean over samples of the sum of all `samples[].workers` values, / 100"),
+    Column("cpu_count", "Int64", "logical CPUs", _CPU,
+           "`manifest.host.cpu_threads`"),
+    Column("sampler_cpu_pct", "float", "% of one core", _CPU,
+           "`status.sampler_cpu_pct`"),
+    Column("steal_pct", "float", "%", _CPU,
+           "per CPU, the mean `steal` share; then the mean over all CPUs: time the hypervisor gave"
+           " to other guests"),
+    Column("iowait_pct", "float", "%", _CPU,
+           "the same for `iowait` (idle with I/O outstanding)"),
+    Column("others_pct", "float", "% of one core", _CPU,
+           "the mean of `samples[].others_pct`: processes that are neither fio nor ssdcompare. NaN"
+           " for format 2 traces"),
+    Column("others_top", "str", "", _CPU,
+           "the busiest of them at the look where they used the most (`samples[].others_top`)"),
+    Column("measured_s", "float", "s", _CPU,
+           "`D.runtime` / 1000: the time fio measured the direction for"),
+    Column("ceiling_iops", "float", "I/Os per second", _CPU,
+           "the job's IOPS on a RAM disk (`sweep --ceiling`): `ceiling/<job>/fio.json`, all "
+           "directions added. NaN without a ceiling"),
+    Column("ceiling_pct", "float", "%", _CPU,
+           "the run's IOPS (all directions) / `ceiling_iops` × 100: 80 % or more makes the verdict"
+           " `host`"),
+    Column("verdict", "str", "", _CPU,
+           "what limited the result "
+           "([methodology.md](methodology.md#verdicts-what-limited-each-result)): `host`, `cpu`, "
+           "`disturbed`, `unknown` or `drive`, from the columns above; None for runs that are not "
+           "`ok`"),
+    Column("verdict_reason", "str", "", _CPU,
+           "why, in words with the figures; None for `drive`"),
+    Column("cliff_s", "float", "s", _STATE,
+           "the write cliff ([methodology.md](methodology.md#write-cliffs)): the first second, "
+           "counted from the job's start as fio's logs count it, from which the job's IOPS (all "
+           "directions and fio processes added, from `timeseries_iops.*.log`) stay below half "
+           "their level of the first 3 seconds. NaN when there is no cliff, fewer than 6 seconds "
+           "of logs, or no logs"),
+    Column("cliff_before_iops", "float", "I/Os per second", _STATE,
+           "the median IOPS of the first 3 seconds"),
+    Column("cliff_after_iops", "float", "I/Os per second", _STATE,
+           "the median IOPS from the cliff to the end"),
+    Column("drive_state", "str", "", _STATE,
+           "the state preconditioning put the drive in before the run "
+           '([methodology.md](methodology.md#preconditioning-and-steady-state)): "as found" when '
+           'none was asked for (`manifest.precondition` empty); "filled" or "fill failed" '
+           '(`precondition/<device>/fill/fill.json` `ok`); "steady", "not steady" or "steady state'
+           ' unknown" (`precondition/<device>/<job>/steady.json` `attained`), joined by ", "'),
+    Column("state", "str", "", _STATE,
+           "the pass of a `--states` sweep the job is in: `empty` or `full` (the job id ends in "
+           "`.empty` / `.full`); NA otherwise. In such a sweep `drive_state` is the state the "
+           "run's recorded step reached (`status.state_step` → `state.json` with `ok`), or "
+           '"unknown" when there is none'),
+    Column("steady_state", "boolean", "", _STATE,
+           "`steady.json` `attained`: the job's IOPS reached steady state by the PTS rule in its "
+           "rounds. NA without workload preconditioning"),
+    Column("ss_rounds", "Int64", "rounds", _STATE,
+           "the number of values in `steady.json` `rounds_iops`: rounds run until steady, or until"
+           " the limit of 25"),
+    Column("bursts", "Int64", "", _BURSTS,
+           "the bursts found: an I/O issued (completion − latency) more than half the idle gap "
+           "after the previous completion starts a new one"),
+    Column("burst_iops", "float", "I/Os per second", _BURSTS,
+           "each fio process's I/Os over its bursts' summed duration (first issue to last "
+           "completion of each), added over processes"),
+    Column("burst_bw_bytes", "float", "bytes per second", _BURSTS,
+           "their bytes over the same time"),
+    Column("burst_duty_pct", "float", "%", _BURSTS,
+           "the bursts' time over the time from the first issue to the last completion, per "
+           "process; the mean over processes"),
+    Column("suite", "str", "", _STATUS,
+           "`manifest.suite.name`"),
+    Column("workload_hash", "str", "", _WORKLOAD,
+           "`status.workload_hash` (see [status.json](#statusjson))"),
+    Column("model", "str", "", _STATUS,
+           "`manifest.devices[].model`, for the entry whose `name` is `device`"),
+    Column("firmware", "str", "", _STATUS,
+           "`manifest.devices[].firmware`"),
+    Column("size_bytes", "float", "bytes", _STATUS,
+           "`manifest.devices[].size_bytes`: the device's capacity or the file's size"),
+    Column("transport", "str", "", _STATUS,
+           "`manifest.devices[].transport`"),
+    Column("rotational", "boolean", "", _STATUS,
+           "`manifest.devices[].rotational`"),
+    Column("scheduler", "str", "", _STATUS,
+           "`manifest.devices[].scheduler`: the I/O scheduler in use"),
+    Column("target_kind", "str", "", _STATUS,
+           "`manifest.devices[].kind`: `block` or `file`"),
+    Column("fio_version", "str", "", _STATUS,
+           "`manifest.host.fio_version`, e.g. `fio-3.33`"),
+    Column("started_at", "str", "ISO 8601, UTC", _STATUS,
+           "`status.started_at`"),
+    Column("sweep", "str", "", _STATUS,
+           "the results folder, as given to `load()`"),
+    Column("fio_json", "str", "", _STATUS,
+           "`<sweep>/runs/<device>/<job>/r<N>/fio.json`; None when the run has none (a run failed "
+           "because of that file still names it)"),
+    # what the probes read around each run (ssdcompare.target.probes), in their order
+    *(Column(c.name, c.type, c.unit, _PROBES, c.source) for c in probe_columns()),
+    Column("label", "str", "", _ID,
+           "computed: the unit compared in tables. It is `device`, as `host:device` when the frame"
+           " holds several hosts, and with ` @<folder name>` added when the same device appears in"
+           " several sweeps", stored=False),
+)
+# fmt: on
+
+COLUMNS = [column.name for column in FRAME_COLUMNS if column.stored]
+FLOAT_COLUMNS = [column.name for column in FRAME_COLUMNS if column.type == "float"]
+INT_COLUMNS = [column.name for column in FRAME_COLUMNS if column.type == "Int64"]
+BOOLEAN_COLUMNS = [column.name for column in FRAME_COLUMNS if column.type == "boolean"]
+TEXT_COLUMNS = [column.name for column in FRAME_COLUMNS if column.type == "str" and column.stored]
+BY_NAME = {column.name: column for column in FRAME_COLUMNS}
+
+
+def markdown_table(section: str) -> str:
+    """The docs' table of one section's columns."""
+    lines = ["| column | type | unit | source |", "|---|---|---|---|"]
+    for column in FRAME_COLUMNS:
+        if column.section == section:
+            unit = f" {column.unit} " if column.unit else " "
+            lines.append(f"| `{column.name}` | {column.type} |{unit}| {column.source} |")
+    return "\n".join(lines)
+
+
+def with_tables(text: str) -> str:
+    """`text` (docs/results-format.md) with the load() section's tables made anew from the
+    registry: each table right under a `### <section>` heading is replaced."""
+    head, found, rest = text.partition(LOAD_HEADING)
+    if not found:
+        raise ValueError(f"no {LOAD_HEADING!r} in the text")
+    section_end = rest.find("\n## ")
+    body, tail = (rest, "") if section_end < 0 else (rest[:section_end], rest[section_end:])
+    lines = body.split("\n")
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        out.append(line)
+        index += 1
+        name = line[4:].strip() if line.startswith("### ") else None
+        if name not in SECTIONS:
+            continue
+        while index < len(lines) and not lines[index].startswith("|"):
+            out.append(lines[index])  # what comes between the heading and its table
+            index += 1
+        while index < len(lines) and lines[index].startswith("|"):
+            index += 1  # the old table
+        out.append(markdown_table(name))
+    return head + found + "\n".join(out) + tail
+
+
+def main(argv: list[str]) -> int:
+    """Write the tables into the docs file named (docs/results-format.md)."""
+    if len(argv) != 1:
+        print(
+            "usage: python -m ssdcompare.analysis.columns docs/results-format.md", file=sys.stderr
+        )
+        return 2
+    path = Path(argv[0])
+    path.write_text(with_tables(path.read_text(encoding="utf-8")), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

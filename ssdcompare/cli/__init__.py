@@ -1,0 +1,1 @@
+"""The command line, the terminal output and the Python API."""

@@ -1,0 +1,272 @@
+"""What a sweep shows on the terminal: a progress line, notices, messages that survive a
+closed terminal, and the summary at the end.
+
+On a terminal, one status line updates in place and failures get lines of their own. When
+stderr is not a terminal (a pipe, a log file, cron), every finished run gets one plain line,
+so a FAILED or skipped run is never lost from the log.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from ssdcompare.judge.steady import FILL_RATE_WORST, MAX_ROUNDS
+from ssdcompare.judge.verdict import limit_word
+from ssdcompare.suite.options import OPT_IN
+from ssdcompare.target.devices import describe
+from ssdcompare.units import (
+    format_bytes,
+    format_count,
+    format_duration,
+    format_latency,
+    format_rate,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ssdcompare.run.plan import Plan
+    from ssdcompare.run.sweep import Progress
+    from ssdcompare.suite.files import SuiteInfo
+    from ssdcompare.target.guard import Finding
+
+
+def say(text: str, stream: TextIO | None = None, end: str = "\n") -> None:
+    """Print to stderr (or `stream`), ignoring a terminal that has gone away (SIGHUP, a closed
+    pipe): results are on disk already, and losing a message must not lose them."""
+    target = stream if stream is not None else sys.stderr
+    if target is None:  # started with the stream closed (2>&-)
+        return
+    try:
+        target.write(text + end)
+        target.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def suite_lines(infos: list[SuiteInfo]) -> list[str]:
+    """The bundled suites: job count, measuring time per device, whether they write, what
+    they are and where they come from."""
+    lines = []
+    width = max(len(i.name) for i in infos)
+    for info in infos:
+        kind = "writes" if info.writes else "read-only"
+        if info.precondition:
+            kind += f", preconditions first ({' then '.join(info.precondition)})"
+        if info.states:
+            kind += f", runs on an {' then a '.join(info.states)} drive"
+        lines.append(f"{info.name:<{width}}  {info.jobs:>3} jobs  "
+                     f"{format_duration(info.duration_s):>11} per device  {kind}")  # fmt: skip
+        if info.rounds_s or info.fills:
+            lines += [f"{'':<{width}}  {line}" for line in textwrap.wrap(_preparing(info),
+                                                                          96 - width)]  # fmt: skip
+        lines += [f"{'':<{width}}  {line}" for line in textwrap.wrap(info.description, 96 - width)]
+        if info.source:
+            lines.append(f"{'':<{width}}  source: {info.source}")
+        lines.append("")
+    lines.append("Use one with --suite NAME, or give the path of your own suite file.")
+    return lines
+
+
+def _preparing(info: SuiteInfo) -> str:
+    """What a suite spends besides measuring, per device: its rounds until steady state at
+    most, and its fills (twice the span, planned at FILL_RATE_WORST)."""
+    parts = []
+    if info.rounds_s:
+        parts.append(f"up to {format_duration(info.duration_s + info.rounds_s)} in all with its "
+                     f"rounds until steady state ({MAX_ROUNDS} per job at most)")  # fmt: skip
+    if info.fills:
+        per_gib = 2 * (1 << 30) / FILL_RATE_WORST
+        fills = "a fill" if info.fills == 1 else f"{info.fills} fills"
+        parts.append(f"plus {fills} of the span (about {format_duration(per_gib)} per GiB "
+                     "of span at 100 MB/s; `ssdcompare plan` tells for a device)")  # fmt: skip
+    return "; ".join(parts)
+
+
+def plan_lines(plan: Plan) -> list[str]:
+    """A plan's suite, targets and one line per job."""
+    suite = plan.suite
+    lines = [f"suite {suite.name}: {suite.description}", "targets:"]
+    lines += [f"  {describe(target)}" for target in plan.targets]
+    lines += ["", f"{'job':<32} {'rw':<9} {'bs':>6} {'qd':>4} {'jobs':>4} {'read%':>5} "
+              f"{'fsync':>5} {'time':>7}"]  # fmt: skip
+    for w in suite.workloads:
+        mix = "" if w.rwmixread is None else str(w.rwmixread)
+        lines.append(
+            f"{w.job_id:<32} {w.rw:<9} {format_bytes(w.bs_bytes):>6} {w.iodepth:>4} "
+            f"{w.numjobs:>4} {mix:>5} {w.fsync or '':>5} {format_duration(w.duration_s):>7}"
+        )
+    if plan.precondition:
+        lines += ["", f"preconditioning: {' then '.join(plan.precondition)}, at most "
+                  f"{format_duration(plan.precondition_s)} (a fill at 100 MB/s, every job's "
+                  "rounds to the limit)"]  # fmt: skip
+    lines += _states_lines(plan)
+    return [*lines, ""]
+
+
+def _states_lines(plan: Plan) -> list[str]:
+    """What a --states sweep does to each drive between its passes."""
+    if not plan.states:
+        return []
+    said = {
+        "empty": "the span is discarded (TRIM) before every run of the .empty jobs",
+        "full": "the span is filled (sequential writes, twice) before the .full jobs",
+    }
+    return ["", f"drive states: {', then '.join(plan.states)}, a pass over the jobs each:",
+            *[f"  {state}: {said[state]}" for state in plan.states],
+            f"  fills at most {format_duration(plan.precondition_s)} in all (at 100 MB/s)"
+            if "full" in plan.states else "  discards take seconds"]  # fmt: skip
+
+
+def announce(plan: Plan, results: Path, findings: list[Finding]) -> None:
+    """Before a sweep runs: what --destroy-data lets it overwrite, the plan's warnings, the
+    opt-in options accepted, and how long it will take where."""
+    for finding in findings:
+        say(f"warning: overwriting {finding.device}: {finding.detail} (--destroy-data)")
+    for warning in plan.warnings:
+        say(f"warning: {warning}")
+    for option in plan.allowed_options:
+        say(f"note: fio option {option} accepted (--allow-option): {OPT_IN[option]}")
+    if plan.precondition:
+        say(f"preconditioning: {' then '.join(plan.precondition)} (at most "
+            f"{format_duration(plan.precondition_s)}, included below)")  # fmt: skip
+    if plan.states:
+        how = {"empty": "the span discarded before every run", "full": "the span filled first"}
+        say(
+            "drive states: a pass over the jobs in each of "
+            + ", then ".join(f"{state} ({how[state]})" for state in plan.states)
+        )
+    runs = len(plan.jobs) * plan.repeat
+    say(
+        f"{plan.suite.name}: {len(plan.suite.workloads)} jobs x {len(plan.targets)} device(s) x "
+        f"{plan.repeat} repeat(s) = {runs} runs, about {format_duration(plan.estimated_s)}; "
+        f"results in {results}"
+    )
+
+
+def resume_hint(results: Path, reason: str | None) -> None:
+    say(f"interrupted{f' by {reason}' if reason else ''}: finished runs are kept. Continue "
+        f"with: ssdcompare sweep --resume {results}")  # fmt: skip
+
+
+def _describe(event: Progress) -> str:
+    return f"[{event.index}/{event.total}] {event.target}: {event.job} (repeat {event.repeat})"
+
+
+class ProgressLine:
+    """Receives sweep progress events; see the module docstring for what it prints where."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        try:
+            self.interactive = self.stream.isatty()
+        except (OSError, ValueError, AttributeError):  # closed, or None
+            self.interactive = False
+        self.width = 0
+
+    def __call__(self, event: Progress) -> None:
+        eta = f", ETA {format_duration(event.eta_s)}" if event.eta_s is not None else ""
+        if event.state == "ceiling":
+            self._show("")
+            what = f"FAILED, {event.error}" if event.error else "on a RAM disk"
+            say(f"\rceiling: {event.job} {what}", self.stream)
+            self.width = 0
+            return
+        if event.state == "start":
+            if self.interactive:
+                self._show(_describe(event) + eta)
+            return
+        problem = f": {event.error}" if event.error and event.state != "ok" else ""
+        line = f"{_describe(event)} {event.state.upper() if event.state != 'ok' else 'ok'}"
+        if self.interactive:
+            if event.state != "ok":
+                self._show("")
+                say("\r" + line + problem, self.stream)
+                self.width = 0
+        else:
+            say(line + problem + (eta if event.state == "ok" else ""), self.stream)
+
+    def _show(self, line: str) -> None:
+        pad = max(self.width - len(line), 0)
+        say("\r" + line + " " * pad, self.stream, end="")
+        self.width = len(line)
+
+    def close(self) -> None:
+        if self.interactive and self.width:
+            self._show("")
+            say("\r", self.stream, end="")
+            self.width = 0
+
+
+def _summary_cell(row: pd.Series) -> str:
+    """One device's figures for one job: IOPS, MB/s, mean and p99 latency, repeats averaged."""
+    if row["status"] != "ok":
+        return str(row["status"]).upper()
+    text = (
+        f"{format_count(row['iops_value'])} IOPS {format_rate(row['bw_bytes_value'])}"
+        f" lat {format_latency(row['lat_mean_us_value'])}"
+        f" p99 {format_latency(row['lat_p99_us_value'])}"
+    )
+    cv = float(row["iops_cv_pct"])
+    if row["repeats"] > 1 and cv == cv:  # NaN for repeats without I/O
+        text += f" (CV {cv:.0f} %)"
+    from ssdcompare.analysis.frame import is_true
+
+    if row.get("cliff_runs", 0):
+        before, after = (format_count(row[f"cliff_{w}_iops"]) for w in ("before", "after"))
+        text += f" [write cliff at {row['cliff_s']:.0f} s: {before} -> {after} IOPS]"
+    limit = limit_word(row.get("verdict"), cpu_bound=is_true(row["cpu_bound"]))
+    return f"{text} [{limit}]" if limit else text
+
+
+# what the end of the summary lists, by verdict: its heading and the rows' reasons
+_NOT_DRIVE = (
+    ("host", "Host-bound: at the host's ceiling for the job, these numbers measure the host:"),
+    ("cpu", "CPU-bound: these numbers measure the CPU, not the drive:"),
+    ("disturbed", "Disturbed: something besides the workload perturbed these numbers:"),
+)
+
+
+def summary_lines(path: Path) -> list[str]:
+    """Per job, one line per device; results that did not measure the drive marked (CPU- or
+    host-bound, disturbed) with their reasons listed at the end; then, with several devices,
+    the answer (ssdcompare.headline) in a line per device.
+
+    A job that sets fio options beyond the typed fields names them after its id, e.g.
+    "randread-4k-qd1+rate_iops200  (+ rate_iops=200)".
+    """
+    import pandas as pd  # only now: the command starts without pandas
+
+    from ssdcompare.analysis.answer import headline
+    from ssdcompare.analysis.frame import job_summary, known_true, load
+
+    frame = load(path)
+    if frame.empty:
+        return ["no results recorded"]
+    summary = job_summary(frame)
+    lines = []
+    width = max(len(str(label)) for label in summary["label"])
+    for job, rows in summary.groupby("job", sort=False):
+        # options beyond the typed fields (rate limits, buffer contents...) change what the
+        # numbers mean: say so next to the job, not only in the jobfile
+        extras = [
+            str(e) for e in dict.fromkeys(rows["extra_options"]) if e is not None and pd.notna(e)
+        ]
+        lines.append(f"{job}  (+ {'; '.join(extras)})" if extras else str(job))
+        for _, row in rows.iterrows():
+            lines.append(f"  {row['label']:<{width}}  {_summary_cell(row)}")
+    cpu = known_true(summary["cpu_bound"]) & (summary["verdict"] != "host")
+    for verdict, heading in _NOT_DRIVE:
+        chosen = summary[(summary["verdict"] == verdict) | (cpu if verdict == "cpu" else False)]
+        if chosen.empty:
+            continue
+        lines += ["", heading]
+        for _, row in chosen.iterrows():
+            reason = row["verdict_reason"] or row["cpu_bound_reason"]
+            lines.append(f"  {row['job']} on {row['label']}: {reason}")
+    if summary["label"].nunique() >= 2:
+        lines += ["", *(h.sentence for h in headline(summary))]
+    return lines

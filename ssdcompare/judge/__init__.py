@@ -1,0 +1,1 @@
+"""The rules results are judged by: CPU saturation, steady state, statistics, verdicts."""

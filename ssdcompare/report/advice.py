@@ -1,0 +1,135 @@
+"""What the report advises when devices could not be compared as drives at all (every job
+CPU-bound, host-bound or disturbed on one side or the other, as on a busy host): what limited
+the results, counted by verdict and a disturbance by its cause, and what would help.
+
+The causes are read from the figures the verdicts were judged on (ssdcompare.judge.verdict's
+thresholds), the advice from the sweeps' own settings: a --repeat, a --ceiling, a runtime, a
+RAM disk among the devices.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ssdcompare.analysis.answer import Headline
+from ssdcompare.judge.verdict import OTHERS_PCT, SHORT_RUN, SPREAD_CV_PCT, STEAL_PCT, VERDICTS
+from ssdcompare.results.store import ResultsDir
+
+LONG_ENOUGH_S = 30  # seconds a job runs for a passing disturbance to weigh little
+RAM_DISKS = ("zram", "ramdisk")  # transports of devices whose medium is memory
+
+_VERDICT_WORDS = {
+    "host": "at the host's ceiling", "cpu": "CPU-bound", "disturbed": "disturbed",
+    "unknown": "not judged (no CPU samples)", "drive": "measured the drive",
+}  # fmt: skip
+
+
+@dataclass
+class Advice:
+    """What limited the `results` (`limits`, in words) and what would help (`helps`)."""
+
+    results: int
+    limits: str
+    helps: list[str] = field(default_factory=list)
+
+
+def advice(
+    lines: list[Headline], summary: pd.DataFrame, frame: pd.DataFrame, sweeps: list[ResultsDir]
+) -> Advice | None:
+    """Advice when a device could be compared on none of its jobs; None otherwise."""
+    if not any(line.jobs == 0 for line in lines):
+        return None
+    ok = summary[summary["status"] == "ok"]
+    verdicts = Counter(v for v in ok["verdict"] if isinstance(v, str))
+    causes = _disturbances(ok, frame)
+    said = []
+    for verdict in [v for v in VERDICTS if verdicts[v]]:
+        words = f"{verdicts[verdict]} {_VERDICT_WORDS[verdict]}"
+        if verdict == "disturbed" and causes:
+            words += " (" + ", ".join(f"{n} by {cause}" for cause, n in causes.most_common()) + ")"
+        said.append(words)
+    failed = int((summary["status"] != "ok").sum())
+    if failed:
+        said.append(f"{failed} did not complete")
+    found = Advice(len(summary), ", ".join(said))
+    found.helps += _host_helps(verdicts, sweeps)
+    found.helps += _disturbance_helps(causes, frame, sweeps)
+    return found
+
+
+def _disturbances(ok: pd.DataFrame, frame: pd.DataFrame) -> Counter[str]:
+    """The disturbed results by what disturbed them (a result may count under several)."""
+    found: Counter[str] = Counter()
+    keys = ["sweep", "label", "job"]
+    runs = frame[frame["status"] == "ok"]
+    by_result = dict(list(runs.groupby(keys, sort=False, dropna=False)))
+    for result in ok[ok["verdict"] == "disturbed"].to_dict("records"):
+        mine = by_result.get(tuple(result[k] for k in keys))
+        causes = set()
+        if mine is not None:
+            if (mine["steal_pct"].round() >= STEAL_PCT).any():
+                causes.add("CPU steal")
+            if (mine["others_pct"].round() >= OTHERS_PCT).any():
+                causes.add("other processes")
+            timed = mine["io_size_bytes"].isna()
+            if (timed & (mine["measured_s"] < SHORT_RUN * mine["runtime_s"])).any():
+                causes.add("a run cut short")
+        cv = result.get("iops_cv_pct")
+        if result.get("repeats", 0) >= 2 and cv is not None and pd.notna(cv):
+            if round(cv) >= SPREAD_CV_PCT:
+                causes.add("repeats that differ")
+        found.update(causes or {"something else (see the notes)"})
+    return found
+
+
+def _host_helps(verdicts: Counter[str], sweeps: list[ResultsDir]) -> list[str]:
+    """What helps when the CPU or the host set the figures."""
+    if not (verdicts["cpu"] or verdicts["host"]):
+        return []
+    ram = sorted({d.name for s in sweeps for d in s.manifest.devices if d.transport in RAM_DISKS})
+    memory = (f" ({', '.join(ram)} {'is a RAM disk' if len(ram) == 1 else 'are RAM disks'}, "
+              "faster than any CPU can drive)") if ram else ""  # fmt: skip
+    helps = [
+        f"The CPU or the host, not the drives, set {verdicts['cpu'] + verdicts['host']} "
+        f"results: compare real drives rather than RAM disks{memory}, make each I/O cost "
+        "the CPU less (larger blocks, fewer jobs, a lower queue depth), or use a host with "
+        "more or faster cores."
+    ]
+    if not any(s.manifest.ceiling for s in sweeps):
+        helps.append(
+            "Sweep with --ceiling (as root): each reading job runs on a RAM disk first, so a "
+            "result at this host's own limit is named as such rather than taken for a drive's."
+        )
+    return helps
+
+
+def _disturbance_helps(
+    causes: Counter[str], frame: pd.DataFrame, sweeps: list[ResultsDir]
+) -> list[str]:
+    """What helps against what disturbed the results, and for a comparison in general."""
+    helps = []
+    if any(cause.startswith(("CPU steal", "other processes")) for cause in causes):
+        others = frame[["others_pct", "others_top"]].dropna()
+        top = others.sort_values("others_pct")["others_top"].iloc[-1] if len(others) else None
+        named = f" (the busiest seen: {top})" if "other processes" in causes and top else ""
+        helps.append("Run when the host is quiet: no other guests on its hypervisor, no other "
+                     f"busy processes{named}.")  # fmt: skip
+    longest = frame["runtime_s"].max()
+    if causes and (pd.isna(longest) or longest < LONG_ENOUGH_S):
+        here = f", {int(longest)} s here" if pd.notna(longest) else ""
+        helps.append(f"Run longer jobs (--runtime {LONG_ENOUGH_S} or more{here}): a passing "
+                     "disturbance weighs less in a longer run.")  # fmt: skip
+    if "a run cut short" in causes:
+        helps.append("Some runs ended before their runtime: each run's status.json and "
+                     "fio.stderr.txt in the results folder say why.")  # fmt: skip
+    repeats = min((s.manifest.repeat for s in sweeps), default=1)
+    if repeats < 3:
+        helps.append(f"Sweep with --repeat 3 or more ({repeats} here): repeats measure the "
+                     "run-to-run spread and let each difference be tested.")  # fmt: skip
+    elif "repeats that differ" in causes:
+        helps.append(f"Repeats differ by {SPREAD_CV_PCT:.0f} % or more: more repeats "
+                     f"(--repeat {repeats * 2}) and longer jobs narrow the spread.")  # fmt: skip
+    return helps

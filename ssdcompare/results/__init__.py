@@ -1,0 +1,1 @@
+"""The results folder: every file name, format version and signature, and where outputs may go."""

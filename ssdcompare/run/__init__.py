@@ -1,0 +1,2 @@
+"""Running: the plan, the sampler and watchdog, the runner, preconditioning, ceilings, the
+sweep."""

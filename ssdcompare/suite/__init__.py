@@ -1,0 +1,1 @@
+"""A suite file becomes models: options fio accepts, workloads, matrices, the bundled suites."""

@@ -1,0 +1,2 @@
+"""What fio runs against: hosts, devices and files, the safety guard, identity, locks,
+metadata, probes."""

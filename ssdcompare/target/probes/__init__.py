@@ -1,0 +1,96 @@
+"""Probes: what is read around each run besides fio and the CPU samples.
+
+A probe reads a snapshot of something (numbers, in a JSON object) just before fio starts and
+again just after it ends. The sweep stores both snapshots of every probe in the run's folder
+(`probes.json`, written by ResultsDir), and the results frame turns each probe's pair into
+columns (registered in ssdcompare.analysis.columns under "Probes"). A probe never fails or delays a
+run: one that cannot read (no such counter on this target, a remote host) gives no snapshot
+and its columns are NaN; one that raises is recorded with the error, and the run goes on.
+
+Adding a probe: a module in this package with a `PROBE` object (name, columns, read, values;
+see `Probe`), and one line in PROBES below.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from ssdcompare.target.devices import Target
+from ssdcompare.target.probes import diskstats
+from ssdcompare.target.probes.probe import Probe, ProbeColumn, Snapshot
+
+__all__ = ["PROBES", "Probe", "ProbeColumn", "columns_of", "probe_columns", "record", "snapshot"]
+FORMAT = 1
+
+
+PROBES: tuple[Probe, ...] = (
+    diskstats.PROBE,
+)  # fmt: skip
+
+
+def snapshot(target: Target) -> Snapshot:
+    """Every probe's reading of `target` now, and when (a monotonic clock's seconds)."""
+    readings: dict[str, Any] = {}
+    for probe in PROBES:
+        try:
+            readings[probe.name] = probe.read(target)
+        except Exception as err:  # noqa: BLE001 - a probe never fails a run
+            readings[probe.name] = {"error": f"{type(err).__name__}: {err}"}
+    return {"t_s": time.monotonic(), "readings": readings}
+
+
+def record(before: Snapshot, after: Snapshot) -> dict[str, Any]:
+    """What is stored in a run's probes.json: each probe's snapshots before and after, and
+    the seconds between them."""
+    return {
+        "format_version": FORMAT,
+        "seconds": round(after["t_s"] - before["t_s"], 6),
+        "probes": {
+            probe.name: {"before": before["readings"].get(probe.name),
+                         "after": after["readings"].get(probe.name)}
+            for probe in PROBES
+        },
+    }  # fmt: skip
+
+
+def columns_of(stored: Any) -> dict[str, Any]:
+    """The frame's probe columns of one run from its stored probes.json (None: none stored).
+    Anything missing, damaged or impossible is NaN; this never raises."""
+    values: dict[str, Any] = {}
+    probes = stored.get("probes") if isinstance(stored, dict) else None
+    seconds = stored.get("seconds") if isinstance(stored, dict) else None
+    for probe in PROBES:
+        pair = probes.get(probe.name) if isinstance(probes, dict) else None
+        found: dict[str, Any] = {}
+        if _usable(pair) and _number(seconds):
+            try:
+                found = probe.values(pair["before"], pair["after"], float(seconds))
+            except (KeyError, TypeError, ValueError, ArithmeticError):
+                found = {}
+        for column in probe.columns:
+            value = found.get(column.name)
+            values[column.name] = value if _fits(column, value) else None
+    return values
+
+
+def _usable(pair: Any) -> bool:
+    return (isinstance(pair, dict) and isinstance(pair.get("before"), dict)
+            and isinstance(pair.get("after"), dict)
+            and "error" not in pair["before"] and "error" not in pair["after"])  # fmt: skip
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _fits(column: ProbeColumn, value: Any) -> bool:
+    if column.type == "float":
+        return _number(value) and value >= 0
+    return isinstance(value, str) and len(value) <= 4096
+
+
+def probe_columns() -> list[ProbeColumn]:
+    """Every probe's columns, in PROBES' order."""
+    return [column for probe in PROBES for column in probe.columns]

@@ -1,0 +1,140 @@
+"""The block layer's own count of a run's I/O: each device's `stat` file in sysfs (the
+counters iostat reads), before and after the run.
+
+What fio counts is what it asked for; this is what reached the device's queue: a filesystem's
+journal and metadata writes under a file target, requests merged on the way, flushes, and the
+queue depth the device really saw (`disk_mean_inflight`, iostat's aqu-sz) beside the iodepth
+asked for. A file target is counted on the block device its filesystem lives on (with any
+other I/O to that filesystem during the run); a target on another host, or a filesystem
+without a block device of its own (tmpfs), gives none.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ssdcompare.target.devices import Target, kernel_name_of
+from ssdcompare.target.probes.probe import Probe, ProbeColumn
+
+# the fields of /sys/class/block/<name>/stat, in order (the kernel's Documentation/block/stat)
+FIELDS = ("read_ios", "read_merges", "read_sectors", "read_ticks", "write_ios", "write_merges",
+          "write_sectors", "write_ticks", "in_flight", "io_ticks", "time_in_queue", "discard_ios",
+          "discard_merges", "discard_sectors", "discard_ticks", "flush_ios",
+          "flush_ticks")  # fmt: skip
+SECTOR = 512  # the counters' sector is 512 bytes whatever the device's own
+_BUSY_SLACK_PCT = 110.0  # io_ticks counts whole milliseconds: a busy device reads a little over
+
+
+def _device_number(part: Target) -> int | None:
+    """The block device a part's I/O reaches: the device itself, or the one holding a file's
+    filesystem (the file, or the folder it is to be made in)."""
+    try:
+        if part.kind == "block":
+            return os.stat(part.path).st_rdev
+        path = part.path if os.path.exists(part.path) else os.path.dirname(part.path) or "."
+        number = os.stat(path).st_dev
+    except OSError:
+        return None
+    return number if os.major(number) != 0 else None  # 0: no block device (tmpfs, overlay)
+
+
+def read(target: Target, sys_root: Path = Path("/sys")) -> dict[str, Any] | None:
+    """Each local block device's counters (FIELDS) now; None when the target has none."""
+    devices: dict[str, list[int]] = {}
+    for part in target.parts:
+        number = _device_number(part) if part.host is None and not part.remote else None
+        name = kernel_name_of(number, sys_root) if number is not None else None
+        if name is None or name in devices:
+            continue
+        try:
+            text = (sys_root / "class" / "block" / name / "stat").read_text()
+        except OSError:
+            continue
+        devices[name] = [int(field) for field in text.split()]
+    return {"devices": devices} if devices else None
+
+
+def values(before: dict[str, Any], after: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """The run's counts, added over the devices (busy: the busiest device's share of the
+    time); a device whose counters went back (reset, replaced) makes them unknown."""
+    sums = dict.fromkeys(FIELDS, 0)
+    busy = 0.0
+    names = sorted(set(before["devices"]) & set(after["devices"]))
+    if not names or seconds <= 0:
+        return {}
+    for name in names:
+        old, new = before["devices"][name], after["devices"][name]
+        deltas = {field: new[i] - old[i] for i, field in enumerate(FIELDS)
+                  if i < len(old) and i < len(new) and field != "in_flight"}  # fmt: skip
+        if any(not isinstance(d, int) or d < 0 for d in deltas.values()):
+            return {}
+        for field, delta in deltas.items():
+            sums[field] += delta
+        busy = max(busy, deltas.get("io_ticks", 0) / (seconds * 1000) * 100)
+    found: dict[str, Any] = {
+        "disk_devices": "+".join(names),
+        "disk_read_ios": sums["read_ios"], "disk_write_ios": sums["write_ios"],
+        "disk_read_bytes": sums["read_sectors"] * SECTOR,
+        "disk_write_bytes": sums["write_sectors"] * SECTOR,
+        "disk_discard_ios": sums["discard_ios"], "disk_flush_ios": sums["flush_ios"],
+        "disk_mean_inflight": sums["time_in_queue"] / (seconds * 1000),
+    }  # fmt: skip
+    if busy <= _BUSY_SLACK_PCT:
+        found["disk_busy_pct"] = min(busy, 100.0)
+    return found
+
+
+PROBE = Probe(
+    name="diskstats",
+    columns=(
+        ProbeColumn(
+            "disk_devices",
+            "str",
+            "",
+            "the block devices counted (their kernel names, "
+            "joined by `+`): the target's own, or the one its file's filesystem is on",
+        ),
+        ProbeColumn(
+            "disk_read_ios",
+            "float",
+            "I/Os",
+            "read requests the devices completed "
+            "during the run (`stat` field 1, after − before), after merging",
+        ),
+        ProbeColumn("disk_write_ios", "float", "I/Os", "write requests completed (field 5)"),
+        ProbeColumn("disk_read_bytes", "float", "bytes", "sectors read (field 3) × 512"),
+        ProbeColumn(
+            "disk_write_bytes",
+            "float",
+            "bytes",
+            "sectors written (field 7) × 512: "
+            "more than fio's `io_bytes` where a filesystem adds its journal",
+        ),
+        ProbeColumn("disk_discard_ios", "float", "I/Os", "discard (trim) requests (field 12)"),
+        ProbeColumn(
+            "disk_flush_ios",
+            "float",
+            "I/Os",
+            "flush requests (field 16): fsync and fdatasync reach the device as these",
+        ),
+        ProbeColumn(
+            "disk_mean_inflight",
+            "float",
+            "I/Os",
+            "the mean number of requests in "
+            "the devices' queues over the run (time in queue, field 11, over the "
+            "run's time; iostat's aqu-sz): the queue depth the device saw",
+        ),
+        ProbeColumn(
+            "disk_busy_pct",
+            "float",
+            "%",
+            "the share of the run's time the busiest "
+            "device had requests in flight (field 10, io_ticks)",
+        ),
+    ),
+    read=read,
+    values=values,
+)
