@@ -21,6 +21,7 @@ import pytest
 
 from ssdcompare import regularfile
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.fio.result import entry as fioentry
 from ssdcompare.fio.result import merge as fiomerge
 from ssdcompare.fio.result import models as fiomodels
 from ssdcompare.fio.result import quick as fioquick
@@ -1155,23 +1156,23 @@ def test_the_one_pass_histogram_reading_matches_the_careful_one(
     assert files
     readable = [f for f in files if "sigkill" not in f.name and "truncated" not in f.name]
     quick = {f.name: parse_fio_file(f) for f in readable}
-    monkeypatch.setattr(fioresult, "_plain_bins", lambda raw: None)
+    monkeypatch.setattr(fioentry, "_plain_bins", lambda raw: None)
     careful = {name: parse_fio_file(DATA / name) for name in quick}
     assert quick == careful
     assert any(d.latency is not None and d.latency.bins for o in quick.values()
                for j in o.jobs for d in j.directions.values())  # fmt: skip
     monkeypatch.undo()
-    assert fioresult._plain_bins({"01": 2, "1": 3}) is None  # one bucket written twice
-    assert fioresult._plain_bins({"1": -1}) is None and fioresult._plain_bins({"x": 1}) is None
-    assert fioresult._plain_bins({"1000": 2, "2000": 0}) == {1000: 2}
+    assert fioentry._plain_bins({"01": 2, "1": 3}) is None  # one bucket written twice
+    assert fioentry._plain_bins({"1": -1}) is None and fioentry._plain_bins({"x": 1}) is None
+    assert fioentry._plain_bins({"1000": 2, "2000": 0}) == {1000: 2}
     # keys that are no plain number of fio's range, and counts that are no count
     for odd in ({"1.5": 1}, {"-1": 1}, {"1,2": 1}, {"": 1}, {"01": 1}, {"1e3": 1}, {"٣": 1},
                 {str(2**64): 1}, {"1": 1.0}, {"1": True}, {"1": "2"}, {"1": None}, {"1": -3},
                 {1: 1}):  # fmt: skip
-        assert fioresult._plain_bins(odd) is None, odd  # type: ignore[arg-type]
-    assert fioresult._plain_bins({"9": 1, "10": 2, str(2**63 - 1): 3}) == {
+        assert fioentry._plain_bins(odd) is None, odd  # type: ignore[arg-type]
+    assert fioentry._plain_bins({"9": 1, "10": 2, str(2**63 - 1): 3}) == {
         9: 1, 10: 2, 2**63 - 1: 3}  # fmt: skip
-    assert fioresult._plain_bins({" 1": 1, "2": 1}) == {1: 1, 2: 1}  # as the careful one reads it
+    assert fioentry._plain_bins({" 1": 1, "2": 1}) == {1: 1, 2: 1}  # as the careful one reads it
 
 
 def _both_ways(text: str) -> tuple[fiomodels.FioOutput | None, fiomodels.FioOutput]:

@@ -15,8 +15,9 @@ from fioprocs import wait_for
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.target.devices import Target, resolve_target
-from ssdcompare.target.guard import check_write_safety, inspect_target, probe_signatures
+from ssdcompare.target.guard import check_write_safety, inspect_target
 from ssdcompare.target.identity import identify, new_signatures
+from ssdcompare.target.signatures import probe_signatures
 
 
 def fake_tree(
@@ -284,7 +285,7 @@ def test_magic_numbers_without_blkid(tmp_path: Path, monkeypatch: pytest.MonkeyP
     data[1024 + 56 : 1024 + 58] = b"\x53\xef"
     image.write_bytes(bytes(data))
     monkeypatch.setenv("PATH", str(tmp_path))  # no blkid on PATH
-    monkeypatch.setattr("ssdcompare.target.guard.Path.exists", lambda self: False)
+    monkeypatch.setattr("ssdcompare.target.signatures.Path.exists", lambda self: False)
     assert probe_signatures(str(image)) == ["an ext2/3/4 filesystem [magic numbers]"]
 
 

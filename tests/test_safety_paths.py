@@ -36,7 +36,8 @@ from ssdcompare.results.store import ResultsDir
 from ssdcompare.run import sweep
 from ssdcompare.suite.files import load_suite
 from ssdcompare.target.devices import resolve_target
-from ssdcompare.target.guard import check_write_safety, probe_signatures
+from ssdcompare.target.guard import check_write_safety
+from ssdcompare.target.signatures import probe_signatures
 
 SUITES = Path(__file__).parent / "suites"
 NOBODY = 65534

@@ -416,7 +416,7 @@ def test_a_partition_of_a_loop_is_judged_by_what_the_loop_writes_to(tmp_path: Pa
 
 @pytest.mark.root
 def test_the_loop_driver_is_asked_even_without_its_dev_node(tmp_path: Path) -> None:
-    from ssdcompare.target.guard import loop_backing_key
+    from ssdcompare.target.loops import loop_backing_key
 
     image = tmp_path / "fs.img"
     with loop_device(image, 16 * MIB) as device:

@@ -164,6 +164,28 @@ def render(
     engine = workload.ioengine or ioengine
     size = span(workload, target)
     hashed = hashed_span(workload, size)
+    size = _size_fio_takes(workload, target, engine, size)
+    text = _jobfile_text(workload, target, suite, engine, size)
+    facts = read_jobfile(text)
+    check_jobfile(facts, target.path, workload.job_id, read_only, allowed_options)
+    return RenderedJob(
+        workload=workload,
+        target=target,
+        ioengine=engine,
+        text=text,
+        # a pass on an empty drive is never the same measurement as one on a full drive
+        workload_hash=workload_hash(
+            facts, hashed + (f" in state {workload.state}" if workload.state else "")
+        ),
+        writes=facts.writes,
+    )
+
+
+def _size_fio_takes(
+    workload: Workload, target: Target, engine: str, size: str | None
+) -> str | None:
+    """The `size=` to render: the span, or for a whole block device that fio cannot size
+    itself, the device's size in bytes (the same span)."""
     if (
         size is None
         and target.kind == "block"
@@ -172,7 +194,14 @@ def render(
         # fio cannot size a block device for a job that only trims, or on its null engine
         # ("you need to specify size="): give it the whole device in bytes, the same span
         size = size_token(target.size_bytes) if target.size_bytes else None
-    text = (
+    return size
+
+
+def _jobfile_text(
+    workload: Workload, target: Target, suite: str, engine: str, size: str | None
+) -> str:
+    """The template rendered for one workload on one target, with the `size=` to run."""
+    return (
         templates()
         .get_template(TEMPLATE)
         .render(
@@ -193,19 +222,6 @@ def render(
             run=" ".join(command_line("fio", "THIS_FILE", "RESULT.json")),
             timeseries=TIMESERIES_PREFIX,
         )
-    )
-    facts = read_jobfile(text)
-    check_jobfile(facts, target.path, workload.job_id, read_only, allowed_options)
-    return RenderedJob(
-        workload=workload,
-        target=target,
-        ioengine=engine,
-        text=text,
-        # a pass on an empty drive is never the same measurement as one on a full drive
-        workload_hash=workload_hash(
-            facts, hashed + (f" in state {workload.state}" if workload.state else "")
-        ),
-        writes=facts.writes,
     )
 
 

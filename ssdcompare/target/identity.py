@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ssdcompare.target.backupheaders import left_behind
 from ssdcompare.target.devices import Target, read_value
-from ssdcompare.target.guard import Probe, loop_backing_key, probe_signatures
+from ssdcompare.target.loops import loop_backing_key
+from ssdcompare.target.signatures import Probe, probe_signatures
 
 
 class TargetIdentity(BaseModel):

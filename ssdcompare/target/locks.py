@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.target.devices import Target, kernel_name_of, read_value
-from ssdcompare.target.guard import loop_backing_key
+from ssdcompare.target.loops import loop_backing_key
 
 # Tried in order. /run takes only root's folders (nobody else can create one there first);
 # other users get theirs in /run/lock or the temp folder.
