@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ssdcompare.analysis.frame import job_summary, known_true, load, side_by_side
+from ssdcompare.analysis.compare import side_by_side
+from ssdcompare.analysis.frame import known_true, load
+from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.report.chartkinds import KINDS, ChartInputs, section_rank
 from ssdcompare.report.chartspec import Heatmap, Spec

@@ -18,7 +18,7 @@ from fioservers import free_port, listening
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare.analysis.frame import export
+from ssdcompare.analysis.export import export
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.binary import FioInfo
 from ssdcompare.report.build import write_report

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import ssdcompare
-from ssdcompare.analysis.frame import export
+from ssdcompare.analysis.export import export
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 CHANGED_JOB = "randread-4k-qd1"

@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ssdcompare.analysis.frame import _formula_safe, export, load
+from ssdcompare.analysis.export import _formula_safe, export
+from ssdcompare.analysis.frame import load
 from ssdcompare.errors import SsdcompareError
 
 ROOT = Path(__file__).parent.parent

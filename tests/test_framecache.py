@@ -16,7 +16,8 @@ import ssdcompare
 from ssdcompare import userkey
 from ssdcompare.analysis import cache as framecache
 from ssdcompare.analysis import frame as frame_module
-from ssdcompare.analysis.frame import export, load
+from ssdcompare.analysis.export import export
+from ssdcompare.analysis.frame import load
 from ssdcompare.judge.cpu import Thresholds
 from ssdcompare.report.build import write_report
 

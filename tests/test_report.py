@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ssdcompare.analysis.frame import job_summary, load
+from ssdcompare.analysis.frame import load
+from ssdcompare.analysis.summary import job_summary
 from ssdcompare.report.build import build_context, write_report
 from ssdcompare.results.store import ResultsDir
 

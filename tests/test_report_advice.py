@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from test_report_scale import _benchmark
 
-from ssdcompare.analysis.frame import job_summary, load
+from ssdcompare.analysis.frame import load
+from ssdcompare.analysis.summary import job_summary
 from ssdcompare.report.build import build_context, render_report
 from ssdcompare.results.store import ResultsDir
 

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 from test_report import parse
 
-from ssdcompare.analysis.frame import job_summary, load
+from ssdcompare.analysis.frame import load
+from ssdcompare.analysis.summary import job_summary
 from ssdcompare.cli.terminal import summary_lines
 
 SUITE = """\

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from test_frame_compare import CHANGED_JOB, OTHER_HASH, changed_copy
 
-from ssdcompare.analysis.frame import job_summary, load
+from ssdcompare.analysis.frame import load
+from ssdcompare.analysis.summary import job_summary
 from ssdcompare.report.build import write_report
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"

@@ -290,7 +290,7 @@ def test_a_file_mapped_into_memory_is_in_use_after_its_descriptor_closed(tmp_pat
 
 @pytest.mark.root
 def test_report_and_export_never_write_over_a_device_or_into_dev(tmp_path: Path) -> None:
-    from ssdcompare.analysis.frame import export
+    from ssdcompare.analysis.export import export
     from ssdcompare.report.build import write_report
 
     example = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"

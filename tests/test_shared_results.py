@@ -20,7 +20,8 @@ import pytest
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare.analysis.frame import job_summary, load
+from ssdcompare.analysis.frame import load
+from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.binary import FioInfo
 from ssdcompare.fio.result.models import FioOutputError

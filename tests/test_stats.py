@@ -16,7 +16,8 @@ from suitefiles import suite_file
 from test_report import chromium
 
 import ssdcompare
-from ssdcompare.analysis.frame import job_summary, side_by_side
+from ssdcompare.analysis.compare import side_by_side
+from ssdcompare.analysis.summary import job_summary
 from ssdcompare.judge.stats import MIN_REPEATS, aggregate_values, compare, find_knee, why_untested
 from ssdcompare.report.build import write_report
 

@@ -34,7 +34,8 @@ from typing import Any
 
 import pandas as pd
 
-from ssdcompare.analysis.frame import frame_given, is_false, is_true, label_named
+from ssdcompare.analysis.compare import label_named, made_against
+from ssdcompare.analysis.frame import frame_given, is_false, is_true
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.stats import why_untested
 from ssdcompare.judge.verdict import VERDICTS
@@ -145,51 +146,74 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
     labels = list(dict.fromkeys(summary["label"]))
     if not labels:
         return []
-    compared = summary["compared_to"].dropna() if "compared_to" in summary.columns else None
-    compared_to = str(compared.iloc[0]) if compared is not None and len(compared) else None
+    baseline = _summary_baseline(summary, labels, baseline)
+    reference = _by_job(summary, baseline)
+    aggregate = str(summary["aggregate"].iloc[0]) if "aggregate" in summary.columns else "mean"
+    return [
+        _headline_of(_by_job(summary, label), reference, label, baseline, aggregate)
+        for label in labels
+        if label != baseline
+    ]
+
+
+def _summary_baseline(summary: pd.DataFrame, labels: list[str], baseline: str | None) -> str:
+    """The label `baseline` names, else the one the summary was made against, else the
+    first; an error when the summary was made against another (its significance counts
+    are against that one)."""
+    compared_to = made_against(summary)
     baseline = label_named(labels, baseline) if baseline is not None else compared_to or labels[0]
     if compared_to is not None and baseline != compared_to:
         raise SsdcompareError(
             f"this summary compares the devices to {compared_to!r}, not {baseline!r}: make it "
             f"with job_summary(frame, baseline={baseline!r})"
         )
-    reference = _by_job(summary, baseline)
-    aggregate = str(summary["aggregate"].iloc[0]) if "aggregate" in summary.columns else "mean"
-    found = []
-    for label in labels:
-        if label == baseline:
+    return baseline
+
+
+def _headline_of(
+    mine: dict[object, dict[str, Any]],
+    reference: dict[object, dict[str, Any]],
+    label: str,
+    baseline: str,
+    aggregate: str,
+) -> Headline:
+    """The Headline of one device (its summary rows by job: `mine`) against the baseline's
+    (`reference`)."""
+    result = Headline(label=label, baseline=baseline, aggregate=aggregate)
+    jobs = list(dict.fromkeys([*reference, *mine]))
+    result.total = len(jobs)
+    iops: list[float] = []
+    p99: list[float] = []
+    for job in jobs:
+        why = _left_out(mine, reference, job, (label, baseline))
+        if why is not None:
+            result.left_out[why] += 1
             continue
-        mine = _by_job(summary, label)
-        result = Headline(label=label, baseline=baseline, aggregate=aggregate)
-        jobs = list(dict.fromkeys([*reference, *mine]))
-        result.total = len(jobs)
-        iops: list[float] = []
-        p99: list[float] = []
-        for job in jobs:
-            why = _left_out(mine, reference, job, (label, baseline))
-            if why is not None:
-                result.left_out[why] += 1
-                continue
-            row, base = mine[job], reference[job]
-            result.jobs += 1
-            iops.append(_ratio(row, base, "iops_value"))
-            if base["lat_p99_us_value"] > 0 and row["lat_p99_us_value"] > 0:
-                result.p99_jobs += 1
-                p99.append(_ratio(row, base, "lat_p99_us_value"))
-            significant = row.get("significant")
-            if is_true(significant):
-                if row["ratio"] >= 1:
-                    result.wins += 1
-                else:
-                    result.losses += 1
-            elif is_false(significant):
-                result.ties += 1
-            else:
-                result.untested += 1
-                result.untested_why[why_untested(row.get("repeats"), base.get("repeats"))] += 1
-        result.iops_ratio, result.p99_ratio = _geomean(iops), _geomean(p99)
-        found.append(result)
-    return found
+        row, base = mine[job], reference[job]
+        result.jobs += 1
+        iops.append(_ratio(row, base, "iops_value"))
+        if base["lat_p99_us_value"] > 0 and row["lat_p99_us_value"] > 0:
+            result.p99_jobs += 1
+            p99.append(_ratio(row, base, "lat_p99_us_value"))
+        _count_significance(result, row, base)
+    result.iops_ratio, result.p99_ratio = _geomean(iops), _geomean(p99)
+    return result
+
+
+def _count_significance(result: Headline, row: dict[str, Any], base: dict[str, Any]) -> None:
+    """Count a job that counts as a win, a loss, a tie or untested (and why), as Welch's
+    test in the summary found."""
+    significant = row.get("significant")
+    if is_true(significant):
+        if row["ratio"] >= 1:
+            result.wins += 1
+        else:
+            result.losses += 1
+    elif is_false(significant):
+        result.ties += 1
+    else:
+        result.untested += 1
+        result.untested_why[why_untested(row.get("repeats"), base.get("repeats"))] += 1
 
 
 def _by_job(summary: pd.DataFrame, label: str) -> dict[object, dict[str, Any]]:

@@ -607,7 +607,8 @@ def _say_damaged(damaged: list[str]) -> None:
 @click.option("--summary", is_flag=True, help="One row per device and job (repeats averaged).")
 def export_command(results: tuple[Path, ...], output: Path, summary: bool) -> None:
     """Export the results frame for spreadsheets and other tools."""
-    from ssdcompare.analysis.frame import damaged_runs, export_frame, load
+    from ssdcompare.analysis.export import export_frame
+    from ssdcompare.analysis.frame import damaged_runs, load
 
     _check_output_folder(output)
     frame = load(results)

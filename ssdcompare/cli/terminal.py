@@ -241,7 +241,8 @@ def summary_lines(path: Path) -> list[str]:
     import pandas as pd  # only now: the command starts without pandas
 
     from ssdcompare.analysis.answer import headline
-    from ssdcompare.analysis.frame import job_summary, known_true, load
+    from ssdcompare.analysis.frame import known_true, load
+    from ssdcompare.analysis.summary import job_summary
 
     frame = load(path)
     if frame.empty:

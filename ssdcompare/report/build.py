@@ -12,7 +12,9 @@ from pathlib import Path
 import pandas as pd
 
 from ssdcompare.analysis.answer import headline
-from ssdcompare.analysis.frame import damaged_runs, job_summary, known_true, load, side_by_side
+from ssdcompare.analysis.compare import side_by_side
+from ssdcompare.analysis.frame import damaged_runs, known_true, load
+from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.verdict import VERDICTS
 from ssdcompare.report import svg as charts

@@ -20,8 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from ssdcompare.analysis.frame import SERIES_SETTINGS, is_false, is_true
+from ssdcompare.analysis.frame import is_false, is_true
 from ssdcompare.analysis.persecond import timeseries
+from ssdcompare.analysis.summary import SERIES_SETTINGS
 from ssdcompare.fio.result.models import DISTRIBUTION_PERCENTILES
 from ssdcompare.judge.stats import aggregate_values
 from ssdcompare.report.chartspec import Axis, Cell, Heatmap, Knee, LineChart, Mark, Series, Spec
@@ -43,7 +44,7 @@ class ChartInputs:
     """What charts are built from: the report's figures. `frame` has a row per run and
     direction, `summary` a row per job and device; in both, `cpu_bound` marks a result the
     CPU or the host limited. `rows_of` is the summary's first row of each (job, label),
-    `ratios` IOPS against `baseline` per job (frame.side_by_side), `order` the jobs in the
+    `ratios` IOPS against `baseline` per job (compare.side_by_side), `order` the jobs in the
     report's reading order, `labels` the devices in its order."""
 
     frame: pd.DataFrame

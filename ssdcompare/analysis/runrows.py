@@ -1,0 +1,391 @@
+"""One stored run of a sweep as rows of the results frame: one per direction (and, for a
+group, per member and direction), with every column the run's files can tell.
+
+A row's figures come from the run's fio output (fio.json) and CPU samples (cpu.json), read
+through the results folder and checked before they become figures: an output or a trace
+that is missing, refused, damaged or impossible turns an ok run into a failed or damaged one
+with NaN figures, its error naming the file. ssdcompare.analysis.frame puts the rows of every
+run of a folder together into the frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ssdcompare.analysis.perburst import run_summary
+from ssdcompare.analysis.persecond import run_cliff
+from ssdcompare.fio.check import JobfileError, read_jobfile
+from ssdcompare.fio.jobfile import member_section, rendered_size, span_words
+from ssdcompare.fio.result.merge import merge_jobs
+from ssdcompare.fio.result.models import DIRECTIONS, FioOutput, FioOutputError, JobResult
+from ssdcompare.fio.result.plausibility import job_problem, trace_problem
+from ssdcompare.judge.cpu import CpuStats, Thresholds, judge
+from ssdcompare.results.store import ResultsDir, RunStatus, StoredFileError
+from ssdcompare.suite.workload import Workload
+from ssdcompare.target.devices import Target
+from ssdcompare.target.hosts import Host
+from ssdcompare.target.probes import columns_of
+from ssdcompare.units import parse_size
+
+# Columns taken as they are from the CpuStats of a run's samples (cpu_count comes from the
+# manifest's host instead).
+_CPU_STATS_COLUMNS = (
+    "cpu_busy_pct", "cpu_max_busy_pct", "irq_softirq_max_pct", "fio_worker_max_pct",
+    "fio_worker_max_runnable_pct", "fio_workers_total_cores", "steal_pct", "iowait_pct",
+    "others_pct", "others_top",
+)  # fmt: skip
+
+
+def direction_values(job: JobResult, direction: str) -> dict[str, object]:
+    result = job.directions.get(direction)
+    if result is None:
+        if direction in job.empty_directions:  # fio printed it with zeros: a true zero
+            return {"iops": 0.0, "bw_bytes": 0.0, "io_bytes": 0, "total_ios": 0}
+        return {}  # not printed, or nothing usable in it: unknown
+    lat = result.latency
+    values: dict[str, object] = {
+        "iops": result.iops,
+        "bw_bytes": result.bw_bytes,
+        "io_bytes": result.io_bytes,
+        "total_ios": result.total_ios,
+        "measured_s": result.runtime_ms / 1000 if result.runtime_ms else None,
+    }
+    if lat is not None:
+        values.update(
+            lat_mean_us=lat.mean_us,
+            lat_stddev_us=lat.stddev_us,
+            lat_min_us=lat.min_us,
+            lat_max_us=lat.max_us,
+            lat_p50_us=lat.percentile_us(50),
+            lat_p99_us=lat.percentile_us(99),
+            lat_p999_us=lat.percentile_us(99.9),
+            lat_source=result.latency_source,
+            lat_dist_us=lat.distribution_us(),
+        )
+    # completion and submission latency on their own, whatever lat_* follows: lat_* changed
+    # meaning when the jobfiles began to ask for lat_percentiles, clat_* did not
+    if result.clat is not None:
+        values.update(clat_mean_us=result.clat.mean_us, clat_p99_us=result.clat.percentile_us(99))
+    if result.slat is not None:
+        values["slat_mean_us"] = result.slat.mean_us
+    return values
+
+
+def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[str, object]:
+    if workload is None:
+        return {}
+    return {
+        "rw": workload.rw,
+        "bs_bytes": workload.bs_bytes,
+        "iodepth": workload.iodepth,
+        "numjobs": workload.numjobs,
+        "rwmixread": workload.rwmixread,
+        "fsync": workload.fsync,
+        "fdatasync": workload.fdatasync,
+        "runtime_s": workload.runtime_s,
+        "ramp_s": workload.ramp_s,
+        "io_size_bytes": workload.io_size_bytes,
+        "thinktime_us": workload.thinktime_us,
+        "span": workload.span_label,
+        "ioengine": workload.ioengine or sweep_ioengine,
+        "extra_options": workload.extra_label,
+    }
+
+
+def _state_columns(
+    results: ResultsDir, status: RunStatus, workload: Workload | None
+) -> dict[str, object]:
+    """What state the drive was put in before the run (see ssdcompare.run.precondition)."""
+    if workload is not None and workload.state is not None:
+        steps = {r.number: r for r in results.state_records(status.target)}
+        step = steps.get(status.state_step) if status.state_step is not None else None
+        reached = step is not None and step.ok and step.state == workload.state
+        return {"drive_state": workload.state if reached else "unknown", "state": workload.state}
+    steps = results.manifest.precondition
+    if not steps:
+        return {"drive_state": "as found"}
+    words = []
+    values: dict[str, object] = {}
+    if "fill" in steps:
+        filled = results.fill_record(status.target)
+        words.append("filled" if filled is not None and filled.ok else "fill failed")
+    if "workload" in steps:
+        record = results.steady_record(status.target, status.job)
+        if record is None:
+            words.append("steady state unknown")
+        else:
+            words.append("steady" if record.attained else "not steady")
+            values.update(steady_state=record.attained, ss_rounds=len(record.rounds_iops))
+    return {"drive_state": ", ".join(words), **values}
+
+
+def _span_columns(
+    results: ResultsDir, status: RunStatus, workload: Workload | None, capacity: object
+) -> dict[str, object]:
+    """The span that ran, read from the stored jobfile's size= (what fio read), rather than
+    the one the suite asked for: a target smaller than a byte span gets less."""
+    if workload is None:
+        return {}
+    text = results.jobfile_text(status)
+    try:
+        facts = read_jobfile(text) if text is not None else None
+    except JobfileError:
+        facts = None
+    if facts is None:
+        return {}  # no jobfile (a skipped run): the span asked for stands
+    size = rendered_size(facts)
+    whole = capacity if isinstance(capacity, int) else None
+    if size is None:
+        used = whole
+    elif size.endswith("%"):
+        used = int(whole * float(size[:-1]) / 100) if whole else None
+    else:
+        used = parse_size(size)
+    return {"span": span_words(workload, size), "span_bytes": used}
+
+
+def run_rows(
+    results: ResultsDir,
+    status: RunStatus,
+    workload: Workload | None,
+    device: dict[str, object],
+    thresholds: Thresholds,
+    members: Sequence[Target] = (),
+    member_info: dict[str, dict[str, object]] | None = None,
+    hosts: Sequence[Host] = (),
+) -> list[dict[str, object]]:
+    """The frame's rows of one run (`status`) of the sweep in `results`: one per direction,
+    then, for a group run (`members`), one per member and direction. `workload` is None for a
+    run the plan does not have; `device` holds the manifest's facts of the target and
+    `member_info` those of every target by name; with `hosts`, only their servers' entries
+    of fio's output are the run's."""
+    base = _run_columns(results, status, workload, device, members)
+    parts: dict[str, JobResult] = {}
+    job = _fio_job(results, status, base, parts if members else None, hosts)
+    cpu_stats = _cpu_stats(results, status, workload, base)
+    if base["status"] != "ok":  # cpu.json made the run a failed one
+        job = None
+        parts.clear()
+    if cpu_stats is not None:
+        base.update({name: getattr(cpu_stats, name) for name in _CPU_STATS_COLUMNS})
+    base.update(columns_of(results.probes(status)))
+    directions = list(workload.directions) if workload is not None else ["read"]
+    if job is not None and "mixed" in job.directions:
+        # unified_rw_reporting: fio adds reads and writes up in one "mixed" section
+        directions = [d for d in DIRECTIONS if d in job.directions]
+    if job is not None:
+        base.update(_measured_columns(results, status, workload, job, cpu_stats, thresholds))
+    rows = []
+    for direction in directions:
+        row = dict(base, direction=direction)
+        if job is not None:
+            row.update(direction_values(job, direction))
+        rows.append(row)
+    if members:
+        rows += _member_rows(base, directions, members, parts, status, member_info or {})
+    return rows
+
+
+def _run_columns(
+    results: ResultsDir,
+    status: RunStatus,
+    workload: Workload | None,
+    device: dict[str, object],
+    members: Sequence[Target],
+) -> dict[str, object]:
+    """What every row of a run shares before its outputs are read: the run, the sweep, the
+    workload, the device, the span that ran and the drive's state."""
+    manifest = results.manifest
+    return {
+        "host": manifest.host.hostname,
+        "device": status.target,
+        "remote": False,
+        "group": status.target if members else None,
+        "job": status.job,
+        "repeat": status.repeat,
+        "status": status.status,
+        "error": status.error,
+        "suite": manifest.suite.name,
+        "workload_hash": status.workload_hash,
+        "fio_version": manifest.host.fio_version,
+        "started_at": status.started_at,
+        "sweep": str(results.path),
+        "sampler_cpu_pct": status.sampler_cpu_pct,
+        "cpu_count": manifest.host.cpu_threads,
+        **_workload_columns(workload, manifest.ioengine),
+        **device,
+        **_span_columns(results, status, workload, device.get("size_bytes")),
+        **_state_columns(results, status, workload),
+    }
+
+
+def _measured_columns(
+    results: ResultsDir,
+    status: RunStatus,
+    workload: Workload | None,
+    job: JobResult,
+    cpu_stats: CpuStats | None,
+    thresholds: Thresholds,
+) -> dict[str, object]:
+    """What a run that measured tells besides its figures per direction: fio's own CPU
+    figures, whether the CPU bounded it, its write cliff, its share of the host's ceiling
+    and, for a bursty job, its bursts."""
+    cpu_threads = results.manifest.host.cpu_threads
+    verdict = judge(cpu_stats, job.usr_cpu_pct, job.sys_cpu_pct, cpu_threads, thresholds)
+    values: dict[str, object] = {
+        "fio_cpu_usr_pct": job.usr_cpu_pct,
+        "fio_cpu_sys_pct": job.sys_cpu_pct,
+        "cpu_bound": verdict.cpu_bound,
+        "cpu_bound_reason": verdict.reason,
+    }
+    cliff = run_cliff(results, status)
+    if cliff is not None:
+        values.update(cliff_s=cliff.t_s, cliff_before_iops=cliff.before_iops,
+                      cliff_after_iops=cliff.after_iops)  # fmt: skip
+    # only reading jobs have a ceiling (results made before that may hold others)
+    writes = workload is None or workload.writes
+    ceiling = results.ceiling_iops(status.job) if not writes else None
+    if ceiling is not None:
+        values.update(ceiling_iops=ceiling, ceiling_pct=job.total_iops / ceiling * 100)
+    if workload is not None and workload.bursty:
+        burst = run_summary(results, status, (workload.thinktime_us or 0) / 1e6)
+        if burst is not None:
+            values.update(bursts=burst.bursts, burst_iops=burst.iops,
+                          burst_bw_bytes=burst.bw_bytes,
+                          burst_duty_pct=burst.duty_pct)  # fmt: skip
+    return values
+
+
+def _member_rows(
+    base: dict[str, object],
+    directions: list[str],
+    members: Sequence[Target],
+    parts: dict[str, JobResult],
+    status: RunStatus,
+    info: dict[str, dict[str, object]],
+) -> list[dict[str, object]]:
+    """A group run's rows per member, from the member's own section of fio's output (the
+    group's rows add them up)."""
+    rows = []
+    for number, member in enumerate(members, start=1):
+        part = parts.get(member_section(status.job, number))
+        mine = dict(base, **info.get(member.name, {}), device=member.device, member=number)
+        if member.host is not None:  # a group across hosts: each member on its own
+            mine.update(host=member.host.name, port=member.host.port, remote=member.remote)
+        if part is not None:
+            mine.update(fio_cpu_usr_pct=part.usr_cpu_pct, fio_cpu_sys_pct=part.sys_cpu_pct)
+        for direction in directions:
+            row = dict(mine, direction=direction)
+            if part is not None:
+                row.update(direction_values(part, direction))
+            rows.append(row)
+    return rows
+
+
+def _fio_job(
+    results: ResultsDir,
+    status: RunStatus,
+    base: dict[str, object],
+    parts: dict[str, JobResult] | None = None,
+    hosts: Sequence[Host] = (),
+) -> JobResult | None:
+    """The run's job as fio reported it; a missing, unreadable or impossible output turns an
+    ok run into a failed one in `base` (an ok without a believable raw output is no
+    measurement), its error naming the file and why, never quoting it. A group run's
+    sections (one per member) are kept in `parts` by name, and added up as the job. With
+    `hosts`, only their servers' entries count: a run of several hosts at once
+    (--parallel-hosts) made when one fio client ran them all keeps the whole output in each
+    device's folder."""
+    if status.status != "ok":
+        return None
+    fio_path = results.fio_json(status)
+    name = results.files.name(fio_path)
+    try:
+        output = results.fio_output(status)
+    except StoredFileError as err:
+        if not err.missing:
+            base["fio_json"] = str(fio_path)
+        base.update(status="failed" if err.missing else "damaged",
+                    error=f"{err}; rerun with --resume")  # fmt: skip
+        return None
+    except FioOutputError as err:
+        base.update(status="damaged", error=f"{name} {err.reason}", fio_json=str(fio_path))
+        return None
+    base["fio_json"] = str(fio_path)
+    entries = _own_entries(output, hosts)
+    numjobs = base.get("numjobs")
+    problem = _entries_problem(entries, status.job, parts is not None, name,
+                               numjobs if isinstance(numjobs, int) else None)  # fmt: skip
+    if problem is not None:
+        base.update(status="damaged", error=f"{problem}; rerun with --resume")
+        return None
+    job = entries[0]
+    if parts is not None:
+        parts.update({j.name: j for j in entries})
+        job = merge_jobs(entries)
+    # the engine fio ran with, as it reports it: older manifests do not record it
+    engine = (job.options if job else output.global_options).get("ioengine")
+    if engine:
+        base["ioengine"] = engine
+    return job
+
+
+def _own_entries(output: FioOutput, hosts: Sequence[Host]) -> list[JobResult]:
+    """The entries of fio's output that are the run's: with `hosts`, their servers' only."""
+    entries = output.jobs
+    servers = {(h.address, h.port) for h in hosts}
+    if servers and any(j.hostname is not None for j in entries):
+        entries = [j for j in entries if (j.hostname, j.port) in servers]
+    return entries
+
+
+def _entries_problem(
+    entries: list[JobResult], job: str, group: bool, name: str, numjobs: int | None = None
+) -> str | None:
+    """Why a sweep run's entries (of fio's output `name`) cannot be its result, or None: a sweep's
+    jobfile holds one section named after the job (a group's: one per member, see
+    jobfile.member_section), reported once (group_reporting) or once per numjobs clone (a
+    member's, added up by name when read). Each covers the workload's `numjobs` processes:
+    more is an entry written twice, whatever the output's own options say."""
+    if not entries:
+        return f"{name}: fio's output holds no job"
+    names = {entry.name for entry in entries}
+    if group:
+        wrong = any(not section.startswith(f"{job}.m") for section in names)
+    else:
+        wrong = names != {job} or len(entries) != 1
+    if wrong:
+        return f"{name} reports other jobs than this run's (the output of another run?)"
+    if any(not entry.ok for entry in entries):
+        return f"{name} reports that fio's job failed"
+    for entry in entries:
+        problem = job_problem(entry)
+        if problem is not None:
+            return f"{name} {problem}: impossible for a run, so the file is damaged"
+    if numjobs is not None and any(entry.processes > numjobs for entry in entries):
+        return (f"{name} reports the job as run by more fio processes than its workload's "
+                f"numjobs={numjobs} (an entry written twice?): damaged")  # fmt: skip
+    return None
+
+
+def _cpu_stats(
+    results: ResultsDir, status: RunStatus, workload: Workload | None, base: dict[str, object]
+) -> CpuStats | None:
+    """The run's CPU samples summed up over the measured period; None without samples. A
+    cpu.json that is refused, damaged or holds impossible values makes an ok run a failed
+    one in `base`, naming cpu.json (its figures would judge the run wrongly)."""
+    try:
+        trace = results.cpu_trace(status)
+        problem = trace_problem(trace) if trace is not None else None
+    except StoredFileError as err:
+        trace, problem = None, f"{err}"
+    if problem is not None and trace is not None:
+        name = results.files.name(results.cpu_json(status))
+        problem = f"{name} {problem}: impossible, so the file is damaged"
+    if problem is not None:
+        if status.status == "ok" and base["status"] == "ok":
+            base.update(status="damaged", error=f"{problem}; rerun with --resume")
+        return None
+    if trace is None:
+        return None
+    return trace.stats(skip_s=workload.ramp_s + 0.5 if workload else 0.5)
