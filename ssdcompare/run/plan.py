@@ -151,9 +151,10 @@ def make_plan(
 ) -> Plan:
     """Load a suite, resolve the devices and render every jobfile.
 
-    `options.hosts` (`a=10.0.0.5,b=10.0.0.6:8766`, see ssdcompare.target.hosts) lets devices
-    name a host (`a:nvme0n1`): their jobs run on that host's fio server. `parallel_hosts` runs
-    each job on one device of every host at the same time (see check_parallel).
+    Of the `options`: `hosts` (`a=10.0.0.5,b=10.0.0.6:8766`, see ssdcompare.target.hosts)
+    lets devices name a host (`a:nvme0n1`): their jobs run on that host's fio server.
+    `parallel_hosts` runs each job on one device of every host at the same time (see
+    check_parallel).
 
     `precondition` replaces the suite's own preconditioning steps (None keeps them, unless
     `read_only`); `states` likewise replaces the suite's drive states (each a pass over the
