@@ -22,7 +22,7 @@ from blockdevs import loop_device, zram_device  # noqa: E402
 
 from ssdcompare.analysis.frame import load  # noqa: E402
 from ssdcompare.run import sweep  # noqa: E402
-from ssdcompare.run.plan import make_plan  # noqa: E402
+from ssdcompare.run.plan import PlanOptions, make_plan  # noqa: E402
 
 SUITE = ROOT / "tests" / "suites" / "ground-truth.yaml"
 
@@ -41,7 +41,7 @@ def main() -> None:
                 (Path(loop).name, "randwrite-4k-qd1-fsync"): False,
             }
             plan = make_plan(str(SUITE), f"{scratch / 'scratch.img'},{zram},{loop}",
-                             size_bytes=64 << 20, repeat=args.repeat)  # fmt: skip
+                             PlanOptions(size_bytes=64 << 20, repeat=args.repeat))  # fmt: skip
             plan.jobs = [j for j in plan.jobs if (j.target.name, j.job_id) in cases]
             results, _ = sweep.start(plan, scratch / "results", command_line=["benchmark"])
             sweep.run(plan, results)

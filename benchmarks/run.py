@@ -94,7 +94,7 @@ def synthetic_results(folder: Path, jobs: int, devices: int, mixed: bool = False
     `mixed`: read/write mixes, each run's output a real 70/30 mix's."""
     from ssdcompare import __version__
     from ssdcompare.results.store import Manifest, ResultsDir, RunStatus, now_iso, write_atomic
-    from ssdcompare.run.plan import make_plan
+    from ssdcompare.run.plan import PlanOptions, make_plan
     from ssdcompare.suite.workload import Suite, Workload
     from ssdcompare.target.metadata import HostInfo, device_info
 
@@ -102,7 +102,7 @@ def synthetic_results(folder: Path, jobs: int, devices: int, mixed: bool = False
         Workload(**w) for w in _workloads(jobs, mixed)])  # type: ignore[arg-type]  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
     targets = [str(folder / f"dev{n}.img") for n in range(devices)]
-    plan = make_plan(suite, targets, size_bytes=1 << 20)
+    plan = make_plan(suite, targets, PlanOptions(size_bytes=1 << 20))
     manifest = Manifest(
         created_at=now_iso(), command_line=["benchmarks/run.py"], suite=plan.suite,
         targets=plan.targets, devices=[device_info(t) for t in plan.targets],

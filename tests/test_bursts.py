@@ -14,7 +14,7 @@ from ssdcompare.analysis.perburst import split, summarize
 from ssdcompare.fio.logs import COMPRESS_ABOVE, LogError, compress_large
 from ssdcompare.report.build import write_report
 from ssdcompare.results.store import ResultsFiles
-from ssdcompare.run.plan import make_plan
+from ssdcompare.run.plan import PlanOptions, make_plan
 from ssdcompare.suite.workload import Workload
 
 MIB = 1 << 20
@@ -59,7 +59,7 @@ def test_the_plan_logs_every_io_of_bursty_jobs_and_warns_when_it_cannot(tmp_path
         "{rw: randread, bs: 4k, io_size: 4m, thinktime: 100000, thinktime_blocks: 256}",
         "{rw: randread, bs: 4k, runtime: 5, thinktime: 100000, thinktime_blocks: 256}",
     )  # fmt: skip
-    plan = make_plan(str(suite), str(tmp_path / "t.img"), size_bytes=64 * MIB)
+    plan = make_plan(str(suite), str(tmp_path / "t.img"), PlanOptions(size_bytes=64 * MIB))
     capped, timed = plan.jobs
     assert "log_avg_msec=0" in capped.text and "write_iops_log" not in capped.text
     assert "log_avg_msec=1000" in timed.text and "write_iops_log" in timed.text

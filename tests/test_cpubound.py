@@ -13,7 +13,7 @@ from blockdevs import loop_device, zram_device
 from ssdcompare.analysis.frame import load
 from ssdcompare.judge.cpu import CpuStats, Thresholds, judge, trace_from
 from ssdcompare.run import sweep
-from ssdcompare.run.plan import make_plan
+from ssdcompare.run.plan import PlanOptions, make_plan
 
 # judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
 pytestmark = pytest.mark.serial
@@ -96,7 +96,7 @@ def test_ground_truth_with_real_fio(tmp_path: Path) -> None:
         expected[(Path(zram).name, "randread-4k-qd128")] = True
         expected[(Path(loop).name, "randwrite-4k-qd1-fsync")] = False
         file_plan = make_plan(str(SUITES / "ground-truth.yaml"), str(tmp_path / "scratch.img"),
-                              size_bytes=64 << 20)  # fmt: skip
+                              PlanOptions(size_bytes=64 << 20))  # fmt: skip
         file_plan.suite = file_plan.suite.model_copy(update={"workloads": [
             w for w in file_plan.suite.workloads if w.job_id in ("null-engine", "rate-limited")
         ]})  # fmt: skip
@@ -149,7 +149,7 @@ def test_jobs_run_as_threads_are_judged_thread_by_thread(tmp_path: Path) -> None
     cpus = os.cpu_count() or 1
     numjobs = 3 * cpus
     plan = make_plan(str(threads_suite(tmp_path, numjobs)), str(tmp_path / "scratch.img"),
-                     size_bytes=64 << 20)  # fmt: skip
+                     PlanOptions(size_bytes=64 << 20))  # fmt: skip
     assert "\nthread\n" in plan.jobs[0].text and f"numjobs={numjobs}" in plan.jobs[0].text
     results, _ = sweep.start(plan, tmp_path / "results", command_line=["test"])
     assert sweep.run(plan, results).count("ok") == 1

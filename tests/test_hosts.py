@@ -25,7 +25,7 @@ from ssdcompare.fio.binary import FioInfo
 from ssdcompare.fio.client import check_hosts, host_problem, local_server_pids
 from ssdcompare.fio.result.reader import parse_fio_file
 from ssdcompare.run import sweep
-from ssdcompare.run.plan import make_plan
+from ssdcompare.run.plan import PlanOptions, make_plan
 from ssdcompare.target.devices import Target, resolve_targets
 from ssdcompare.target.guard import check_write_safety
 from ssdcompare.target.hosts import DEFAULT_PORT, Host, is_local, parse_hosts, split_device
@@ -247,14 +247,16 @@ def test_a_remote_host_is_asked_for_its_devices_written_only_when_named_and_judg
             loop_device(tmp_path / "a.img", 32 << 20) as dev:  # fmt: skip
         # this machine's server, taken as another machine's: nothing is inspected from here
         hosts = {"far": Host(name="far", address="127.0.0.2", port=server.port, local=False)}
-        missing = make_plan(str(writes), ["far:nosuchdevice"], hosts=hosts, require_fio=True)
+        missing = make_plan(
+            str(writes), ["far:nosuchdevice"], PlanOptions(hosts=hosts), require_fio=True
+        )
         with pytest.raises(SsdcompareError) as absent:
             sweep.start(missing, tmp_path / "m", destroy_data=["far:nosuchdevice"])
         assert str(absent.value) == (f"far:nosuchdevice: /dev/nosuchdevice cannot be opened on "
                                      f"host far (127.0.0.2:{server.port}): no such device or "
                                      "file there")  # fmt: skip
         device = f"far:{Path(dev).name}"
-        plan = make_plan(str(writes), [device], hosts=hosts, require_fio=True)
+        plan = make_plan(str(writes), [device], PlanOptions(hosts=hosts), require_fio=True)
         for consent in (False, True):
             with pytest.raises(SsdcompareError, match=f"--destroy-data {device}"):
                 sweep.start(plan, tmp_path / "refused", destroy_data=consent)
@@ -354,8 +356,8 @@ def test_in_parallel_a_host_that_goes_away_costs_only_its_own_runs(
     with two_hosts_with_loops(fio.path, tmp_path) as (first, second, dev_a, dev_b):
         a, b = f"a:{Path(dev_a).name}", f"b:{Path(dev_b).name}"
         plan = make_plan(str(_reads(tmp_path, runtime=1, jobs=2)), [a, b],
-                         hosts=f"a={first.spec},b={second.spec}", read_only=True,
-                         require_fio=True, parallel_hosts=True)  # fmt: skip
+                         PlanOptions(hosts=f"a={first.spec},b={second.spec}", read_only=True,
+                                     parallel_hosts=True), require_fio=True)  # fmt: skip
         results, _ = sweep.start(plan, out)
         second.kill()  # asked and answering at the start, gone before the first run
         outcome = sweep.run(plan, results)
@@ -406,7 +408,7 @@ def test_writing_through_a_server_here_needs_the_device_named(
     new = tmp_path / "new.img"
     with fio_server(fio.path, "127.0.0.1") as server:
         hosts = f"h=127.0.0.1:{server.port}"
-        plan = make_plan(str(writes), [f"h:{new}"], hosts=hosts, size_bytes=8 << 20,
+        plan = make_plan(str(writes), [f"h:{new}"], PlanOptions(hosts=hosts, size_bytes=8 << 20),
                          require_fio=True)  # fmt: skip
         # a server at this machine's address may still open another machine's disk
         for consent in (False, True):
@@ -433,7 +435,7 @@ def test_a_job_a_server_refuses_fails_with_the_servers_words(fio: FioInfo, tmp_p
             # taken as another machine's: the guard here cannot see the mount, fio can
             hosts = {"far": Host(name="far", address="127.0.0.2", port=server.port)}
             device = f"far:{Path(dev).name}"
-            plan = make_plan(str(writes), [device], hosts=hosts, require_fio=True)
+            plan = make_plan(str(writes), [device], PlanOptions(hosts=hosts), require_fio=True)
             results, _ = sweep.start(plan, tmp_path / "r", destroy_data=[device])
             outcome = sweep.run(plan, results)
         finally:
@@ -501,8 +503,8 @@ def test_in_parallel_a_job_one_server_refuses_fails_only_there(
             hosts = {name: Host(name=name, address=server.address, port=server.port)
                      for name, server in (("a", first), ("b", second))}  # fmt: skip
             a, b = f"a:{Path(dev_a).name}", f"b:{Path(dev_b).name}"
-            plan = make_plan(str(writes), [a, b], hosts=hosts, require_fio=True,
-                             parallel_hosts=True)  # fmt: skip
+            plan = make_plan(str(writes), [a, b], PlanOptions(hosts=hosts, parallel_hosts=True),
+                             require_fio=True)  # fmt: skip
             results, _ = sweep.start(plan, tmp_path / "r", destroy_data=[a, b])
             outcome = sweep.run(plan, results)
         finally:
@@ -544,8 +546,9 @@ def test_in_parallel_a_hung_host_costs_only_its_own_runs(
     hosts, devices = two_hosts
     a, b = devices
     jobs = ["randread-4k-qd1", "randread-4k-qd2"]
-    plan = make_plan(str(_reads(tmp_path, runtime=1, jobs=2)), devices, hosts=hosts,
-                     read_only=True, require_fio=True, parallel_hosts=True)  # fmt: skip
+    plan = make_plan(str(_reads(tmp_path, runtime=1, jobs=2)), devices,
+                     PlanOptions(hosts=hosts, read_only=True, parallel_hosts=True),
+                     require_fio=True)  # fmt: skip
     results, _ = sweep.start(plan, tmp_path / "r")
     host_b = parse_hosts(hosts)["b"]
     (server,) = [psutil.Process(pid) for pid in local_server_pids(host_b)]

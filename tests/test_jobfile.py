@@ -9,7 +9,7 @@ import pytest
 
 from ssdcompare.fio.binary import FioInfo, parse_only
 from ssdcompare.fio.jobfile import RenderedJob, render, span, span_words
-from ssdcompare.run.plan import make_plan, validate
+from ssdcompare.run.plan import PlanOptions, make_plan, validate
 from ssdcompare.suite.files import bundled_suite_paths
 from ssdcompare.suite.workload import Suite, Workload
 from ssdcompare.target.devices import Target
@@ -189,7 +189,7 @@ def test_engine_is_part_of_the_hash() -> None:
 @pytest.mark.fio
 @pytest.mark.parametrize("suite", sorted(bundled_suite_paths()))
 def test_fio_accepts_every_bundled_suite_on_files_and_block_devices(suite: str) -> None:
-    plan = make_plan(suite, [FILE_TARGET, BLOCK_TARGET], runtime_s=5)
+    plan = make_plan(suite, [FILE_TARGET, BLOCK_TARGET], PlanOptions(runtime_s=5))
     assert plan.fio is not None
     assert len(plan.jobs) == 2 * len(plan.suite.workloads)
     assert {job.target.kind for job in plan.jobs} == {"file", "block"}

@@ -13,7 +13,7 @@ import pytest
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.steady import MAX_ROUNDS
 from ssdcompare.results.outputs import write_jobfiles
-from ssdcompare.run.plan import JOB_OVERHEAD_S, make_plan
+from ssdcompare.run.plan import JOB_OVERHEAD_S, PlanOptions, make_plan
 from ssdcompare.suite.files import bundled_suite_paths, load_suite
 from ssdcompare.suite.workload import Suite, Workload
 from ssdcompare.units import format_duration
@@ -38,7 +38,7 @@ def assert_clean_error(result: Any, message: str) -> None:
 
 def test_plan_renders_every_job_for_every_target(tmp_path: Path) -> None:
     devices = f"{tmp_path}/a.img,{tmp_path}/b.img"
-    plan = make_plan("quick", devices, runtime_s=2, size_bytes=64 * MIB, repeat=3)
+    plan = make_plan("quick", devices, PlanOptions(runtime_s=2, size_bytes=64 * MIB, repeat=3))
     assert [t.name for t in plan.targets] == ["a.img", "b.img"]
     assert all(t.size_bytes == 64 * MIB and not t.exists for t in plan.targets)
     # targets outermost: a whole suite on one device, then the next device
@@ -53,7 +53,7 @@ def test_plan_renders_every_job_for_every_target(tmp_path: Path) -> None:
 
 def test_plan_read_only_drops_writers(tmp_path: Path) -> None:
     (tmp_path / "a.img").write_bytes(bytes(MIB))  # read-only sweeps read what is there
-    plan = make_plan("optane-vs-nand", str(tmp_path / "a.img"), read_only=True)
+    plan = make_plan("optane-vs-nand", str(tmp_path / "a.img"), PlanOptions(read_only=True))
     assert [j.job_id for j in plan.jobs] == [
         "randread-4k-qd1",
         "randread-4k-qd128",
@@ -64,15 +64,15 @@ def test_plan_read_only_drops_writers(tmp_path: Path) -> None:
 
 def test_plan_refuses_zero_repeats(tmp_path: Path) -> None:
     with pytest.raises(SsdcompareError, match="--repeat must be from 1 to 1000, got 0"):
-        make_plan("quick", str(tmp_path / "a.img"), size_bytes=MIB, repeat=0)
+        make_plan("quick", str(tmp_path / "a.img"), PlanOptions(size_bytes=MIB, repeat=0))
 
 
 def test_plan_warns_about_shares_of_a_file(tmp_path: Path) -> None:
     image = tmp_path / "a.img"
     image.write_bytes(b"\0" * MIB)
-    plan = make_plan("storagereview", str(image), runtime_s=1)
+    plan = make_plan("storagereview", str(image), PlanOptions(runtime_s=1))
     assert any("a.img is a file: its spans are shares" in w for w in plan.warnings)
-    sized = make_plan("storagereview", str(image), size_bytes=MIB)
+    sized = make_plan("storagereview", str(image), PlanOptions(size_bytes=MIB))
     assert not any("shares" in w for w in sized.warnings)
 
 
@@ -81,13 +81,15 @@ def test_plan_warns_that_sync_engines_ignore_queue_depth(tmp_path: Path) -> None
         Workload(rw="randread", bs="4k", iodepth=8, ioengine="psync"),
         Workload(rw="randread", bs="4k", iodepth=8, ioengine="libaio"),
     ])  # fmt: skip
-    plan = make_plan(suite, str(tmp_path / "a.img"), size_bytes=MIB)
+    plan = make_plan(suite, str(tmp_path / "a.img"), PlanOptions(size_bytes=MIB))
     assert any(w.startswith("synchronous engines ignore iodepth") for w in plan.warnings)
     assert any(w.endswith(": randread-4k-qd8") for w in plan.warnings)
 
 
 def test_write_jobfiles_lays_out_target_and_job(tmp_path: Path) -> None:
-    plan = make_plan("quick", f"{tmp_path}/a.img,{tmp_path}/b.img", size_bytes=64 * MIB)
+    plan = make_plan(
+        "quick", f"{tmp_path}/a.img,{tmp_path}/b.img", PlanOptions(size_bytes=64 * MIB)
+    )
     paths = write_jobfiles(plan.jobs, tmp_path / "out")
     assert [p.relative_to(tmp_path / "out").as_posix() for p in paths] == [
         f"{target}/{job_id}.fio" for target in ("a.img", "b.img") for job_id in QUICK_IDS
@@ -242,6 +244,22 @@ def test_python_dash_m_help_and_errors_in_a_real_process(tmp_path: Path) -> None
     assert failed.stderr.startswith("error: unknown suite 'nope'")
     assert "Traceback" not in failed.stderr
     assert failed.stdout == ""
+
+
+def test_plan_and_sweep_take_the_planned_choices_under_run_sweeps_names() -> None:
+    # --resume refuses a planned choice by its name: a name no option has would go unnoticed
+    from ssdcompare.cli.api import SweepChoices
+    from ssdcompare.cli.commands import plan_command, sweep_command
+    from ssdcompare.run.plan import PLANNED_CHOICES
+
+    sweep_options = {param.name: param.opts for param in sweep_command.params}
+    plan_options = {param.name: param.opts for param in plan_command.params}
+    for name, flag in PLANNED_CHOICES:
+        assert flag in sweep_options[name], name
+        assert name == "suite" or name in SweepChoices.__annotations__, name
+    shared = {"suite", "runtime_s", "size", "repeat", "read_only", "allow_options",
+              "precondition", "states", "hosts", "destroy_data"}  # fmt: skip
+    assert all(sweep_options[name] == plan_options[name] for name in shared)
 
 
 def test_version(run_cli: RunCli) -> None:

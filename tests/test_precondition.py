@@ -15,7 +15,7 @@ from suitefiles import suite_file
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.steady import MAX_ROUNDS
-from ssdcompare.run.plan import make_plan
+from ssdcompare.run.plan import PlanOptions, make_plan
 
 MIB = 1 << 20
 
@@ -25,18 +25,22 @@ def test_the_plan_says_what_preconditioning_may_cost_and_refuses_what_cannot_be(
 ) -> None:
     suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, runtime: 2}")
     target = str(tmp_path / "t.img")
-    plain = make_plan(str(suite), target, size_bytes=64 * MIB)
+    plain = make_plan(str(suite), target, PlanOptions(size_bytes=64 * MIB))
     assert plain.written_targets == []  # reads only
-    plan = make_plan(str(suite), target, size_bytes=64 * MIB, precondition=["workload", "fill"])
+    plan = make_plan(
+        str(suite), target, PlanOptions(size_bytes=64 * MIB, precondition=["workload", "fill"])
+    )
     assert plan.precondition == ["fill", "workload"]  # in the order they run
     assert [t.name for t in plan.written_targets] == ["t.img"]  # preconditioning writes
     fill_s = 2 * 64 * MIB / 100e6
     assert plan.precondition_s == pytest.approx(fill_s + MAX_ROUNDS * 2)
     assert plan.estimated_s == pytest.approx(plain.estimated_s + plan.precondition_s)
     with pytest.raises(SsdcompareError, match="--read-only cannot be combined"):
-        make_plan(str(suite), target, size_bytes=MIB, read_only=True, precondition=["fill"])
+        make_plan(
+            str(suite), target, PlanOptions(size_bytes=MIB, read_only=True, precondition=["fill"])
+        )
     with pytest.raises(SsdcompareError, match="not a step"):
-        make_plan(str(suite), target, size_bytes=MIB, precondition=["warm"])
+        make_plan(str(suite), target, PlanOptions(size_bytes=MIB, precondition=["warm"]))
 
 
 @pytest.mark.root
@@ -94,15 +98,14 @@ def test_preconditioning_a_device_with_data_needs_destroy_data(tmp_path: Path) -
 
 def test_a_suite_may_ask_for_its_own_preconditioning(tmp_path: Path) -> None:
     target = str(tmp_path / "t.img")
-    plan = make_plan("storagereview", target, size_bytes=64 * MIB)
+    plan = make_plan("storagereview", target, PlanOptions(size_bytes=64 * MIB))
     assert plan.precondition == ["fill", "workload"]  # as StorageReview measures
-    assert (
-        make_plan("storagereview", target, size_bytes=64 * MIB, precondition=[]).precondition == []
-    )
+    dropped = make_plan("storagereview", target, PlanOptions(size_bytes=64 * MIB, precondition=[]))
+    assert dropped.precondition == []
     Path(target).write_bytes(bytes(64 * MIB))  # a read-only sweep reads what is there
-    reads = make_plan("storagereview", target, size_bytes=64 * MIB, read_only=True)
+    reads = make_plan("storagereview", target, PlanOptions(size_bytes=64 * MIB, read_only=True))
     assert reads.precondition == []  # a read-only sweep never writes, whatever the suite asks
-    assert make_plan("quick", target, size_bytes=64 * MIB).precondition == []
+    assert make_plan("quick", target, PlanOptions(size_bytes=64 * MIB)).precondition == []
 
 
 @pytest.mark.root

@@ -22,7 +22,7 @@ from ssdcompare.analysis.frame import load
 from ssdcompare.errors import NewerFormatError, SsdcompareError
 from ssdcompare.results.store import ResultsDir
 from ssdcompare.run import sweep
-from ssdcompare.run.plan import make_plan
+from ssdcompare.run.plan import PlanOptions, make_plan
 
 SUITES = Path(__file__).parent / "suites"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
@@ -460,8 +460,8 @@ def test_resume_refuses_a_new_file_whose_filesystem_went_away(tmp_path: Path) ->
     mnt.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "none", str(mnt)], check=True)
     try:
-        plan = make_plan(str(SUITES / "tiny.yaml"), str(mnt / "test.img"), size_bytes=8 << 20,
-                         require_fio=True)  # fmt: skip
+        plan = make_plan(str(SUITES / "tiny.yaml"), str(mnt / "test.img"),
+                         PlanOptions(size_bytes=8 << 20), require_fio=True)  # fmt: skip
         results, _ = sweep.start(plan, tmp_path / "results", command_line=["test"])
     finally:
         subprocess.run(["umount", str(mnt)], check=True)

@@ -23,7 +23,7 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.check import JobfileError, check_jobfile, read_jobfile, workload_hash
 from ssdcompare.fio.jobfile import render
 from ssdcompare.run import sweep
-from ssdcompare.run.plan import make_plan
+from ssdcompare.run.plan import PlanOptions, make_plan
 from ssdcompare.suite.files import load_suite
 from ssdcompare.suite.options import OPT_IN, REFUSED
 from ssdcompare.suite.workload import Workload
@@ -112,7 +112,7 @@ def test_a_tampered_jobfile_is_caught_before_fio_starts(tmp_path: Path) -> None:
     target, before = victim(tmp_path)
     existing(tmp_path / "t.img")
     plan = make_plan(str(Path(__file__).parent / "suites" / "tiny.yaml"),
-                     str(tmp_path / "t.img"), read_only=True)  # fmt: skip
+                     str(tmp_path / "t.img"), PlanOptions(read_only=True))  # fmt: skip
     job = plan.jobs[0]
     plan.jobs[0] = job.model_copy(update={"text": job.text + INJECTED.format(victim=target)})
     results, _ = sweep.start(plan, tmp_path / "results", command_line=["test"])
@@ -129,7 +129,7 @@ def test_a_jobfile_that_writes_where_its_plan_did_not_is_refused(tmp_path: Path)
     stopped even in a sweep that is not read-only."""
     existing(tmp_path / "t.img")
     plan = make_plan(str(Path(__file__).parent / "suites" / "tiny.yaml"),
-                     str(tmp_path / "t.img"), read_only=True)  # fmt: skip
+                     str(tmp_path / "t.img"), PlanOptions(read_only=True))  # fmt: skip
     plan.read_only = False
     job = plan.jobs[0]
     plan.jobs[0] = job.model_copy(update={"text": job.text.replace("rw=randread", "rw=randwrite")})
@@ -213,7 +213,7 @@ def test_allow_option_is_recorded_and_the_job_id_shows_it(tmp_path: Path) -> Non
 
 def test_allow_option_only_takes_options_that_need_it() -> None:
     with pytest.raises(SsdcompareError, match="not an option that needs accepting"):
-        make_plan("quick", [FILE_TARGET], allowed_options=["exec_prerun"])
+        make_plan("quick", [FILE_TARGET], PlanOptions(allowed_options=["exec_prerun"]))
 
 
 def test_extra_options_change_the_id_and_the_hash_but_comments_do_not() -> None:

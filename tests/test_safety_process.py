@@ -25,7 +25,7 @@ from fioprocs import DEADLINE_S, fio_has_read, fio_processes, wait_for
 import ssdcompare
 from ssdcompare.fio.result.reader import parse_fio_file
 from ssdcompare.run import sweep
-from ssdcompare.run.plan import make_plan
+from ssdcompare.run.plan import PlanOptions, make_plan
 
 SUITES = Path(__file__).parent / "suites"
 
@@ -191,7 +191,7 @@ def test_a_hung_fio_costs_one_timeout_then_the_device_is_skipped(tmp_path: Path)
     """fio that neither finishes nor answers SIGTERM (stopped, as on a dead device): after one
     timeout the device's remaining jobs are skipped, and the stuck fio is killed."""
     plan = make_plan(str(SUITES / "slow-reads.yaml"), str(tmp_path / "t.img"),
-                     size_bytes=16 << 20, require_fio=True)  # fmt: skip
+                     PlanOptions(size_bytes=16 << 20), require_fio=True)  # fmt: skip
     results, _ = sweep.start(plan, tmp_path / "results", command_line=["test"])
     stopped: set[int] = set()
     done = threading.Event()

@@ -17,7 +17,7 @@ from blockdevs import loop_device
 
 from ssdcompare.results.store import ResultsDir
 from ssdcompare.run import sweep
-from ssdcompare.run.plan import make_plan
+from ssdcompare.run.plan import PlanOptions, make_plan
 from ssdcompare.run.sweep import Progress
 
 SUITES = Path(__file__).parent / "suites"
@@ -57,7 +57,7 @@ def interrupted_sweep(
     size: int | None = None,
 ) -> Path:  # fmt: skip
     """A sweep stopped as if by Ctrl-C before run number `stop_at`; returns its folder."""
-    plan = make_plan(str(suite), devices, size_bytes=size, require_fio=True)
+    plan = make_plan(str(suite), devices, PlanOptions(size_bytes=size), require_fio=True)
     results, _ = sweep.start(plan, tmp_path / "results", destroy_data=destroy_data,
                              command_line=["test"])  # fmt: skip
     with pytest.raises(KeyboardInterrupt):

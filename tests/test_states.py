@@ -17,7 +17,7 @@ import ssdcompare
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.results.store import ResultsDir, StateRecord
 from ssdcompare.run import precondition, sweep
-from ssdcompare.run.plan import make_plan
+from ssdcompare.run.plan import PlanOptions, make_plan
 from ssdcompare.target.devices import discards
 
 MIB = 1 << 20
@@ -29,7 +29,9 @@ def test_states_make_a_pass_per_state_with_their_own_ids_hashes_and_order(
     suite = suite_file(tmp_path, "two", "{rw: randread, bs: 4k, runtime: 1}",
                        "{rw: randwrite, bs: 4k, runtime: 1}")  # fmt: skip
     target = str(tmp_path / "t.img")
-    plan = make_plan(str(suite), target, size_bytes=64 * MIB, repeat=2, states=["full", "empty"])
+    plan = make_plan(
+        str(suite), target, PlanOptions(size_bytes=64 * MIB, repeat=2, states=["full", "empty"])
+    )
     assert plan.states == ["empty", "full"]  # empty first: only a discard undoes a fill
     ids = [j.job_id for j in plan.jobs]
     assert ids == ["randread-4k-qd1.empty", "randwrite-4k-qd1.empty",
@@ -50,18 +52,21 @@ def test_states_refuse_what_cannot_be_and_suites_bring_their_own(tmp_path: Path)
     suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, runtime: 1}")
     target = str(tmp_path / "t.img")
     with pytest.raises(SsdcompareError, match="not a drive state"):
-        make_plan(str(suite), target, size_bytes=MIB, states=["fresh"])
+        make_plan(str(suite), target, PlanOptions(size_bytes=MIB, states=["fresh"]))
     with pytest.raises(SsdcompareError, match="--read-only cannot be combined with --states"):
-        make_plan(str(suite), target, size_bytes=MIB, read_only=True, states=["full"])
+        make_plan(str(suite), target, PlanOptions(size_bytes=MIB, read_only=True, states=["full"]))
     with pytest.raises(SsdcompareError, match="cannot be combined"):
-        make_plan(str(suite), target, size_bytes=MIB, states=["full"], precondition=["fill"])
-    bundled = make_plan("anandtech", target, size_bytes=64 * MIB)
+        make_plan(
+            str(suite), target, PlanOptions(size_bytes=MIB, states=["full"], precondition=["fill"])
+        )
+    bundled = make_plan("anandtech", target, PlanOptions(size_bytes=64 * MIB))
     assert bundled.states == ["empty", "full"] and len(bundled.jobs) == 100
     # choosing the other kind of preconditioning, or none, replaces the suite's states
-    assert make_plan("anandtech", target, size_bytes=64 * MIB, precondition=["fill"]).states == []
-    assert make_plan("anandtech", target, size_bytes=64 * MIB, states=["none"]).states == []
+    for other in (PlanOptions(size_bytes=64 * MIB, precondition=["fill"]),
+                  PlanOptions(size_bytes=64 * MIB, states=["none"])):  # fmt: skip
+        assert make_plan("anandtech", target, other).states == []
     os.truncate(Path(target).touch() or target, 64 * MIB)
-    assert make_plan("anandtech", target, read_only=True).states == []
+    assert make_plan("anandtech", target, PlanOptions(read_only=True)).states == []
 
 
 def test_discard_support_is_read_from_the_disk_queue(tmp_path: Path) -> None:
@@ -82,7 +87,9 @@ def test_discard_support_is_read_from_the_disk_queue(tmp_path: Path) -> None:
 @pytest.mark.fio  # sweep.start checks fio
 def test_a_full_pass_fills_again_after_any_discard(tmp_path: Path) -> None:
     suite = suite_file(tmp_path, "reads", "{rw: randread, bs: 4k, runtime: 1}")
-    plan = make_plan(str(suite), str(tmp_path / "t.img"), size_bytes=MIB, states=["empty", "full"])
+    plan = make_plan(
+        str(suite), str(tmp_path / "t.img"), PlanOptions(size_bytes=MIB, states=["empty", "full"])
+    )
     results, _ = sweep.start(plan, tmp_path / "r", command_line=["test"])
     empty, full = plan.jobs
     folder = ResultsDir.open(results.path)
@@ -238,6 +245,6 @@ def test_the_span_a_state_covers_reaches_every_offset_a_job_uses(tmp_path: Path)
                        "extra: {offset_increment: 64m}}")  # fmt: skip
     target = tmp_path / "t.img"
     os.truncate(target.touch() or target, 1 << 30)
-    plan = make_plan(str(suite), str(target), states=["empty"])
+    plan = make_plan(str(suite), str(target), PlanOptions(states=["empty"]))
     assert precondition.state_span(plan.jobs) == 160 * MIB  # 128 MiB + 32 MiB
     assert precondition.state_span(plan.jobs[1:]) == 96 * MIB  # 64 MiB x 1 + 32 MiB

@@ -24,7 +24,7 @@ from ssdcompare.errors import SsdcompareError, validation_message
 from ssdcompare.results.store import ResultsDir
 from ssdcompare.run import sweep
 from ssdcompare.run.ceiling import why_not as ceiling_problem
-from ssdcompare.run.plan import PLANNED_CHOICES, Plan, make_plan, steps_given
+from ssdcompare.run.plan import PLANNED_CHOICES, Plan, PlanOptions, make_plan, steps_given
 from ssdcompare.suite.options import option_names
 from ssdcompare.target.guard import Finding
 from ssdcompare.units import parse_size
@@ -46,8 +46,7 @@ class SweepRun:
     @property
     def complete(self) -> bool:
         """Every planned run finished ok (none failed, skipped or left by an interruption)."""
-        runs = len(self.plan.jobs) * self.plan.repeat
-        return self.outcome.count("ok") + self.outcome.skipped_existing == runs
+        return self.outcome.count("ok") + self.outcome.skipped_existing == self.plan.runs
 
     def frame(self) -> pd.DataFrame:
         """The results frame (see ssdcompare.analysis.frame): one row per run and direction."""
@@ -79,7 +78,7 @@ class SweepChoices(TypedDict, total=False):
 _CHOICES = TypeAdapter(SweepChoices)
 _DEVICES = TypeAdapter(str | list[str] | tuple[str, ...] | None)
 _SUITE = TypeAdapter(str | None)
-_PLANNED = [name for name, _, _ in PLANNED_CHOICES if name != "suite"]  # suite: its own parameter
+_PLANNED = [name for name, _ in PLANNED_CHOICES if name != "suite"]  # suite: its own parameter
 
 
 def prepare_sweep(
@@ -90,19 +89,10 @@ def prepare_sweep(
 ) -> tuple[Plan, ResultsDir, list[Finding]]:
     """Plan a sweep (or reopen one to resume), pass the safety guard and create its results
     folder: everything before the first fio run. Returns what --destroy-data overrode."""
-    unknown = sorted(set(choices) - set(SweepChoices.__annotations__))
-    if unknown:
-        raise SsdcompareError(f"unknown sweep choice(s): {', '.join(unknown)}; known: "
-                              f"{', '.join(SweepChoices.__annotations__)}")  # fmt: skip
-    try:  # strictly: destroy_data="no" is a string, not consent
-        _CHOICES.validate_python(choices, strict=True)
-        _DEVICES.validate_python(devices, strict=True)
-        _SUITE.validate_python(suite, strict=True)
-    except ValidationError as err:
-        raise SsdcompareError(f"run_sweep: {validation_message(err)}") from None
+    _check_types(devices, suite, choices)
     wanted = devices.split(",") if isinstance(devices, str) else devices
     wanted = [d.strip() for d in wanted or [] if d.strip()]
-    destroy_data = _consent(choices.get("destroy_data", False))
+    destroy_data = consent_given(choices.get("destroy_data", False))
     resume = choices.get("resume")
     if resume is not None:
         changed = [name for name in _PLANNED if name in choices] + ["suite"] * (suite is not None)
@@ -120,29 +110,52 @@ def prepare_sweep(
         problem = ceiling_problem()
         if problem is not None:
             raise SsdcompareError(problem)
+    options = plan_options(choices)
+    plan = make_plan(suite or "quick", wanted, options, require_fio=True)
+    out = choices.get("out")
+    results, findings = sweep.start(
+        plan, Path(out) if out is not None else None, destroy_data=destroy_data,
+        command_line=command_line, read_only=options.read_only,
+    )  # fmt: skip
+    return plan, results, findings
+
+
+def _check_types(
+    devices: str | Sequence[str] | None, suite: str | None, choices: SweepChoices
+) -> None:
+    """Refuse a choice run_sweep does not know, and a value of the wrong type."""
+    unknown = sorted(set(choices) - set(SweepChoices.__annotations__))
+    if unknown:
+        raise SsdcompareError(f"unknown sweep choice(s): {', '.join(unknown)}; known: "
+                              f"{', '.join(SweepChoices.__annotations__)}")  # fmt: skip
+    try:  # strictly: destroy_data="no" is a string, not consent
+        _CHOICES.validate_python(choices, strict=True)
+        _DEVICES.validate_python(devices, strict=True)
+        _SUITE.validate_python(suite, strict=True)
+    except ValidationError as err:
+        raise SsdcompareError(f"run_sweep: {validation_message(err)}") from None
+
+
+def plan_options(choices: SweepChoices) -> PlanOptions:
+    """What a sweep is planned with, from the choices as a user gives them (to run_sweep, or
+    on the command line to `sweep` and `plan`): a size as "4g" or bytes, fio options,
+    preconditioning steps and drive states as "a,b" or a list."""
     size = choices.get("size")
     try:
         span = parse_size(size) if isinstance(size, str) else size
     except ValueError as err:
         raise SsdcompareError(f"size: {err}") from None
-    read_only = choices.get("read_only", False)
-    plan = make_plan(
-        suite or "quick", wanted, runtime_s=choices.get("runtime_s"), size_bytes=span,
-        repeat=choices.get("repeat", 1), read_only=read_only, require_fio=True,
+    return PlanOptions(
+        runtime_s=choices.get("runtime_s"), size_bytes=span, repeat=choices.get("repeat", 1),
+        read_only=choices.get("read_only", False),
         allowed_options=option_names(choices.get("allow_options", ())),
         precondition=steps_given(choices.get("precondition")),
         states=steps_given(choices.get("states")), ceiling=choices.get("ceiling", False),
         hosts=choices.get("hosts"), parallel_hosts=choices.get("parallel_hosts", False),
     )  # fmt: skip
-    out = choices.get("out")
-    results, findings = sweep.start(
-        plan, Path(out) if out is not None else None, destroy_data=destroy_data,
-        command_line=command_line, read_only=read_only,
-    )  # fmt: skip
-    return plan, results, findings
 
 
-def _consent(value: bool | str | list[str]) -> bool | list[str]:
+def consent_given(value: bool | str | list[str]) -> bool | list[str]:
     """destroy_data as the sweep takes it: True/False, or the names given ("a:x,loop3")."""
     if isinstance(value, bool):
         return value

@@ -13,9 +13,9 @@ import signal
 import sys
 import tempfile
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -29,7 +29,6 @@ from ssdcompare.cli.terminal import (
     summary_lines,
 )
 from ssdcompare.errors import SsdcompareError, Stopped, interrupted, stop_reason
-from ssdcompare.suite.options import option_names
 from ssdcompare.units import format_duration, parse_size
 from ssdcompare.version import __version__
 
@@ -115,48 +114,14 @@ def _check_every_interface_is_meant(address: str) -> None:
               "commands as root (fio's server has no authentication).")  # fmt: skip
 def serve_command(address: str, port: int, allow_root: bool) -> None:
     """Run a fio server here for a sweep on another machine (`sweep --hosts`)."""
-    import getpass
-    import os
-    import socket
-
     from ssdcompare.fio.binary import find_fio
     from ssdcompare.run.runner import start_server, stop_server
 
-    if not address.strip():  # fio and the kernel would take it for every interface
-        raise SsdcompareError(
-            f"--address is empty: give an address of this machine to listen on ({LOOPBACK} "
-            f"is the default; {' or '.join(EVERY_INTERFACE)} for every interface)"
-        )
-    _check_every_interface_is_meant(address)
-    if os.geteuid() == 0 and not allow_root:
-        raise SsdcompareError(
-            "refusing to serve as root: fio's server has no authentication and runs every job "
-            "it is sent, with options that run commands (exec_prerun) and write any device, as "
-            "the user running it. Every user of this machine can reach it on 127.0.0.1, and "
-            "anyone who reaches the port on other addresses. Run it as a user allowed to use "
-            "the devices to measure (e.g. a member of the disk group), or give --allow-root on "
-            "a machine whose users and network you trust"
-        )
+    _check_serving(address, allow_root)
     fio = find_fio()
     kind = "ip6" if ":" in address else "ip"
-    try:  # fio's server would share a port in use, or fail to bind without a word
-        with socket.socket(socket.AF_INET6 if kind == "ip6" else socket.AF_INET) as probe:
-            probe.bind((address, port))
-    except OSError as err:
-        raise SsdcompareError(f"cannot listen on {address}:{port}: {err.strerror}") from None
-    spot = f"[{address}]:{port}" if kind == "ip6" else f"{address}:{port}"
-    if address in EVERY_INTERFACE:
-        spot = f"THIS-HOST'S-ADDRESS:{port}"
-    reach = ("every user of this machine" if address == LOOPBACK
-             else "every user of this machine and anyone who reaches this port")  # fmt: skip
-    say(f"fio server ({fio.version}) for ssdcompare on {address}:{port}; on the other machine: "
-        f"ssdcompare sweep --hosts NAME={spot} --devices NAME:DEVICE. No authentication: "
-        f"{reach} can run any fio job here, and with it any command, as {getpass.getuser()}. "
-        "Ctrl-C stops it.")  # fmt: skip
-    if address == LOOPBACK:
-        say(f"listening on {LOOPBACK} only: sweeps on this machine reach it, other machines "
-            "do not; give --address this machine's address on their network (or 0.0.0.0 for "
-            "every interface) to serve them")  # fmt: skip
+    _check_port_free(address, port, kind)
+    _say_serving(fio.version, address, port, kind)
     server = start_server([fio.path, f"--server={kind}:{address},{port}"])
     try:
         with _stop_on_signals():  # SIGTERM and SIGHUP stop the server too
@@ -173,16 +138,133 @@ def serve_command(address: str, port: int, allow_root: bool) -> None:
     sys.exit(EXIT_ERROR)
 
 
-# --destroy-data, for sweep and for plan (which shows what the sweep would refuse)
-_destroy_data_option = click.option(
-    "--destroy-data",
-    is_flag=False,
-    flag_value="*",
-    default=None,
-    metavar="[DEVICE,...]",
-    help="Allow writing to devices that hold partitions or filesystem signatures; with "
-    "names, only to those. A device on a remote host must be named: --destroy-data a:nvme0n1.",
+def _check_serving(address: str, allow_root: bool) -> None:
+    """Refuse an address that is empty or means every interface unasked, and serving as root
+    without --allow-root."""
+    if not address.strip():  # fio and the kernel would take it for every interface
+        raise SsdcompareError(
+            f"--address is empty: give an address of this machine to listen on ({LOOPBACK} "
+            f"is the default; {' or '.join(EVERY_INTERFACE)} for every interface)"
+        )
+    _check_every_interface_is_meant(address)
+    if os.geteuid() == 0 and not allow_root:
+        raise SsdcompareError(
+            "refusing to serve as root: fio's server has no authentication and runs every job "
+            "it is sent, with options that run commands (exec_prerun) and write any device, as "
+            "the user running it. Every user of this machine can reach it on 127.0.0.1, and "
+            "anyone who reaches the port on other addresses. Run it as a user allowed to use "
+            "the devices to measure (e.g. a member of the disk group), or give --allow-root on "
+            "a machine whose users and network you trust"
+        )
+
+
+def _check_port_free(address: str, port: int, kind: str) -> None:
+    """Bind the address and port once: fio's server would share a port in use, or fail to
+    bind without a word."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6 if kind == "ip6" else socket.AF_INET) as probe:
+            probe.bind((address, port))
+    except OSError as err:
+        raise SsdcompareError(f"cannot listen on {address}:{port}: {err.strerror}") from None
+
+
+def _say_serving(version: str, address: str, port: int, kind: str) -> None:
+    """Where the server listens, how the other machine reaches it, and who else can."""
+    import getpass
+
+    spot = f"[{address}]:{port}" if kind == "ip6" else f"{address}:{port}"
+    if address in EVERY_INTERFACE:
+        spot = f"THIS-HOST'S-ADDRESS:{port}"
+    reach = ("every user of this machine" if address == LOOPBACK
+             else "every user of this machine and anyone who reaches this port")  # fmt: skip
+    say(f"fio server ({version}) for ssdcompare on {address}:{port}; on the other machine: "
+        f"ssdcompare sweep --hosts NAME={spot} --devices NAME:DEVICE. No authentication: "
+        f"{reach} can run any fio job here, and with it any command, as {getpass.getuser()}. "
+        "Ctrl-C stops it.")  # fmt: skip
+    if address == LOOPBACK:
+        say(f"listening on {LOOPBACK} only: sweeps on this machine reach it, other machines "
+            "do not; give --address this machine's address on their network (or 0.0.0.0 for "
+            "every interface) to serve them")  # fmt: skip
+
+
+# The options `plan` and `sweep` take alike, each under the name run_sweep gives it (SweepChoices,
+# plan.PLANNED_CHOICES), so that both commands pass them on the same way (_planned).
+_SHARED_OPTIONS = (
+    click.option(
+        "--runtime",
+        "runtime_s",
+        type=click.IntRange(min=1),
+        help="Seconds per job (overrides suite).",
+    ),
+    click.option(
+        "--size",
+        callback=_size_option,
+        help="Span of each target to use, e.g. 10g; size of new file targets.",
+    ),
+    click.option(
+        "--repeat",
+        type=click.IntRange(min=1, max=1000),
+        default=1,
+        show_default=True,
+        help="Run the whole suite N times (each repeat stored apart).",
+    ),
+    click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim."),
+    click.option(
+        "--destroy-data",
+        is_flag=False,
+        flag_value="*",
+        default=None,
+        metavar="[DEVICE,...]",
+        help="Allow writing to devices that hold partitions or filesystem signatures; with "
+        "names, only to those. A device on a remote host must be named: --destroy-data "
+        "a:nvme0n1.",
+    ),
+    click.option(
+        "--hosts",
+        metavar="NAME=ADDRESS[:PORT],...",
+        help="Hosts running `fio --server` (port 8765 unless given); devices on them are named "
+        "NAME:DEVICE in --devices, e.g. --hosts a=10.0.0.5 --devices a:nvme0n1,nvme0n1.",
+    ),
+    click.option(
+        "--allow-option",
+        "allow_options",
+        multiple=True,
+        metavar="NAME[,NAME]",
+        help="Accept a fio option that makes results harder to read (e.g. bssplit); "
+        "recorded in the results and shown in the report.",
+    ),
+    click.option(
+        "--precondition",
+        metavar="none|fill|workload|fill,workload",
+        help="Put each drive in a known state first: fill it (sequential writes over the span, "
+        "twice), and/or run each job until steady (SNIA PTS). Writes; recorded in the results. "
+        "Default: what the suite asks for (storagereview: fill,workload), none otherwise.",
+    ),
+    click.option(
+        "--states",
+        metavar="none|empty|full|empty,full",
+        help="Measure each drive in these states, a pass over the jobs each: empty (the span "
+        "discarded, TRIM, before every run) and full (the span filled before the pass). Writes; "
+        "every result says its state. Default: what the suite asks for (anandtech: empty,full).",
+    ),
 )
+
+_Command = TypeVar("_Command", bound=Callable[..., None])
+
+
+def _shared_options(command: _Command) -> _Command:
+    """Give a command the options `plan` and `sweep` share, in the order listed."""
+    for option in reversed(_SHARED_OPTIONS):
+        command = option(command)
+    return command
+
+
+def _planned(values: dict[str, Any]) -> SweepChoices:
+    """The planning choices a command was given, as run_sweep takes them: those not given
+    (None) left out, so that the sweep's own defaults apply."""
+    return cast("SweepChoices", {name: v for name, v in values.items() if v is not None})
 
 
 def _consent(destroy_data: str | None) -> bool | str:
@@ -191,21 +273,14 @@ def _consent(destroy_data: str | None) -> bool | str:
 
 
 @cli.command("plan")
-@click.option("--suite", "suite_name", required=True, help="Bundled suite name or suite file.")
+@click.option("--suite", required=True, help="Bundled suite name or suite file.")
 @click.option(
     "--devices",
     required=True,
     help="Comma-separated: nvme0n1,/dev/sdb,./file.img; "
     "a+b a group; host:device on a --hosts host",
 )
-@click.option("--runtime", type=click.IntRange(min=1), help="Seconds per job (overrides suite).")
-@click.option(
-    "--size",
-    callback=_size_option,
-    help="Span of each target to use, e.g. 10g; size of new file targets.",
-)
-@click.option("--repeat", type=click.IntRange(min=1, max=1000), default=1, show_default=True)
-@click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
+@_shared_options
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -213,73 +288,31 @@ def _consent(destroy_data: str | None) -> bool | str:
 )
 @click.option("--brief", is_flag=True, help="Print the job list only, not the jobfiles.")
 @click.option("--no-validate", is_flag=True, help="Skip `fio --parse-only` on the jobfiles.")
-@click.option(
-    "--allow-option",
-    multiple=True,
-    metavar="NAME[,NAME]",
-    help="Accept a fio option that makes results harder to read (see sweep).",
-)
-@click.option("--precondition", metavar="STEPS",
-              help="Preconditioning the sweep would do first (see sweep).")  # fmt: skip
-@click.option("--states", metavar="STATES",
-              help="Drive states the sweep would measure in (see sweep).")  # fmt: skip
-@click.option("--hosts", metavar="NAME=ADDRESS[:PORT],...",
-              help="Hosts running `fio --server` (see sweep).")  # fmt: skip
-@_destroy_data_option
 def plan_command(
-    suite_name: str,
+    suite: str,
     devices: str,
-    runtime: int | None,
-    size: int | None,
-    repeat: int,
-    read_only: bool,
     out: Path | None,
     brief: bool,
     no_validate: bool,
-    allow_option: tuple[str, ...],
-    precondition: str | None,
-    states: str | None,
-    hosts: str | None,
     destroy_data: str | None,
+    **planned: Any,
 ) -> None:
     """Show what a sweep would run (jobs, jobfiles, the estimated duration) and what it would
     refuse, after the same checks the sweep makes, without writing anything."""
-    from ssdcompare.results.outputs import write_jobfiles
-    from ssdcompare.run.plan import make_plan, steps_given, validate
+    from ssdcompare.cli.api import consent_given, plan_options
+    from ssdcompare.run.plan import make_plan
 
-    plan = make_plan(
-        suite_name, devices, runtime_s=runtime, size_bytes=size, repeat=repeat,
-        read_only=read_only, allowed_options=option_names(allow_option),
-        precondition=steps_given(precondition), states=steps_given(states), hosts=hosts,
-    )  # fmt: skip
+    plan = make_plan(suite, devices, plan_options(_planned(planned)))
     for line in plan_lines(plan):
         click.echo(line)
-    if out is not None:
-        for path in write_jobfiles(plan.jobs, out):
-            click.echo(str(path))
-        click.echo()
-    elif not brief:
-        for job in plan.jobs:
-            click.echo(f"----- {job.target.name}/{job.file_name}")
-            click.echo(job.text)
+    _show_jobfiles(plan, out, brief)
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
-    rejected = 0
-    if plan.fio is not None and not no_validate:
-        rejections = validate(plan)
-        rejected = len(rejections)
-        for rejection in rejections:
-            click.echo(
-                f"fio rejects {rejection.job.target.name}/{rejection.job.file_name}:\n"
-                f"  {rejection.reason}",
-                err=True,
-            )
-        if not rejections:
-            click.echo(f"{plan.fio.version} accepts all {len(plan.jobs)} jobfiles.")
-    refused = _preflight_lines(plan, _consent(destroy_data))
+    rejected = _rejection_lines(plan) if plan.fio is not None and not no_validate else 0
+    refused = _preflight_lines(plan, consent_given(_consent(destroy_data)))
     click.echo(
         f"{len(plan.suite.workloads)} jobs x {len(plan.targets)} target(s) x {plan.repeat} "
-        f"repeat(s) = {len(plan.jobs) * plan.repeat} fio runs, estimated "
+        f"repeat(s) = {plan.runs} fio runs, estimated "
         f"{format_duration(plan.estimated_s)}."
     )
     if rejected:
@@ -288,14 +321,45 @@ def plan_command(
         raise SsdcompareError("the sweep would be refused as planned; see above")
 
 
-def _preflight_lines(plan: Plan, consent: bool | str) -> bool:
+def _show_jobfiles(plan: Plan, out: Path | None, brief: bool) -> None:
+    """The plan's jobfiles: written into `out` (their paths said), or printed unless brief."""
+    from ssdcompare.results.outputs import write_jobfiles
+
+    if out is not None:
+        for path in write_jobfiles(plan.jobs, out):
+            click.echo(str(path))
+        click.echo()
+    elif not brief:
+        for job in plan.jobs:
+            click.echo(f"----- {job.target.name}/{job.file_name}")
+            click.echo(job.text)
+
+
+def _rejection_lines(plan: Plan) -> int:
+    """Have fio read every jobfile and say what it rejects; how many it rejected."""
+    from ssdcompare.run.plan import validate
+
+    assert plan.fio is not None
+    rejections = validate(plan)
+    for rejection in rejections:
+        click.echo(
+            f"fio rejects {rejection.job.target.name}/{rejection.job.file_name}:\n"
+            f"  {rejection.reason}",
+            err=True,
+        )
+    if not rejections:
+        click.echo(f"{plan.fio.version} accepts all {len(plan.jobs)} jobfiles.")
+    return len(rejections)
+
+
+def _preflight_lines(plan: Plan, consent: bool | list[str]) -> bool:
     """The sweep's own checks before it writes (ssdcompare.run.sweep.preflight), said for the
     plan: what it would refuse and why, or what --destroy-data lets it overwrite. True when
     it would be refused."""
     from ssdcompare.run.sweep import preflight
 
     try:
-        _, findings = preflight(plan, consent.split(",") if isinstance(consent, str) else consent)
+        _, findings = preflight(plan, consent)
     except SsdcompareError as err:
         click.echo(f"the sweep would refuse: {err}", err=True)
         return True
@@ -312,7 +376,7 @@ def _refuse_resume_conflicts(ctx: click.Context) -> None:
     from ssdcompare.run.plan import PLANNED_CHOICES
 
     given = [
-        flag for _, name, flag in PLANNED_CHOICES
+        flag for name, flag in PLANNED_CHOICES
         if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
     ]  # fmt: skip
     if given:
@@ -358,59 +422,17 @@ def _exit_code(stop: BaseException | str | None) -> int:
 )
 @click.option(
     "--suite",
-    "suite_name",
     default="quick",
     show_default=True,
     help="Bundled suite name or suite file.",
 )
-@click.option("--runtime", type=click.IntRange(min=1), help="Seconds per job (overrides suite).")
-@click.option(
-    "--size",
-    callback=_size_option,
-    help="Span of each target to use, e.g. 10g; size of new file targets.",
-)
-@click.option(
-    "--repeat",
-    type=click.IntRange(min=1, max=1000),
-    default=1,
-    show_default=True,
-    help="Run the whole suite N times (each repeat stored apart).",
-)
-@click.option("--read-only", is_flag=True, help="Keep only jobs that do not write or trim.")
-@_destroy_data_option
-@click.option(
-    "--hosts",
-    metavar="NAME=ADDRESS[:PORT],...",
-    help="Hosts running `fio --server` (port 8765 unless given); devices on them are named "
-    "NAME:DEVICE in --devices, e.g. --hosts a=10.0.0.5 --devices a:nvme0n1,nvme0n1.",
-)
+@_shared_options
 @click.option(
     "--parallel-hosts",
     is_flag=True,
     help="Run each job on one device of every host at the same time (a fio client per host, "
     "each with its own time limit), instead of one device after another; each device's "
     "results are kept apart, and a host that hangs or goes away costs only its own runs.",
-)
-@click.option(
-    "--allow-option",
-    multiple=True,
-    metavar="NAME[,NAME]",
-    help="Accept a fio option that makes results harder to read (e.g. bssplit); "
-    "recorded in the results and shown in the report.",
-)
-@click.option(
-    "--precondition",
-    metavar="none|fill|workload|fill,workload",
-    help="Put each drive in a known state first: fill it (sequential writes over the span, "
-    "twice), and/or run each job until steady (SNIA PTS). Writes; recorded in the results. "
-    "Default: what the suite asks for (storagereview: fill,workload), none otherwise.",
-)
-@click.option(
-    "--states",
-    metavar="none|empty|full|empty,full",
-    help="Measure each drive in these states, a pass over the jobs each: empty (the span "
-    "discarded, TRIM, before every run) and full (the span filled before the pass). Writes; "
-    "every result says its state. Default: what the suite asks for (anandtech: empty,full).",
 )
 @click.option(
     "--ceiling",
@@ -442,21 +464,11 @@ def _exit_code(stop: BaseException | str | None) -> int:
 def sweep_command(
     ctx: click.Context,
     devices: str | None,
-    suite_name: str,
-    runtime: int | None,
-    size: int | None,
-    repeat: int,
-    read_only: bool,
+    suite: str,
     destroy_data: str | None,
-    hosts: str | None,
-    parallel_hosts: bool,
-    allow_option: tuple[str, ...],
-    precondition: str | None,
-    states: str | None,
-    ceiling: bool,
     job_timeout: float | None,
-    out: Path | None,
     resume_dir: Path | None,
+    **planned: Any,
 ) -> None:
     """Run a suite on each device in turn, sampling the CPU, keeping every raw result."""
     from ssdcompare.cli.api import prepare_sweep
@@ -467,23 +479,9 @@ def sweep_command(
             _refuse_resume_conflicts(ctx)
             choices["resume"] = resume_dir
         else:
-            choices.update(repeat=repeat, read_only=read_only,
-                           allow_options=option_names(allow_option))  # fmt: skip
-            if precondition is not None:
-                choices["precondition"] = precondition
-            if states is not None:
-                choices["states"] = states
-            if ceiling:
-                choices["ceiling"] = True
-            if hosts is not None:
-                choices["hosts"] = hosts
-            if parallel_hosts:
-                choices["parallel_hosts"] = True
-            for name, value in (("out", out), ("runtime_s", runtime), ("size", size)):
-                if value is not None:
-                    choices[name] = value  # type: ignore[literal-required]
+            choices.update(_planned(planned))
         plan, results, findings = prepare_sweep(
-            devices, None if resume_dir else suite_name, ["ssdcompare", *sys.argv[1:]], **choices
+            devices, None if resume_dir else suite, ["ssdcompare", *sys.argv[1:]], **choices
         )
         announce(plan, results.path, findings)
         _run_and_report(plan, results, job_timeout)
@@ -519,9 +517,8 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
         say(f"interrupted while summing up; every run is on disk. The report: ssdcompare "
             f"report {results.path}")  # fmt: skip
         sys.exit(EXIT_INTERRUPTED)
-    runs = len(plan.jobs) * plan.repeat
     done = outcome.count("ok") + outcome.skipped_existing
-    say(f"{done}/{runs} runs ok, {outcome.count('failed')} failed, "
+    say(f"{done}/{plan.runs} runs ok, {outcome.count('failed')} failed, "
         f"{outcome.count('skipped')} skipped. Results: {results.path}", sys.stdout)  # fmt: skip
     if report is not None:
         say(f"Report: {report}", sys.stdout)

@@ -139,10 +139,9 @@ def announce(plan: Plan, results: Path, findings: list[Finding]) -> None:
             "drive states: a pass over the jobs in each of "
             + ", then ".join(f"{state} ({how[state]})" for state in plan.states)
         )
-    runs = len(plan.jobs) * plan.repeat
     say(
         f"{plan.suite.name}: {len(plan.suite.workloads)} jobs x {len(plan.targets)} device(s) x "
-        f"{plan.repeat} repeat(s) = {runs} runs, about {format_duration(plan.estimated_s)}; "
+        f"{plan.repeat} repeat(s) = {plan.runs} runs, about {format_duration(plan.estimated_s)}; "
         f"results in {results}"
     )
 

@@ -32,15 +32,13 @@ PRECONDITION_STEPS = ("fill", "workload")  # in the order they run (ssdcompare.r
 
 
 # What a sweep is planned with: --resume takes all of it from the manifest, and refuses it given
-# again. Each as (Python API name, command-line parameter, flag); one list for both.
+# again. Each as (name, flag): the name is run_sweep's choice and the command line's parameter.
 PLANNED_CHOICES = (
-    ("suite", "suite_name", "--suite"), ("runtime_s", "runtime", "--runtime"),
-    ("size", "size", "--size"), ("repeat", "repeat", "--repeat"),
-    ("read_only", "read_only", "--read-only"), ("out", "out", "--out"),
-    ("allow_options", "allow_option", "--allow-option"),
-    ("precondition", "precondition", "--precondition"), ("states", "states", "--states"),
-    ("ceiling", "ceiling", "--ceiling"), ("hosts", "hosts", "--hosts"),
-    ("parallel_hosts", "parallel_hosts", "--parallel-hosts"),
+    ("suite", "--suite"), ("runtime_s", "--runtime"), ("size", "--size"),
+    ("repeat", "--repeat"), ("read_only", "--read-only"), ("out", "--out"),
+    ("allow_options", "--allow-option"), ("precondition", "--precondition"),
+    ("states", "--states"), ("ceiling", "--ceiling"), ("hosts", "--hosts"),
+    ("parallel_hosts", "--parallel-hosts"),
 )  # fmt: skip
 
 
@@ -84,6 +82,11 @@ class Plan:
         return [t for t in self.targets if t in written or t in new_files]
 
     @property
+    def runs(self) -> int:
+        """How many fio runs the sweep measures: every job, every repeat."""
+        return len(self.jobs) * self.repeat
+
+    @property
     def estimated_s(self) -> float:
         """Measuring time, plus preconditioning at its worst (the most rounds, a slow fill)."""
         measuring = self.repeat * sum(j.workload.duration_s + JOB_OVERHEAD_S for j in self.jobs)
@@ -121,27 +124,37 @@ class Rejection:
     reason: str
 
 
+@dataclass(frozen=True)
+class PlanOptions:
+    """How a suite is planned besides which suite on which devices: what `plan` and `sweep`
+    take alike (PLANNED_CHOICES names them as users give them). Each default is what a sweep
+    does when the option is not given."""
+
+    runtime_s: int | None = None  # every workload's runtime, replacing the suite's
+    size_bytes: int | None = None  # the span of each target; the size of files fio creates
+    repeat: int = 1  # the whole suite this many times
+    read_only: bool = False  # only the jobs that neither write nor trim
+    allowed_options: Collection[str] = ()  # fio options that need accepting (OPT_IN)
+    precondition: Collection[str] | None = None  # steps replacing the suite's; None: its own
+    states: Collection[str] | None = None  # drive states replacing the suite's; None: its own
+    ceiling: bool = False  # each job once on a RAM disk first (ssdcompare.run.ceiling)
+    hosts: str | dict[str, Host] | None = None  # fio servers by name (target.hosts)
+    parallel_hosts: bool = False  # each job on one device of every host at the same time
+
+
 def make_plan(
     suite: str | Suite,
     devices: str | list[str] | list[Target],
-    runtime_s: int | None = None,
-    size_bytes: int | None = None,
-    repeat: int = 1,
-    read_only: bool = False,
+    options: PlanOptions = PlanOptions(),
     fio_bin: str | None = None,
     require_fio: bool = False,
-    allowed_options: Collection[str] = (),
-    precondition: Collection[str] | None = None,
-    states: Collection[str] | None = None,
-    ceiling: bool = False,
-    hosts: str | dict[str, Host] | None = None,
-    parallel_hosts: bool = False,
 ) -> Plan:
     """Load a suite, resolve the devices and render every jobfile.
 
-    `hosts` (`a=10.0.0.5,b=10.0.0.6:8766`, see ssdcompare.target.hosts) lets devices name a host
-    (`a:nvme0n1`): their jobs run on that host's fio server. `parallel_hosts` runs each job
-    on one device of every host at the same time (see check_parallel).
+    Of the `options`: `hosts` (`a=10.0.0.5,b=10.0.0.6:8766`, see ssdcompare.target.hosts)
+    lets devices name a host (`a:nvme0n1`): their jobs run on that host's fio server.
+    `parallel_hosts` runs each job on one device of every host at the same time (see
+    check_parallel).
 
     `precondition` replaces the suite's own preconditioning steps (None keeps them, unless
     `read_only`); `states` likewise replaces the suite's drive states (each a pass over the
@@ -151,73 +164,104 @@ def make_plan(
     set. `allowed_options` accepts fio options that make results harder to read (see
     fiooptions.OPT_IN).
     """
+    _check_counts(options)
+    allowed = check_allowed_options(options.allowed_options)
+    loaded = load_suite(suite) if isinstance(suite, str) else suite
+    steps, chosen, replaced = _steps_and_states(loaded, options)
+    loaded = _as_asked(loaded, options)
+    targets = _targets(devices, options)
+    _check_hosted(targets, steps, chosen, options.ceiling)
+    if options.parallel_hosts:
+        check_parallel(targets)
+    _check_files_for_reading(targets, options.read_only, options.size_bytes)
+    _check_discards(targets, chosen)
+    loaded = loaded.in_states(chosen)
+    warnings: list[str] = []
+    fio_info, engine = _fio_and_engine(fio_bin, require_fio, warnings)
+    jobs = [
+        render(workload, target, loaded.name, engine, allowed, options.read_only)
+        for target in targets
+        for workload in loaded.workloads
+    ]
+    warnings += replaced + _suite_warnings(loaded, targets, jobs, options.size_bytes, allowed)
+    warnings += _repeat_warnings(len(targets), options.repeat)
+    return Plan(
+        suite=loaded, targets=targets, jobs=jobs, repeat=options.repeat, fio=fio_info,
+        warnings=warnings, default_ioengine=engine, allowed_options=allowed,
+        read_only=options.read_only, precondition=steps, ceiling=options.ceiling,
+        parallel_hosts=options.parallel_hosts,
+    )  # fmt: skip
+
+
+def _check_counts(options: PlanOptions) -> None:
+    """Refuse a number of repeats or a runtime out of bounds."""
+    repeat, runtime_s = options.repeat, options.runtime_s
     if not 1 <= repeat <= MAX_REPEAT:
         raise SsdcompareError(f"--repeat must be from 1 to {MAX_REPEAT}, got {repeat}")
     if runtime_s is not None and not 1 <= runtime_s <= MAX_RUNTIME_S:
         why = runtime_problem(runtime_s) if runtime_s > 1 else "a job runs at least 1 s"
         raise SsdcompareError(f"--runtime {runtime_s}: {why}")
-    allowed = check_allowed_options(allowed_options)
-    loaded = load_suite(suite) if isinstance(suite, str) else suite
+
+
+def _steps_and_states(
+    suite: Suite, options: PlanOptions
+) -> tuple[list[str], list[str], list[str]]:
+    """The preconditioning steps and the drive states the sweep uses, checked, and a warning
+    for each of the suite's own that the other kind chosen replaces."""
     # the suite's own preconditioning and states apply unless the sweep only reads, or the
     # caller chose the other kind (both chosen is refused by check_states)
+    read_only, precondition, states = options.read_only, options.precondition, options.states
     asked_states = [s for s in states or [] if s != "none"]
     if precondition is None:
-        precondition = [] if read_only or asked_states else loaded.precondition
+        precondition = [] if read_only or asked_states else suite.precondition
     steps = check_steps(list(precondition), read_only)
     if states is None:
-        states = [] if read_only or steps else loaded.states
+        states = [] if read_only or steps else suite.states
     chosen = check_states(list(states), read_only, steps)
     replaced = []
-    if steps and loaded.states and not chosen:
+    if steps and suite.states and not chosen:
         replaced.append(
             f"--precondition replaces the suite's own drive states "
-            f"({', '.join(loaded.states)}): one pass, no empty/full comparison"
+            f"({', '.join(suite.states)}): one pass, no empty/full comparison"
         )
-    if chosen and loaded.precondition and not steps:
+    if chosen and suite.precondition and not steps:
         replaced.append(
-            f"--states replaces the suite's own preconditioning ({', '.join(loaded.precondition)})"
+            f"--states replaces the suite's own preconditioning ({', '.join(suite.precondition)})"
         )
-    if read_only:
-        loaded = loaded.read_only()
+    return steps, chosen, replaced
+
+
+def _as_asked(suite: Suite, options: PlanOptions) -> Suite:
+    """The suite with only its reading jobs for a read-only sweep, and the runtime and size
+    given in place of its own."""
+    if options.read_only:
+        suite = suite.read_only()
     overrides: dict[str, object] = {}
-    if runtime_s is not None:
-        overrides["runtime_s"] = runtime_s
-    if size_bytes is not None:
-        overrides["size"] = size_bytes
-    loaded = loaded.with_overrides(**overrides)
+    if options.runtime_s is not None:
+        overrides["runtime_s"] = options.runtime_s
+    if options.size_bytes is not None:
+        overrides["size"] = options.size_bytes
+    return suite.with_overrides(**overrides)
 
+
+def _targets(devices: str | list[str] | list[Target], options: PlanOptions) -> list[Target]:
+    """The targets named (or given as they are), on the hosts named."""
     if devices and isinstance(devices, list) and isinstance(devices[0], Target):
-        targets = list(devices)  # type: ignore[arg-type]
-    else:
-        known = parse_hosts(hosts) if isinstance(hosts, str) or hosts is None else hosts
-        targets = resolve_targets(devices, size_bytes, hosts=known)  # type: ignore[arg-type]
+        return list(devices)  # type: ignore[arg-type]
+    hosts = options.hosts
+    known = parse_hosts(hosts) if isinstance(hosts, str) or hosts is None else hosts
+    return resolve_targets(devices, options.size_bytes, hosts=known)  # type: ignore[arg-type]
 
-    _check_hosted(targets, steps, chosen, ceiling)
-    if parallel_hosts:
-        check_parallel(targets)
-    _check_files_for_reading(targets, read_only, size_bytes)
-    _check_discards(targets, chosen)
-    loaded = loaded.in_states(chosen)
-    warnings: list[str] = []
-    fio_info, engine = _fio_and_engine(fio_bin, require_fio, warnings)
 
-    jobs = [
-        render(workload, target, loaded.name, engine, allowed, read_only)
-        for target in targets
-        for workload in loaded.workloads
+def _repeat_warnings(targets: int, repeat: int) -> list[str]:
+    """Devices compared with too few repeats for a test of significance."""
+    if targets < 2 or repeat >= MIN_REPEATS:
+        return []
+    return [
+        f"comparing {targets} devices with {repeat} repeat(s): a difference is tested "
+        f"for significance only with {MIN_REPEATS} or more repeats a device; add --repeat "
+        f"{MIN_REPEATS} to know which differences are real"
     ]
-    warnings += replaced + _suite_warnings(loaded, targets, jobs, size_bytes, allowed)
-    if len(targets) >= 2 and repeat < MIN_REPEATS:
-        warnings.append(
-            f"comparing {len(targets)} devices with {repeat} repeat(s): a difference is tested "
-            f"for significance only with {MIN_REPEATS} or more repeats a device; add --repeat "
-            f"{MIN_REPEATS} to know which differences are real"
-        )
-    return Plan(
-        suite=loaded, targets=targets, jobs=jobs, repeat=repeat, fio=fio_info, warnings=warnings,
-        default_ioengine=engine, allowed_options=allowed, read_only=read_only,
-        precondition=steps, ceiling=ceiling, parallel_hosts=parallel_hosts,
-    )  # fmt: skip
 
 
 def steps_given(value: str | Collection[str] | None) -> list[str] | None:

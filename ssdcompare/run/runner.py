@@ -265,16 +265,8 @@ def run_fio(
     Ctrl-C (KeyboardInterrupt) is forwarded to fio as SIGINT so it writes what it measured;
     the outcome is then "interrupted" and the caller decides whether to stop the sweep.
     """
-    partial = folder / f"{FIO_JSON}.partial"
     hosts = [h for h, _ in clients] or ([host] if host is not None else [])
-    if clients:
-        command = clients_command_line(
-            fio.path, [(h.client, path.resolve()) for h, path in clients], partial.resolve(),
-            readonly,
-        )  # fmt: skip
-    else:
-        command = command_line(fio.path, jobfile.resolve(), partial.resolve(), readonly,
-                               host.client if host is not None else None)  # fmt: skip
+    command = _fio_command(fio, jobfile, folder / f"{FIO_JSON}.partial", readonly, host, clients)
     started = clock()
     with open(folder / STDOUT, "wb") as out, open(folder / STDERR, "wb") as err:
         try:
@@ -288,6 +280,25 @@ def run_fio(
         _reaped(proc)
     return _conclude(watch, folder, command, hosts, timeout_s, expected_jobs,
                      round(clock() - started, 3))  # fmt: skip
+
+
+def _fio_command(
+    fio: FioInfo,
+    jobfile: Path,
+    partial: Path,
+    readonly: bool,
+    host: Host | None,
+    clients: Sequence[tuple[Host, Path]],
+) -> list[str]:
+    """fio's command line for the run: one jobfile here or on a host's server, or a client
+    for each server at once, its output into `partial`."""
+    if clients:
+        return clients_command_line(
+            fio.path, [(h.client, path.resolve()) for h, path in clients], partial.resolve(),
+            readonly,
+        )  # fmt: skip
+    return command_line(fio.path, jobfile.resolve(), partial.resolve(), readonly,
+                        host.client if host is not None else None)  # fmt: skip
 
 
 def _conclude(
@@ -323,17 +334,7 @@ def _conclude(
         )
         return outcome
     if watch.timed_out:
-        outcome.state = "failed"
-        outcome.error = (
-            f"fio did not finish within {timeout_s:.0f} s and was stopped: the device may have "
-            "stopped answering"
-        )
-        outcome.device_unusable = True
-        if hosts:  # or its server did
-            names = ", ".join(h.where for h in hosts)
-            outcome.error += f", or the fio server of host {names} did"
-            if len(hosts) == 1:  # the rest of that host's jobs would wait as long
-                outcome.host_lost, outcome.lost_hosts = True, [hosts[0].name]
+        _timed_out(outcome, timeout_s, hosts)
         return outcome
     settled = _settle(outcome, folder)
     if expected_jobs and settled.state == "ok":
@@ -342,6 +343,22 @@ def _conclude(
         for one in hosts:
             _blame_host(settled, folder, one, alone=len(hosts) == 1)
     return settled
+
+
+def _timed_out(outcome: RunOutcome, timeout_s: float, hosts: Sequence[Host]) -> None:
+    """Fail a run stopped at its time limit: the device is taken for unusable, and a lone
+    server for lost."""
+    outcome.state = "failed"
+    outcome.error = (
+        f"fio did not finish within {timeout_s:.0f} s and was stopped: the device may have "
+        "stopped answering"
+    )
+    outcome.device_unusable = True
+    if hosts:  # or its server did
+        names = ", ".join(h.where for h in hosts)
+        outcome.error += f", or the fio server of host {names} did"
+        if len(hosts) == 1:  # the rest of that host's jobs would wait as long
+            outcome.host_lost, outcome.lost_hosts = True, [hosts[0].name]
 
 
 def _check_reported(outcome: RunOutcome, folder: Path, expected: Sequence[str]) -> None:
