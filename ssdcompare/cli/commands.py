@@ -114,7 +114,7 @@ def _check_every_interface_is_meant(address: str) -> None:
               "commands as root (fio's server has no authentication).")  # fmt: skip
 def serve_command(address: str, port: int, allow_root: bool) -> None:
     """Run a fio server here for a sweep on another machine (`sweep --hosts`)."""
-    from ssdcompare.fio.binary import find_fio
+    from ssdcompare.fio.binary import find_fio, server_command_line
     from ssdcompare.run.runner import start_server, stop_server
 
     _check_serving(address, allow_root)
@@ -122,7 +122,7 @@ def serve_command(address: str, port: int, allow_root: bool) -> None:
     kind = "ip6" if ":" in address else "ip"
     _check_port_free(address, port, kind)
     _say_serving(fio.version, address, port, kind)
-    server = start_server([fio.path, f"--server={kind}:{address},{port}"])
+    server = start_server(server_command_line(fio.path, kind, address, port))
     try:
         with _stop_on_signals():  # SIGTERM and SIGHUP stop the server too
             code = server.wait()

@@ -64,6 +64,11 @@ def clients_command_line(
     return command
 
 
+def server_command_line(fio_path: str, kind: str, address: str, port: int) -> list[str]:
+    """The command line of a fio server (`ssdcompare serve`): `kind` is "ip" or "ip6"."""
+    return [fio_path, f"--server={kind}:{address},{port}"]
+
+
 def find_fio(fio_bin: str | None = None) -> FioInfo:
     """Locate fio (the `fio_bin` argument, $SSDCOMPARE_FIO, then PATH) and read its version."""
     wanted = fio_bin or os.environ.get("SSDCOMPARE_FIO") or "fio"

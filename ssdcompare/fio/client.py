@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.fio.binary import FioInfo
+from ssdcompare.fio.binary import FioInfo, command_line
 from ssdcompare.fio.result.models import FioOutputError
-from ssdcompare.fio.result.reader import parse_fio_text
+from ssdcompare.fio.result.reader import FIO_OUTPUT_LIMIT, parse_fio_text
 from ssdcompare.target.devices import Target
 from ssdcompare.target.hosts import Host
 
@@ -108,8 +108,8 @@ def _probe(fio: FioInfo, host: Host, targets: list[Target]) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="ssdcompare-probe-") as folder:
         jobfile = Path(folder) / "probe.fio"
         jobfile.write_text("\n".join(sections), encoding="utf-8")
-        command = [fio.path, f"--client={host.client}", "--output-format=json", "--readonly",
-                   str(jobfile)]  # fmt: skip
+        output_file = Path(folder) / "probe.json"
+        command = command_line(fio.path, jobfile, output_file, readonly=True, client=host.client)
         try:
             done = subprocess.run(
                 command, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False,
@@ -120,12 +120,13 @@ def _probe(fio: FioInfo, host: Host, targets: list[Target]) -> list[str]:
                     f"fio server running there? {SERVER_HINT}"]  # fmt: skip
         except OSError as err:
             return [f"cannot run fio to reach host {host.where}: {err}"]
-    text = f"{done.stdout}\n{done.stderr}"
+        written = _read_probe_output(output_file)
+    text = f"{written}\n{done.stdout}\n{done.stderr}"
     problem = host_problem(text, host, probing=True)
     if problem is not None:
         return [problem]
     try:
-        output = parse_fio_text(done.stdout, f"the probe of host {host.where}")
+        output = parse_fio_text(written, f"the probe of host {host.where}")
     except FioOutputError:
         last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
         return [f"host {host.where} gave no usable answer (fio exited with status "
@@ -141,6 +142,16 @@ def _probe(fio: FioInfo, host: Host, targets: list[Target]) -> list[str]:
             problems.append(f"{target.name}: {target.path} cannot be opened on host "
                             f"{host.where}: {why}")  # fmt: skip
     return problems
+
+
+def _read_probe_output(path: Path) -> str:
+    """What the probe's fio wrote to its output file (made in a folder of our own), up to the
+    size any fio output may have; "" when it wrote none."""
+    try:
+        with path.open("rb") as file:
+            return file.read(FIO_OUTPUT_LIMIT).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 def collect_logs(folder: Path, hosts: Sequence[Host]) -> None:
