@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,41 @@ def test_counters_become_the_runs_counts() -> None:
     assert values["disk_write_ios"] == 0
     assert values["disk_busy_pct"] == 50.0  # 500 ms of 1,000 with requests in flight
     assert values["disk_mean_inflight"] == 2.0  # 2,000 ms of queue time over 1,000 ms
+
+
+@pytest.mark.fio
+def test_a_new_probe_is_one_module_and_one_registered_line(tmp_path: Path) -> None:
+    """A probe defined outside the package and added to PROBES, as a new module and its line
+    would, before anything reads results: a real sweep stores its readings and the frame has
+    its column, with the value its `values` worked out from them, and no other code knows it."""
+    module = tmp_path / "sizeprobe.py"
+    module.write_text(
+        "import os\n"
+        "from ssdcompare.target.probes.probe import Probe, ProbeColumn\n"
+        "def read(target):\n"
+        "    return {'bytes': os.stat(target.path).st_size}\n"
+        "def values(before, after, seconds):\n"
+        "    return {'target_bytes_grown': after['bytes'] - before['bytes']}\n"
+        "PROBE = Probe('size', (ProbeColumn('target_bytes_grown', 'float', 'B',\n"
+        "              'the size of the target after the run less before'),), read, values)\n"
+    )
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "import sizeprobe\n"
+        "from ssdcompare.target import probes\n"
+        "probes.PROBES = (*probes.PROBES, sizeprobe.PROBE)\n"
+        "import ssdcompare\n"
+        f"run = ssdcompare.run_sweep([{str(tmp_path / 't.img')!r}], "
+        f"suite={str(_reads(tmp_path))!r}, out={str(tmp_path / 'r')!r}, size='8m', "
+        "report=False)\n"
+        "frame = run.frame()\n"
+        "print(run.complete, list(frame['target_bytes_grown']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "[0.0]"]  # a file made before the run keeps its size
+    stored = json.loads(next((tmp_path / "r" / "runs").glob("*/*/r1/probes.json")).read_text())
+    assert stored["probes"]["size"]["before"] == {"bytes": 8 << 20}
+    assert stored["probes"]["size"]["after"] == {"bytes": 8 << 20}
