@@ -93,7 +93,9 @@ def synthetic_results(folder: Path, jobs: int, devices: int, mixed: bool = False
     """A results folder of `jobs` x `devices` finished runs, shaped as a sweep writes them;
     `mixed`: read/write mixes, each run's output a real 70/30 mix's."""
     from ssdcompare import __version__
-    from ssdcompare.results.store import Manifest, ResultsDir, RunStatus, now_iso, write_atomic
+    from ssdcompare.results.files import write_atomic
+    from ssdcompare.results.models import Manifest, RunStatus, now_iso
+    from ssdcompare.results.store import ResultsDir
     from ssdcompare.run.plan import make_plan
     from ssdcompare.suite.workload import Suite, Workload
     from ssdcompare.target.metadata import HostInfo, device_info

@@ -51,15 +51,10 @@ from ssdcompare.fio.result.reader import parse_fio_file
 from ssdcompare.judge.cpu import CpuStats, Thresholds, judge
 from ssdcompare.judge.stats import AGGREGATES, aggregate_values, compare, find_knee
 from ssdcompare.judge.verdict import RunFacts, Verdict, judge_repeats, judge_run
+from ssdcompare.results.files import StoredFileError, write_atomic
+from ssdcompare.results.models import RunStatus
 from ssdcompare.results.outputs import check_export_path
-from ssdcompare.results.store import (
-    ResultsDir,
-    RunStatus,
-    StoredFileError,
-    given_paths,
-    unique_folders,
-    write_atomic,
-)
+from ssdcompare.results.store import ResultsDir, given_paths, unique_folders
 from ssdcompare.suite.workload import Workload
 from ssdcompare.target.devices import Target
 from ssdcompare.target.hosts import Host
