@@ -1,12 +1,13 @@
 """Whether a sweep may use a target now, and its files opened for fio.
 
 Before every run the target must still be the device (or file) the sweep started on. Before
-a writing job, and before any job of a sweep that preconditions or puts drives in states,
-the guard looks again: nothing uses the target (a mount, a loop device stacked on it, a
-process) and it carries no signature someone made since the start; a target found so is
-written no more (its reads may still run). Before every other write a sweep makes
-(preconditioning, drive-state steps) `checked_access` looks the same way. What a failed run
-means for the jobs after it (an unusable device, a host that went away) is decided here too.
+a writing job the guard looks again: nothing uses the target (a mount, a loop device stacked
+on it, a process) and it carries no signature someone made since the start; a target found
+so is written no more (its reads may still run). Before every other write a sweep makes
+(preconditioning, drive-state steps) `checked_access` looks the same way, just before it: a
+job that only reads needs no look of its own, whatever is done to its target before it. What
+a failed run means for the jobs after it (an unusable device, a host that went away) is
+decided here too.
 """
 
 from __future__ import annotations
@@ -43,9 +44,7 @@ def blocked(job: RenderedJob, unusable: Unusable, results: ResultsDir) -> str | 
             found = unusable[job.target.name] = (
                 f"{part.name} is no longer the {noun(part)} the sweep started on: "
                 f"{'; '.join(changed)}", False)  # fmt: skip
-    if found is None and (
-        job.writes or results.manifest.precondition or job.workload.state is not None
-    ):
+    if found is None and job.writes:
         found = _in_use(job, results)
         if found is not None:
             unusable[job.target.name] = found

@@ -10,6 +10,8 @@ ssdcompare.run.precondition.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.jobfile import RenderedJob
 from ssdcompare.results.store import ResultsDir
@@ -29,18 +31,26 @@ def preconditioned(
     run after all (preconditioning can take hours), or None."""
     if not plan.precondition or repeat != 1:
         return None
-    _precondition(plan, results, job, unusable)
+    if not _precondition(plan, results, job, unusable):
+        return None  # nothing done (done before): the look just before still holds
     return blocked(job, unusable, results)
 
 
-def _precondition(plan: Plan, results: ResultsDir, job: RenderedJob, unusable: Unusable) -> None:
+def _precondition(plan: Plan, results: ResultsDir, job: RenderedJob, unusable: Unusable) -> bool:
     """Before a job's first run: fill its target (once), then run the job until steady, as
     the plan says. The device is held exclusively meanwhile, and before every fio run of it
     the target is checked again (its identity, and that nothing uses it), as before any
-    write; a target that fails that gets no preconditioning and no writes, only reads."""
+    write; a target that fails that gets no preconditioning and no writes, only reads.
+    Whether it did anything (wrote, or found the target must not be written)."""
     assert plan.fio is not None
     target = job.target
-    check = checked_access(plan, results, target)
+    checked = checked_access(plan, results, target)
+    writes: list[None] = []
+
+    def check() -> AbstractContextManager[dict[str, int]]:
+        writes.append(None)  # a write follows, or the look refuses it
+        return checked()
+
     try:
         with claimed(target, True) as held:
             if not held:
@@ -53,6 +63,8 @@ def _precondition(plan: Plan, results: ResultsDir, job: RenderedJob, unusable: U
                 until_steady(plan.fio, results, job, check)
     except SsdcompareError as err:
         unusable[target.name] = (f"not preconditioned: {err}", True)
+        return True
+    return bool(writes)
 
 
 def in_state(
