@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/run.py            # every figure; exit 1 when a target is missed
     .venv/bin/python benchmarks/run.py --quick    # small sizes: checks that it works (CI)
+    .venv/bin/python benchmarks/run.py --only orchestration   # one kind of figure (see --help)
 
 Figures (ratios are measured side by side, so a busy shared host moves both sides alike):
 - the report for a synthetic result set of 1,000 jobs x 4 devices (time and HTML size), the
@@ -93,7 +94,9 @@ def synthetic_results(folder: Path, jobs: int, devices: int, mixed: bool = False
     """A results folder of `jobs` x `devices` finished runs, shaped as a sweep writes them;
     `mixed`: read/write mixes, each run's output a real 70/30 mix's."""
     from ssdcompare import __version__
-    from ssdcompare.results.store import Manifest, ResultsDir, RunStatus, now_iso, write_atomic
+    from ssdcompare.results.files import write_atomic
+    from ssdcompare.results.models import Manifest, RunStatus, now_iso
+    from ssdcompare.results.store import ResultsDir
     from ssdcompare.run.plan import PlanOptions, make_plan
     from ssdcompare.suite.workload import Suite, Workload
     from ssdcompare.target.metadata import HostInfo, device_info
@@ -210,26 +213,40 @@ def sampler_figure(seconds: int) -> Figure:
     return Figure("CPU sampler at 10 Hz, % of one core", trace.sampler_cpu_pct or 0.0, 0.5, "%")
 
 
+KINDS = ("report", "ingest", "sampler", "orchestration", "passthrough")
+
+
+def figures_of(kind: str, scratch: Path, quick: bool) -> list[Figure]:
+    """The figures of one kind (see KINDS and the module), measured in `scratch`."""
+    if kind == "report":
+        found = report_figures(scratch, 40, 2, 2.0, None)
+        if not quick:
+            found += report_figures(scratch, 1000, 4, 5.0, 5.0)
+            found += report_figures(scratch, 1000, 4, 5.0, 5.0, mixed=True)
+        return found
+    if kind == "ingest":
+        found = ingest_figures(scratch, 40 if quick else 1000, 2 if quick else 4)
+        return found if quick else found + ingest_figures(scratch, 1000, 4, mixed=True)
+    if kind == "sampler":
+        return [sampler_figure(2 if quick else 5)]
+    from orchestration import orchestration_figures, passthrough_figures
+
+    if kind == "orchestration":
+        return orchestration_figures(quick)
+    return passthrough_figures(quick)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="small sizes only: checks that every measurement works")  # fmt: skip
+    parser.add_argument("--only", choices=KINDS, action="append",
+                        help="measure only this kind of figure (may be given again)")  # fmt: skip
     args = parser.parse_args()
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="ssdcompare-bench-") as name:
-        scratch = Path(name)
-        figures += report_figures(scratch, 40, 2, 2.0, None)
-        if not args.quick:
-            figures += report_figures(scratch, 1000, 4, 5.0, 5.0)
-            figures += report_figures(scratch, 1000, 4, 5.0, 5.0, mixed=True)
-        figures += ingest_figures(scratch, 40 if args.quick else 1000, 2 if args.quick else 4)
-        if not args.quick:
-            figures += ingest_figures(scratch, 1000, 4, mixed=True)
-        figures.append(sampler_figure(2 if args.quick else 5))
-    from orchestration import orchestration_figures, passthrough_figures
-
-    figures += orchestration_figures(args.quick)
-    figures += passthrough_figures(args.quick)
+        for kind in args.only or KINDS:
+            figures += figures_of(kind, Path(name), args.quick)
     for figure in figures:
         print(figure.line())
     missed = [f for f in figures if not f.met]

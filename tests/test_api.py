@@ -9,7 +9,7 @@ from blockdevs import loop_device
 
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.run import sweep
+from ssdcompare.run.preflight import consent_names
 from ssdcompare.target.devices import resolve_targets
 
 SUITES = Path(__file__).parent / "suites"
@@ -59,7 +59,7 @@ def test_run_sweep_says_what_is_wrong(tmp_path: Path) -> None:
     # a string names the devices it is consent for: "no" is none of them
     (resolved,) = resolve_targets([target], size_bytes=1 << 20)
     with pytest.raises(SsdcompareError, match="--destroy-data no: not a device of this sweep"):
-        sweep.consent_names(["no"], [resolved])
+        consent_names(["no"], [resolved])
     with pytest.raises(SsdcompareError, match="run_sweep: .*valid string"):
         ssdcompare.run_sweep([target, None], size="1m")
     with pytest.raises(SsdcompareError, match="--repeat must be from 1 to 1000"):

@@ -13,7 +13,7 @@ import ssdcompare
 from ssdcompare.analysis.perburst import split, summarize
 from ssdcompare.fio.logs import COMPRESS_ABOVE, LogError, compress_large
 from ssdcompare.report.build import write_report
-from ssdcompare.results.store import ResultsFiles
+from ssdcompare.results.files import ResultsFiles
 from ssdcompare.run.plan import PlanOptions, make_plan
 from ssdcompare.suite.workload import Workload
 

@@ -18,8 +18,8 @@ from blockdevs import loop_device, zram_device
 from fioprocs import DEADLINE_S, fio_has_read, fio_processes, wait_for
 from suitefiles import suite_file
 
-from ssdcompare.results.store import ResultsDir
-from ssdcompare.run.ramdisk import RECORD_PREFIX, RESULTS_RECORD, RamDiskRecord, remove_leftovers
+from ssdcompare.results.store import CEILING_RAM_DISK, ResultsDir
+from ssdcompare.run.ramdisk import RECORD_PREFIX, RamDiskRecord, remove_leftovers
 from ssdcompare.target.locks import own_folder
 
 SUITES = Path(__file__).parent / "suites"
@@ -33,7 +33,7 @@ def ceiling_iops(results: Path, job: str) -> float | None:
 
 def assert_removed(results: Path) -> None:
     """The RAM disk the sweep recorded in `results` is gone, and so is its record."""
-    record = RamDiskRecord.model_validate_json((results / RESULTS_RECORD).read_text())
+    record = RamDiskRecord.model_validate_json((results / CEILING_RAM_DISK).read_text())
     assert record.removed and record.removed_by == "its sweep"
     try:  # a device of that name now (another test's) is another device
         assert os.stat(f"/sys/devices/virtual/block/{record.name}").st_ino != record.sysfs_inode
@@ -105,7 +105,7 @@ def test_a_ram_disk_a_killed_ceiling_sweep_left_is_removed_by_the_next_sweep(
         finally:
             proc.kill()
             proc.wait(timeout=DEADLINE_S)
-        record = json.loads((out / RESULTS_RECORD).read_text())
+        record = json.loads((out / CEILING_RAM_DISK).read_text())
         left = record["name"]
         assert record["maker_pid"] == proc.pid and not record["removed"]
         # fio dies with its sweep (a parent-death signal); the RAM disk stays: nothing else
@@ -117,7 +117,7 @@ def test_a_ram_disk_a_killed_ceiling_sweep_left_is_removed_by_the_next_sweep(
                        str(tmp_path / "next"))  # fmt: skip
         assert done.exit_code == 0, done  # type: ignore[attr-defined]
         assert not Path(f"/sys/block/{left}").exists()
-        record = json.loads((out / RESULTS_RECORD).read_text())
+        record = json.loads((out / CEILING_RAM_DISK).read_text())
         assert record["removed"]
         if record["removed_by"] == f"a later sweep (pid {os.getpid()})":  # not a test beside
             assert f"note: removed the RAM disk {left}" in done.stderr  # type: ignore[attr-defined]

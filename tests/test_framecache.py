@@ -240,7 +240,7 @@ def test_a_report_read_twice_reads_the_raw_files_once(
     it leaves the cache valid, so a second report opens no fio output, CPU trace or log."""
     from collections import Counter
 
-    from ssdcompare.results.store import ResultsFiles
+    from ssdcompare.results.files import ResultsFiles
 
     opened: Counter[str] = Counter()
     read_bytes = ResultsFiles.read_bytes

@@ -15,7 +15,9 @@ from suitefiles import suite_file
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.steady import MAX_ROUNDS
+from ssdcompare.run import access
 from ssdcompare.run.plan import PlanOptions, make_plan
+from ssdcompare.target.devices import Target
 
 MIB = 1 << 20
 
@@ -106,6 +108,30 @@ def test_a_suite_may_ask_for_its_own_preconditioning(tmp_path: Path) -> None:
     reads = make_plan("storagereview", target, PlanOptions(size_bytes=64 * MIB, read_only=True))
     assert reads.precondition == []  # a read-only sweep never writes, whatever the suite asks
     assert make_plan("quick", target, PlanOptions(size_bytes=64 * MIB)).precondition == []
+
+
+@pytest.mark.fio
+def test_the_guard_looks_again_before_every_write_of_a_sweep_and_only_then(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fill and every run of a writing job are each preceded by the guard's look at the
+    target (is it in use now); a job that only reads gets none: nothing it does can destroy
+    data, and the fill before it had its own."""
+    looked: list[str] = []
+    real = access.check_in_use
+
+    def counted(target: Target, exclusive: bool = True) -> None:
+        looked.append(target.name)
+        real(target, exclusive)
+
+    monkeypatch.setattr(access, "check_in_use", counted)
+    suite = suite_file(tmp_path, "two", "{rw: randread, bs: 4k, runtime: 1}",
+                       "{rw: randwrite, bs: 4k, runtime: 1}")  # fmt: skip
+    run = ssdcompare.run_sweep(str(tmp_path / "t.img"), suite=str(suite), size="8m", repeat=2,
+                               precondition="fill", out=tmp_path / "r", report=False)  # fmt: skip
+    assert [s.status for s in run.outcome.statuses] == ["ok"] * 4
+    assert run.frame()["drive_state"].eq("filled").all()
+    assert looked == ["t.img"] * 3  # the fill, then each of the two writing runs
 
 
 @pytest.mark.root

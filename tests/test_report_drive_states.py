@@ -14,7 +14,8 @@ from reportbrowser import measure
 from test_report import parse
 
 from ssdcompare.report.build import write_report
-from ssdcompare.results.store import FillRecord, ResultsDir, SteadyRecord, now_iso
+from ssdcompare.results.models import FillRecord, SteadyRecord, now_iso
+from ssdcompare.results.store import ResultsDir
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 NOT_STEADY = "randwrite-4k-qd32"  # on loop1: its rounds ran out before it was steady

@@ -33,7 +33,7 @@ from suitefiles import suite_file
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.results.store import ResultsDir
-from ssdcompare.run import sweep
+from ssdcompare.run import jobrun, sweep
 from ssdcompare.suite.files import load_suite
 from ssdcompare.target.devices import resolve_target
 from ssdcompare.target.guard import check_write_safety
@@ -305,7 +305,7 @@ def test_a_swap_after_the_last_check_cannot_redirect_fio(
     fio starts. fio is given the open file, so it writes that file, never the link's."""
     folder, target, victim = scene(tmp_path)
     before = sha256(victim)
-    prepare = sweep._prepare
+    prepare = jobrun.prepare
 
     def swap_then_prepare(*args: object, **kwargs: object) -> Path:
         run_folder = prepare(*args, **kwargs)  # type: ignore[arg-type]
@@ -313,7 +313,7 @@ def test_a_swap_after_the_last_check_cannot_redirect_fio(
         target.symlink_to(victim)
         return run_folder
 
-    monkeypatch.setattr(sweep, "_prepare", swap_then_prepare)
+    monkeypatch.setattr(jobrun, "prepare", swap_then_prepare)
     suite = suite_file(tmp_path, "one", "{rw: randwrite, bs: 4k, id: w1, runtime: 1}")
     run = ssdcompare.run_sweep(str(target), suite=str(suite), size="8m", out=tmp_path / "r",
                                report=False)  # fmt: skip

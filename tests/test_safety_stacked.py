@@ -154,7 +154,8 @@ def test_a_dangling_link_into_dev_is_not_a_new_file(tmp_path: Path) -> None:
 
 
 def test_results_are_never_written_under_dev(tmp_path: Path) -> None:
-    from ssdcompare.results.store import Manifest, ResultsDir
+    from ssdcompare.results.models import Manifest
+    from ssdcompare.results.store import ResultsDir
 
     link = tmp_path / "out"
     link.symlink_to("/dev/ssdcompare-no-such-folder")

@@ -28,7 +28,7 @@ from ssdcompare.fio.result.models import FioOutputError
 from ssdcompare.fio.result.plausibility import job_problem, trace_problem
 from ssdcompare.fio.result.reader import parse_fio_file
 from ssdcompare.judge.cpu import trace_from
-from ssdcompare.results import store
+from ssdcompare.results import files
 from ssdcompare.results.store import ResultsDir
 
 SECRET = "root:$6$saltsalt$hashhashhash:19000:0:99999:7:::"
@@ -256,7 +256,7 @@ def test_fifos_devices_and_huge_files_are_refused_without_waiting(
     os.mkfifo(run_of(received, WRITE) / "timeseries_iops.1.log")
     huge = run_of(received, MIX) / "cpu.json"
     with huge.open("r+b") as handle:
-        handle.truncate(store.LIMITS["cpu"] + 1)  # sparse: no disk spent
+        handle.truncate(files.LIMITS["cpu"] + 1)  # sparse: no disk spent
     # in a process of its own: were a FIFO read, the test would fail, not hang
     report = ssdcompare_cli("report", str(received), "-o", str(tmp_path / "r.html"), timeout=60)
     assert report.returncode == 0, report.stderr
@@ -287,7 +287,7 @@ def test_a_log_that_unpacks_past_its_bound_or_is_cut_off_is_refused(
     packed = gzip.compress(lines)
     (log.with_name(log.name + ".gz")).write_bytes(packed)
     assert len(ssdcompare.timeseries(received)) > 0  # read back whole
-    monkeypatch.setitem(store.LIMITS, "log", len(lines) // 2)  # a gzip bomb, made small
+    monkeypatch.setitem(files.LIMITS, "log", len(lines) // 2)  # a gzip bomb, made small
     shutil.rmtree(received / ".cache")  # the seconds kept: the bound is not in their key
     damaged: list[str] = []
     ssdcompare.timeseries(received, damaged)

@@ -15,8 +15,10 @@ from test_report import chromium
 
 import ssdcompare
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.results.store import ResultsDir, StateRecord
+from ssdcompare.results.models import StateRecord
+from ssdcompare.results.store import ResultsDir
 from ssdcompare.run import precondition, sweep
+from ssdcompare.run.order import ordered
 from ssdcompare.run.plan import PlanOptions, make_plan
 from ssdcompare.target.devices import discards
 
@@ -40,7 +42,7 @@ def test_states_make_a_pass_per_state_with_their_own_ids_hashes_and_order(
     assert hashes["randread-4k-qd1.empty"] != hashes["randread-4k-qd1.full"]
     assert "; drive state: empty" in plan.jobs[0].text
     # both repeats of the empty pass come before the full pass
-    order = [(j.job_id, r) for r, j in sweep._ordered(plan)]
+    order = [(j.job_id, r) for r, j in ordered(plan)]
     assert [i for i, _ in order] == [ids[0], ids[1], ids[0], ids[1], ids[2], ids[3], ids[2],
                                      ids[3]]  # fmt: skip
     assert [r for _, r in order] == [1, 1, 2, 2, 1, 1, 2, 2]

@@ -20,7 +20,7 @@ from ssdcompare.analysis.persecond import find_cliff
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.logs import LogError
 from ssdcompare.report.build import write_report
-from ssdcompare.results.store import ResultsFiles
+from ssdcompare.results.files import ResultsFiles
 
 # judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
 pytestmark = pytest.mark.serial

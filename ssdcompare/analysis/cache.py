@@ -36,13 +36,8 @@ from typing import Any
 import pandas as pd
 
 from ssdcompare.pathwalk import where_others_control
-from ssdcompare.results.store import (
-    MANIFEST,
-    ResultsFiles,
-    StoredFileError,
-    WriteError,
-    write_atomic,
-)
+from ssdcompare.results.files import ResultsFiles, StoredFileError, WriteError, write_atomic
+from ssdcompare.results.store import MANIFEST
 from ssdcompare.userkey import signature
 
 FOLDER = ".cache"

@@ -15,8 +15,9 @@ import pandas as pd
 from ssdcompare.analysis.frame import load
 from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.results.files import write_atomic
 from ssdcompare.results.outputs import check_export_path
-from ssdcompare.results.store import given_paths, write_atomic
+from ssdcompare.results.store import given_paths
 
 
 def export(paths: Iterable[str | Path], output: str | Path, summary: bool = False) -> int:

@@ -39,7 +39,8 @@ import pandas as pd
 
 from ssdcompare.analysis.persecond import gather, logged_each_io
 from ssdcompare.fio.logs import LogError
-from ssdcompare.results.store import ResultsDir, RunStatus
+from ssdcompare.results.models import RunStatus
+from ssdcompare.results.store import ResultsDir
 
 COLUMNS = ["sweep", "host", "device", "job", "repeat", "process", "burst", "start_s",
            "duration_s", "idle_s", "ios", "bytes", "iops", "bw_bytes", "lat_mean_us",

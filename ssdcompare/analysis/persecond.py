@@ -35,7 +35,9 @@ import pandas as pd
 
 from ssdcompare.analysis import cache as framecache
 from ssdcompare.fio.logs import DIRECTIONS, LogError, Samples
-from ssdcompare.results.store import ResultsDir, ResultsFiles, RunStatus, unique_folders
+from ssdcompare.results.files import ResultsFiles
+from ssdcompare.results.models import RunStatus
+from ssdcompare.results.store import ResultsDir, unique_folders
 
 T = TypeVar("T")
 

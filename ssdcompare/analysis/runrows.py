@@ -20,7 +20,9 @@ from ssdcompare.fio.result.merge import merge_jobs
 from ssdcompare.fio.result.models import DIRECTIONS, FioOutput, FioOutputError, JobResult
 from ssdcompare.fio.result.plausibility import job_problem, trace_problem
 from ssdcompare.judge.cpu import CpuStats, Thresholds, judge
-from ssdcompare.results.store import ResultsDir, RunStatus, StoredFileError
+from ssdcompare.results.files import StoredFileError
+from ssdcompare.results.models import RunStatus
+from ssdcompare.results.store import ResultsDir
 from ssdcompare.suite.workload import Workload
 from ssdcompare.target.devices import Target
 from ssdcompare.target.hosts import Host

@@ -356,7 +356,7 @@ def _preflight_lines(plan: Plan, consent: bool | list[str]) -> bool:
     """The sweep's own checks before it writes (ssdcompare.run.sweep.preflight), said for the
     plan: what it would refuse and why, or what --destroy-data lets it overwrite. True when
     it would be refused."""
-    from ssdcompare.run.sweep import preflight
+    from ssdcompare.run.preflight import preflight
 
     try:
         _, findings = preflight(plan, consent)

@@ -29,8 +29,9 @@ from ssdcompare.report.table import (
     workload_words,
 )
 from ssdcompare.resources import templates
+from ssdcompare.results.files import write_atomic
 from ssdcompare.results.outputs import check_report_path
-from ssdcompare.results.store import ResultsDir, unique_folders, write_atomic
+from ssdcompare.results.store import ResultsDir, unique_folders
 from ssdcompare.suite.options import OPT_IN
 from ssdcompare.units import format_bytes, format_count, format_duration, format_rate
 from ssdcompare.version import __version__

@@ -20,7 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from ssdcompare.results.store import JOBFILE, ResultsDir, StoredFileError
+from ssdcompare.results.files import StoredFileError
+from ssdcompare.results.store import JOBFILE, ResultsDir
 
 QUOTE_LIMIT = 64 << 10  # characters; ssdcompare's jobfiles are about 1 KiB
 QUOTED_UP_TO = 200  # jobs; a larger report gives jobfiles as differences where shorter

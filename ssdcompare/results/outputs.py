@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.pathwalk import where_others_control
-from ssdcompare.results.store import check_own_folder, own_writes, write_atomic
+from ssdcompare.results.files import write_atomic
+from ssdcompare.results.store import check_own_folder, own_writes
 from ssdcompare.target.devices import in_device_tree
 
 if TYPE_CHECKING:

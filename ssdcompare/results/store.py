@@ -1,555 +1,93 @@
-"""The results directory of a sweep: a manifest, then one folder per fio run.
+"""The results folder of a sweep: every name in it, and ResultsDir, the one owner of them.
 
 Layout (format_version 2)::
 
     manifest.json                       what, where, on what, how (written at start)
-    .lock                               held by the sweep writing here (see locks.py)
+    manifest.sig                        the manifest signed with its user's key (userkey)
+    .lock                               held by the sweep writing here (see target.locks)
+    report.html                         the report a sweep writes at its end
+    ceiling-ram-disk.json               the RAM disk made for --ceiling (run.ramdisk)
     runs/<target>/<job id>/r<repeat>/
         jobfile.fio                     the exact jobfile fio ran
+        jobfile.<host>.fio              a group across hosts: its part for each server
         fio.json                        fio's --output, verbatim (json+)
         fio.stdout.txt, fio.stderr.txt  what fio printed besides
         cpu.json                        the CPU samples taken while it ran
+        probes.json                     what the probes read before and after it
         status.json                     written last: ok / failed / interrupted / skipped
     runs/<target>/<job id>/r<repeat>.attempt-<n>/   earlier unfinished attempts, kept
+    precondition/<target>/fill/, <job>/round-<k>/, states/<NNNN>-<state>/
+    ceiling/<job>/                      a job's run on a RAM disk, its files named as a run's
 
-Every JSON file ssdcompare writes carries `format_version`; files of an older format are read
-through the migration functions below, files of a newer one are refused with the fix named.
-Every file is written to a temporary name and renamed into place, so a crash never leaves a
-half-written file under a final name; a run whose status is "ok" is never overwritten.
-
-Format history: 1 (ssdcompare 0.1): only the manifest was versioned; `ioengine` was the first
-job's engine; the workload hash covered the jobfile text. 2: every file versioned; `ioengine` is
-the engine for workloads that name none; the hash covers fio's options as fio reads them;
-target identities and planned hashes are recorded for resuming.
+Every file is read through `ResultsFiles` and written through `write_atomic`
+(ssdcompare.results.files); the records are the models of ssdcompare.results.models. A run
+whose status is "ok" is never overwritten.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
-import stat
-import tempfile
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 from ssdcompare.errors import NewerFormatError, SsdcompareError, stored_validation_message
-from ssdcompare.fio.check import JobfileError, read_jobfile, workload_hash
-from ssdcompare.fio.jobfile import hashed_span, rendered_size
-from ssdcompare.fio.logs import LogError, Samples, log_files, read_log
+from ssdcompare.fio.logs import log_files
 from ssdcompare.fio.result.models import FioOutput
 from ssdcompare.fio.result.plausibility import job_problem
-from ssdcompare.fio.result.reader import FIO_OUTPUT_LIMIT, parse_fio_bytes
 from ssdcompare.judge.cpu import CpuTrace, trace_from
 from ssdcompare.pathwalk import untrusted_ancestor, walk, where_others_control
-from ssdcompare.regularfile import (
-    RefusedFile,
-    gunzip_chunks,
-    nested_deeper,
-    read_regular,
-    regular_chunks,
+from ssdcompare.results.files import ResultsFiles, StoredFileError, WriteError, write_atomic
+from ssdcompare.results.models import (
+    FillRecord,
+    Manifest,
+    RunStatus,
+    StateRecord,
+    SteadyRecord,
+    current_status,
+    failed_status,
+    migrate_manifest,
+    migrate_status,
 )
-from ssdcompare.suite.options import OPT_IN, TIMESERIES_PREFIX
-from ssdcompare.suite.workload import MAX_REPEAT, Suite
-from ssdcompare.target.devices import Target, in_device_tree
-from ssdcompare.target.identity import TargetIdentity
-from ssdcompare.target.metadata import DeviceInfo, HostInfo
+from ssdcompare.suite.options import TIMESERIES_PREFIX
+from ssdcompare.target.devices import in_device_tree
 from ssdcompare.userkey import signature, signed_by_me
 
-FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.sig"  # the manifest signed with the key of the user who ran the sweep
+REPORT = "report.html"  # the report a sweep writes at its end, and `report` by default
 STATUS = "status.json"
 JOBFILE = "jobfile.fio"
 FIO_JSON = "fio.json"
 CPU_JSON = "cpu.json"
+RUNS = "runs"  # runs/<target>/<job>/r<repeat>/
+PRECONDITION = "precondition"  # precondition/<target>/: what put each drive in its state
 CEILING = "ceiling"  # the jobs' runs on a RAM disk (sweep --ceiling)
+CEILING_RAM_DISK = "ceiling-ram-disk.json"  # the RAM disk made for them (ssdcompare.run.ramdisk)
 PROBES_JSON = (
     "probes.json"  # what the probes read before and after the run (ssdcompare.target.probes)
 )
 STDOUT = "fio.stdout.txt"
 STDERR = "fio.stderr.txt"
+# held by the sweep writing in the folder; ssdcompare.target.locks (an earlier stage, which
+# cannot import this) names it so too
 LOCK = ".lock"
+FILL = "fill"  # precondition/<target>/fill/: the fill's jobfile, output and record
+STATES = "states"  # precondition/<target>/states/<NNNN>-<state>/: the drive-state steps
 FILL_RECORD = "fill.json"
 STATE_RECORD = "state.json"
 STEADY_RECORD = "steady.json"
 
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
+_Record = TypeVar("_Record", FillRecord, SteadyRecord, StateRecord)
 
 
-class WriteError(SsdcompareError):
-    """A result or report could not be written (read-only or full filesystem, permissions)."""
-
-
-# "damaged" is never written: it is how a run whose stored files cannot be used (damaged,
-# refused, impossible, not of this sweep) is read, so that it is named, never taken as measured
-RunState = Literal["ok", "failed", "interrupted", "skipped", "damaged"]
-
-
-def now_iso() -> str:
-    """The current time as an ISO 8601 string in UTC."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write a file under a temporary name in the same folder, then rename it into place.
-
-    Raises WriteError naming the file and the reason (e.g. "No space left on device").
-    Refuses to replace anything but a regular file (a device node, a folder) and to write in
-    /dev, where a file would be kept in memory or shadow a device.
-    """
-    if in_device_tree(path):
-        raise WriteError(f"refusing to write {path}: it is under /dev; give a path on a "
-                         "filesystem")  # fmt: skip
-    if os.path.lexists(path) and not path.is_file():
-        raise WriteError(f"refusing to write {path}: it exists and is not a regular file "
-                         "(a device, a folder, a link to one); give another path")  # fmt: skip
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as err:
-        raise WriteError(f"cannot write {path}: {err.strerror or err}") from None
-    try:
-        # mkstemp makes the file private (0600); results and reports are meant to be shared
-        os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode() if isinstance(data, str) else data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise WriteError(f"cannot write {path}: {err.strerror or err}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-# The most bytes read of each kind of file: far above what a sweep writes, far below what
-# would exhaust memory. A log's bound holds for its text, unpacked when it is a .gz: the
-# largest a sweep writes is a log of every I/O of a bursty job, at most MAX_LOGGED_IOS lines
-# of at most 40 bytes (about 22 MB per million I/Os as fio writes them).
-LIMITS = {
-    "manifest": 64 << 20, "status": 4 << 20, "record": 4 << 20, "jobfile": 1 << 20,
-    "cpu": 256 << 20, "fio": FIO_OUTPUT_LIMIT, "log": 64 << 20, "cache": 1 << 30,
-    "probes": 1 << 20,
-    "signature": 1 << 10,
-}  # fmt: skip
-# JSON ssdcompare writes nests a few levels deep (cpu.json: samples, CPUs, shares)
-MAX_DEPTH = 32
-_LINK_ADVICE = ("a results folder is read only from the regular files in it, never through a "
-                "link: put the file itself in the link's place")  # fmt: skip
-_FOLDER_LINK_ADVICE = ("a results folder is read only from the folders and files in it, "
-                       "never through a link: move the folder the link points to into its "
-                       "place")  # fmt: skip
-
-
-class StoredFileError(SsdcompareError):
-    """A file of a results folder that is refused or cannot be read. The message names the
-    file relative to the folder and the reason, never anything the file holds."""
-
-    def __init__(
-        self,
-        relative: str,
-        reason: str,
-        missing: bool = False,
-        folder: bool = False,
-        results: Path | None = None,
-    ) -> None:
-        """`folder`: what is refused is a folder (the advice fits it); `results`: the results
-        folder it is in, named when the refusal is one for that whole folder."""
-        advice = None
-        if "symbolic link" in reason:
-            advice = _FOLDER_LINK_ADVICE if folder else _LINK_ADVICE
-        where = f"results folder {results}: " if results is not None else ""
-        super().__init__(f"{where}{relative} {reason}" + (f"; {advice}" if advice else ""))
-        self.relative = relative
-        self.reason = reason
-        self.missing = missing
-
-
-class _TooLarge(ValueError):
-    """A whole number in stored JSON past what any field holds (it would not fit a float)."""
-
-
-# the longest whole number a stored file holds: a 64-bit counter has 20 digits at most
-_MAX_INT_DIGITS = 20
-
-
-def _bounded_int(text: str) -> int:
-    """A JSON whole number, refused past _MAX_INT_DIGITS digits (10**400 cannot become the
-    float every figure is read as, and would crash whatever reads it)."""
-    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
-        raise _TooLarge(text[:8])
-    return int(text)
-
-
-class ResultsFiles:
-    """The one reader of a results folder's files (ResultsDir owns one): manifest, statuses,
-    CPU samples, fio's outputs, jobfiles, per-second logs, preconditioning and ceiling
-    records, the kept frame.
-
-    A results folder may come from someone else. Every file is read as a regular file below
-    the folder, of a bounded size per kind (LIMITS), and never through a symbolic link: not
-    as the file itself (O_NOFOLLOW) nor as any folder on its way below the folder's root
-    (looked at with lstat, once per folder per instance). A FIFO, a device or a link is
-    refused before anything is read. Every refusal is a StoredFileError naming the file
-    relative to the folder, never quoting what it holds. The folder itself may be a link:
-    the user named it.
-    """
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._folders: set[tuple[str, ...]] = set()  # folders below the root found real
-        # paths are built from the root, so they begin with it as written (string work: a
-        # pathlib relative_to per file costs more than reading a small file does)
-        spelled = os.fspath(root)
-        self._prefix = "" if spelled == "." else spelled.rstrip("/") + "/"
-
-    def name(self, path: Path | str) -> str:
-        """`path` as the messages name it: relative to the folder ("runs/x/j/r1/fio.json")."""
-        spelled = os.fspath(path)
-        if self._prefix and spelled.startswith(self._prefix):
-            return spelled[len(self._prefix) :]
-        if not self._prefix and not os.path.isabs(spelled):
-            return spelled
-        try:
-            return Path(path).relative_to(self.root).as_posix()  # spelled another way
-        except ValueError:
-            return spelled
-
-    def parts(self, path: Path | str) -> tuple[str, ...]:
-        """`path` (under the root, as built from it) as names below the root."""
-        relative = self.name(path)
-        if relative == os.fspath(path) and self._prefix:
-            raise StoredFileError(relative, f"is not inside the results folder {self.root}")
-        parts = tuple(relative.split("/"))
-        if any(p in ("", ".", "..") for p in parts):
-            raise StoredFileError(relative or ".", "is no file name inside the folder")
-        return parts
-
-    def _check_folders(self, parts: tuple[str, ...]) -> None:
-        """Every folder on the way to parts[-1] below the root is a real folder, not a link."""
-        for depth in range(1, len(parts)):
-            folder = parts[:depth]
-            if folder in self._folders:
-                continue
-            relative = "/".join(folder)
-            try:
-                info = os.lstat(self._prefix + relative)
-            except FileNotFoundError:
-                raise StoredFileError(relative, "is missing", missing=True) from None
-            except OSError as err:
-                raise StoredFileError(
-                    relative, f"cannot be read ({err.strerror or err})"
-                ) from None
-            if stat.S_ISLNK(info.st_mode):
-                raise StoredFileError(relative, "is a symbolic link", folder=True,
-                                      results=self.root)  # fmt: skip
-            if not stat.S_ISDIR(info.st_mode):
-                raise StoredFileError(relative, "is not a folder", missing=True)
-            self._folders.add(folder)
-
-    def check_way(self, path: Path) -> None:
-        """Refuse (StoredFileError) a path to write at when a folder on its way below the
-        root is a symbolic link or no folder: a write there would land outside the results
-        folder. Folders not made yet are fine."""
-        try:
-            self._check_folders(self.parts(path))
-        except StoredFileError as err:
-            if not err.missing or os.path.lexists(self._prefix + err.relative):
-                raise
-
-    def read_bytes(self, path: Path, kind: str) -> bytes:
-        """The bytes of a file of the folder (see the class); StoredFileError otherwise."""
-        parts = self.parts(path)
-        self._check_folders(parts)
-        try:
-            return read_regular(path, LIMITS[kind], follow_links=False)
-        except RefusedFile as err:
-            raise StoredFileError("/".join(parts), err.reason, err.missing) from None
-
-    def is_file(self, path: Path) -> bool:
-        """Whether a regular file (not a link) is at `path`, below real folders."""
-        try:
-            parts = self.parts(path)
-            self._check_folders(parts)
-            return stat.S_ISREG(os.lstat(path).st_mode)
-        except (StoredFileError, OSError):
-            return False
-
-    def read_text(self, path: Path, kind: str) -> str:
-        try:
-            return self.read_bytes(path, kind).decode("utf-8")
-        except UnicodeDecodeError:
-            raise StoredFileError(self.name(path), "is not UTF-8 text: damaged") from None
-
-    def read_json(self, path: Path, kind: str) -> Any:
-        """A JSON file ssdcompare wrote, nested at most MAX_DEPTH levels deep."""
-        data = self.read_bytes(path, kind)
-        try:
-            value = json.loads(data, parse_int=_bounded_int)
-        except _TooLarge:
-            raise StoredFileError(self.name(path), "holds a whole number larger than any a "
-                                  "run records: damaged") from None  # fmt: skip
-        except RecursionError:
-            raise StoredFileError(self.name(path), "is nested too deeply: damaged") from None
-        except ValueError as err:  # UnicodeDecodeError is one too
-            where = f" (line {err.lineno})" if isinstance(err, json.JSONDecodeError) else ""
-            raise StoredFileError(self.name(path), f"is not JSON{where}: damaged") from None
-        if nested_deeper(value, MAX_DEPTH):
-            raise StoredFileError(self.name(path), f"is nested more than {MAX_DEPTH} levels "
-                                  "deep: ssdcompare never writes that, it is damaged")  # fmt: skip
-        return value
-
-    def read_object(self, path: Path, kind: str, what: str) -> dict[str, Any]:
-        """A stored JSON file that must hold an object, checked for its format version."""
-        data = self.read_json(path, kind)
-        name = self.name(path)
-        if not isinstance(data, dict):
-            raise StoredFileError(name, f"is damaged: {what} is a JSON object, this file holds "
-                                  f"a {type(data).__name__}")  # fmt: skip
-        version = data.get("format_version", 1)
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise StoredFileError(name, "is damaged: its format_version is not a number")
-        if version > FORMAT_VERSION:
-            raise NewerFormatError(
-                f"{name} is in a newer format than this ssdcompare reads (formats up to "
-                f"{FORMAT_VERSION}): upgrade ssdcompare (pip install -U ssdcompare) to read it"
-            )
-        return data
-
-    def entries(self, path: Path | str) -> list[os.DirEntry[str]]:
-        """The entries of a folder of the folder, by name; none when it is missing. The
-        folder must be real (no link on its way); entries are not followed. A folder among
-        them that is real is remembered as checked."""
-        parts: tuple[str, ...] = ()
-        if os.fspath(path) != os.fspath(self.root):
-            parts = self.parts(path)
-            try:
-                self._check_folders((*parts, ""))
-            except StoredFileError as err:
-                if err.missing:
-                    return []  # nothing there yet (no runs/, no preconditioning)
-                raise
-        try:
-            with os.scandir(path) as found:
-                listed = sorted(found, key=lambda entry: entry.name)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        except OSError as err:
-            raise StoredFileError(
-                self.name(path), f"cannot be read ({err.strerror or err})"
-            ) from None
-        for entry in listed:
-            if entry.is_dir(follow_symlinks=False):
-                self._folders.add((*parts, entry.name))
-        return listed
-
-    def log_samples(self, path: Path) -> Samples:
-        """One fio log of a run (plain or .gz) as samples, read a line at a time as the file
-        is read (and unpacked): its text is never held whole. LogError when it is refused,
-        larger than its bound (LIMITS) or damaged, naming it relative to the folder."""
-        name = self.name(path)
-        try:
-            self._check_folders(self.parts(path))
-            with regular_chunks(path, LIMITS["log"], follow_links=False) as chunks:
-                if path.suffix == ".gz":
-                    chunks = gunzip_chunks(chunks, LIMITS["log"])
-                return read_log(chunks, name)
-        except StoredFileError as err:
-            raise LogError(str(err)) from None
-        except RefusedFile as err:
-            raise LogError(str(StoredFileError(name, err.reason))) from None
-
-    def fio_output(self, path: Path) -> FioOutput:
-        """A fio output of the folder; FioOutputError (its `reason` quoting nothing the file
-        holds) when it cannot be read as one, StoredFileError when it is refused."""
-        return parse_fio_bytes(self.read_bytes(path, "fio"), self.name(path))
-
-
-class RunStatus(BaseModel):
-    """The outcome of one fio run (one job, one target, one repeat)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    format_version: int = FORMAT_VERSION
-    status: RunState
-    target: str
-    job: str
-    repeat: int
-    workload_hash: str
-    started_at: str | None = None
-    finished_at: str | None = None
-    duration_s: float | None = None
-    exit_code: int | None = None
-    fio_errno: int | None = None
-    error: str | None = None  # one line for people
-    stderr_tail: str | None = None
-    command: list[str] = Field(default_factory=list)
-    sampler_cpu_pct: float | None = None
-    device_unusable: bool = False  # the failure means the next job on this target fails too
-    host_lost: bool = False  # its fio server could not be reached or went away (fioclient)
-    lost_hosts: list[str] = Field(default_factory=list)  # the --hosts names of those servers
-    notes: list[str] = Field(default_factory=list)  # what reading fio's output had to work around
-    stopped_by: str | None = None  # for an interrupted run: "Ctrl-C", "SIGTERM", ...
-    state_step: int | None = None  # the drive-state step (StateRecord.number) before the run
-
-
-def status_of(
-    outcome: Any,
-    *,
-    target: str,
-    job: str,
-    repeat: int,
-    workload_hash: str,
-    started_at: str,
-    state_step: int | None = None,
-) -> RunStatus:
-    """A finished fio run's status, as stored, from its outcome (runner.RunOutcome, a
-    dataclass of the same fields, whose `state` is the status): the one conversion, for a
-    sweep's runs and its ceiling runs alike."""
-    fields = dataclasses.asdict(outcome)
-    fields["status"] = fields.pop("state")
-    fields.pop("interrupted", None)  # the status says so
-    return RunStatus(
-        target=target, job=job, repeat=repeat, workload_hash=workload_hash,
-        started_at=started_at, finished_at=now_iso(), state_step=state_step, **fields,
-    )  # fmt: skip
-
-
-class FillRecord(BaseModel):
-    """How a target's fill went."""
-
-    model_config = ConfigDict(extra="allow")
-
-    target: str
-    ok: bool
-    size: str | None  # the fio size= it covered twice; None: the whole target
-    started_at: str
-    finished_at: str
-    io_bytes: int | None = None
-    error: str | None = None
-
-
-class SteadyRecord(BaseModel):
-    """A job's rounds until steady state, or until MAX_ROUNDS without."""
-
-    model_config = ConfigDict(extra="allow")
-
-    target: str
-    job: str
-    rounds_iops: list[float] = Field(default_factory=list)
-    attained: bool = False
-    steady_after: int | None = None  # rounds run when the window first passed
-    window_mean_iops: float | None = None
-    window_range_pct: float | None = None
-    window_slope_pct: float | None = None
-    error: str | None = None
-
-
-class StateRecord(BaseModel):
-    """One step that put a target in a drive state (`sweep --states`): a discard of the span
-    before a run in the empty state, or a fill before the full pass."""
-
-    model_config = ConfigDict(extra="allow")
-
-    target: str
-    state: str  # "empty" or "full"
-    number: int  # the target's state steps are numbered in the order they ran
-    how: str  # what was done, in words ("discarded 0-1 GiB (BLKDISCARD)")
-    job: str  # the job it was done for
-    repeat: int
-    ok: bool
-    started_at: str
-    finished_at: str
-    span_bytes: int | None = None
-    error: str | None = None
-
-
-_Record = TypeVar("_Record", "FillRecord", "SteadyRecord", "StateRecord")
-
-
-class Manifest(BaseModel):
-    """Everything needed to understand, compare and resume a sweep."""
-
-    model_config = ConfigDict(extra="allow")
-
-    format_version: int = FORMAT_VERSION
-    created_at: str
-    command_line: list[str]
-    suite: Suite
-    targets: list[Target]
-    devices: list[DeviceInfo]
-    host: HostInfo
-    repeat: int = Field(ge=1, le=MAX_REPEAT)
-    # the engine for workloads that name none; None (older results) = decide on resume
-    ioengine: str | None
-    order: str = "repeat > target > job"
-    read_only: bool = False
-    destroy_data: bool = False  # as given when the sweep started; a resume must give it again
-    guard_overrides: list[str] = Field(default_factory=list)
-    override_targets: list[str] = Field(default_factory=list)  # the devices it overwrote
-    allowed_options: list[str] = Field(default_factory=list)  # accepted with --allow-option
-    identities: dict[str, TargetIdentity] = Field(default_factory=dict)  # target -> at start
-    # file targets the sweep created (path -> device:inode): it lays them out and measures
-    # only these files (ssdcompare.target.file)
-    created_files: dict[str, str] = Field(default_factory=dict)
-    planned: dict[str, dict[str, str]] = Field(default_factory=dict)  # target -> job -> hash
-    resumed_at: list[str] = Field(default_factory=list)
-    precondition: list[str] = Field(default_factory=list)  # "fill", "workload", in that order
-    states: list[str] = Field(default_factory=list)  # the drive states, a pass each (--states)
-    ceiling: bool = False  # each job measured once on a RAM disk first (--ceiling)
-    parallel_hosts: bool = False  # each job on one device of every host at once
-
-    @field_validator("allowed_options")
-    @classmethod
-    def _known_options(cls, names: list[str]) -> list[str]:
-        unknown = [name for name in names if name not in OPT_IN]
-        if unknown:
-            raise ValueError(f"{', '.join(unknown)} cannot be accepted with --allow-option")
-        return names
-
-
-def migrate_manifest(data: dict[str, Any]) -> dict[str, Any]:
-    """Bring an older manifest to the current format (read_object refuses newer ones)."""
-    version = data.get("format_version")
-    if version == FORMAT_VERSION:
-        return data
-    if version != 1:
-        raise SsdcompareError(
-            "manifest.json has no known format_version: not an ssdcompare result"
-        )
-    data = dict(data, format_version=FORMAT_VERSION)
-    workloads = (data.get("suite") or {}).get("workloads") or []
-    if workloads and isinstance(workloads[0], dict) and workloads[0].get("ioengine"):
-        # format 1 recorded the first job's own engine, not the default for the others
-        data["ioengine"] = None
-    return data
-
-
-def migrate_status(
-    data: dict[str, Any], folder: Path, suite: Suite, files: ResultsFiles
-) -> dict[str, Any]:
-    """Bring a format 1 status to format 2: its workload hash is recomputed from the stored
-    jobfile the way format 2 computes it, so old and new results compare as they should."""
-    if data.get("format_version", 1) == FORMAT_VERSION:
-        return data
-    data = dict(data, format_version=FORMAT_VERSION)
-    workload = next((w for w in suite.workloads if w.job_id == data.get("job")), None)
-    try:
-        facts = read_jobfile(files.read_text(folder / JOBFILE, "jobfile"))
-    except (StoredFileError, JobfileError):
-        return data  # no readable jobfile: keep the recorded hash
-    if workload is not None:
-        data["workload_hash"] = workload_hash(facts, hashed_span(workload, rendered_size(facts)))
-    return data
+def host_jobfile(folder: Path, host: str) -> Path:
+    """Where a run of a group that spans hosts keeps the part of its jobfile for `host`."""
+    return folder / f"jobfile.{host}.fio"
 
 
 def given_paths(paths: object, what: str = "results folders") -> list[Path]:
@@ -581,14 +119,6 @@ def unique_folders(paths: object) -> list[Path]:
             seen.add(real)
             folders.append(path)
     return folders
-
-
-def _failed_status(
-    target: str, job: str, repeat: int, error: str, state: RunState = "damaged"
-) -> RunStatus:
-    """A run known only by its folder, as a damaged (or failed) run saying why."""
-    return RunStatus(status=state, target=target, job=job, repeat=repeat, workload_hash="",
-                     error=error)  # fmt: skip
 
 
 def _folder_name(name: str) -> bool:
@@ -746,7 +276,7 @@ class ResultsDir:
         return signed_by_me(text, mark.decode("ascii", "replace").strip())
 
     def run_dir(self, target: str, job: str, repeat: int) -> Path:
-        return self.path / "runs" / target / job / f"r{repeat}"
+        return self.path / RUNS / target / job / f"r{repeat}"
 
     def status(
         self, target: str, job: str, repeat: int, folder: Path | None = None
@@ -757,13 +287,11 @@ class ResultsDir:
         folder = folder or self.run_dir(target, job, repeat)
 
         def failed(error: str) -> RunStatus:
-            return _failed_status(target, job, repeat, error)
+            return failed_status(target, job, repeat, error)
 
         try:
             data = self.files.read_object(folder / STATUS, "status", "a run status")
-            status = RunStatus.model_validate(
-                migrate_status(data, folder, self.manifest.suite, self.files)
-            )
+            status = RunStatus.model_validate(self._migrated(data, folder))
         except NewerFormatError:
             raise
         except StoredFileError as err:
@@ -781,6 +309,17 @@ class ResultsDir:
                 "target, job or repeat differ); rerun with --resume"
             )
         return status
+
+    def _migrated(self, data: dict[str, Any], folder: Path) -> dict[str, Any]:
+        """A stored status in the current format (see migrate_status): the run's jobfile is
+        read only for a status of an older one."""
+        if current_status(data):
+            return data
+        try:
+            jobfile: str | None = self.files.read_text(folder / JOBFILE, "jobfile")
+        except StoredFileError:
+            jobfile = None  # none that can be read: the recorded hash is kept
+        return migrate_status(data, self.manifest.suite, jobfile)
 
     def prepare_run(self, target: str, job: str, repeat: int) -> Path:
         """An empty folder for a run; an earlier unfinished attempt is kept aside, not deleted.
@@ -830,19 +369,19 @@ class ResultsDir:
         for target, job, repeat, entry in self._run_folders():
             relative = f"runs/{target}/{job}/r{repeat}"
             if isinstance(entry, str):
-                found.append(_failed_status(target, job, repeat, entry))
+                found.append(failed_status(target, job, repeat, entry))
             elif entry.is_symlink():
                 error = str(StoredFileError(relative, "is a symbolic link", folder=True))
-                found.append(_failed_status(target, job, repeat, error))
+                found.append(failed_status(target, job, repeat, error))
             elif not self.planned(target, job, repeat):
-                found.append(_failed_status(target, job, repeat, (
+                found.append(failed_status(target, job, repeat, (
                     f"{relative} is not part of this sweep's plan: {MANIFEST} names no such "
                     "target, job or repeat, so it was not made by this sweep (copied in from "
                     "another?); left out of the figures"
                 )))  # fmt: skip
             else:
                 status = self.status(target, job, repeat, Path(entry.path))
-                found.append(status or _failed_status(target, job, repeat, (
+                found.append(status or failed_status(target, job, repeat, (
                     f"{STATUS} is missing: the run did not finish (or a sweep is running it "
                     "now); sweep --resume runs it again"
                 ), "failed"))  # fmt: skip
@@ -862,7 +401,7 @@ class ResultsDir:
         attempts and other names left out), without following a link. Where runs/<target>
         or runs/<target>/<job> is a symbolic link or no folder, (target, job, repeat, why)
         for each run the plan has there instead."""
-        for target in self.files.entries(self.path / "runs"):
+        for target in self.files.entries(self.path / RUNS):
             if not target.is_dir(follow_symlinks=False):
                 yield from self._runs_out_of_reach(target, target.name, None)
                 continue
@@ -917,18 +456,27 @@ class ResultsDir:
     def precondition_dir(self, target: str, name: str) -> Path:
         """Where preconditioning keeps what it ran: `fill`, or a job's rounds (refused when a
         folder on its way is a link: what is written there would land elsewhere)."""
-        folder = self.path / "precondition" / target / name
+        folder = self.path / PRECONDITION / target / name
         self.files.check_way(folder / STATE_RECORD)
         return folder
 
+    def fill_dir(self, target: str) -> Path:
+        """Where a target's fill keeps its jobfile, fio's output and its record."""
+        return self.precondition_dir(target, FILL)
+
+    def round_dir(self, target: str, job: str, number: int) -> Path:
+        """Where round `number` of a job's rounds until steady (--precondition workload)
+        keeps its jobfile and fio's output."""
+        return self.precondition_dir(target, job) / f"round-{number}"
+
     def fill_record(self, target: str) -> FillRecord | None:
-        return self._record(self.precondition_dir(target, "fill") / FILL_RECORD, FillRecord)
+        return self._record(self.fill_dir(target) / FILL_RECORD, FillRecord)
 
     def steady_record(self, target: str, job: str) -> SteadyRecord | None:
         return self._record(self.precondition_dir(target, job) / STEADY_RECORD, SteadyRecord)
 
     def save_fill_record(self, record: FillRecord) -> None:
-        path = self.precondition_dir(record.target, "fill") / FILL_RECORD
+        path = self.fill_dir(record.target) / FILL_RECORD
         write_atomic(path, record.model_dump_json(indent=2) + "\n")
 
     def save_steady_record(self, record: SteadyRecord) -> None:
@@ -937,11 +485,11 @@ class ResultsDir:
 
     def state_dir(self, target: str, number: int, state: str) -> Path:
         """Where one drive-state step keeps its record (and the fill its jobfile and output)."""
-        return self.precondition_dir(target, "states") / f"{number:04d}-{state}"
+        return self.precondition_dir(target, STATES) / f"{number:04d}-{state}"
 
     def state_records(self, target: str) -> list[StateRecord]:
         """A target's drive-state steps, in the order they ran (damaged records left out)."""
-        folder = self.precondition_dir(target, "states")
+        folder = self.precondition_dir(target, STATES)
         found = [self._record(Path(entry.path) / STATE_RECORD, StateRecord)
                  for entry in self.files.entries(folder)
                  if entry.name[:1].isdigit() and "-" in entry.name

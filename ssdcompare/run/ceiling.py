@@ -24,7 +24,9 @@ from collections.abc import Callable, Collection
 from ssdcompare.fio.binary import FioInfo
 from ssdcompare.fio.jobfile import RenderedJob, render
 from ssdcompare.fio.logs import compress_large
-from ssdcompare.results.store import JOBFILE, ResultsDir, now_iso, status_of, write_atomic
+from ssdcompare.results.files import write_atomic
+from ssdcompare.results.models import now_iso, status_of
+from ssdcompare.results.store import JOBFILE, ResultsDir
 from ssdcompare.run.ramdisk import ZRAM_CONTROL, ram_disk
 from ssdcompare.run.runner import raise_if_stopped, run_fio, timeout_for
 from ssdcompare.suite.options import TIMESERIES_PREFIX

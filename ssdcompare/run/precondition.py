@@ -46,16 +46,9 @@ from ssdcompare.fio.jobfile import RenderedJob, fill_span, opened_text, render_f
 from ssdcompare.fio.logs import compress_large
 from ssdcompare.fio.result.reader import file_iops, parse_fio_file
 from ssdcompare.judge.steady import MAX_ROUNDS, WINDOW, first_steady, judge_window
-from ssdcompare.results.store import (
-    FIO_JSON,
-    JOBFILE,
-    FillRecord,
-    ResultsDir,
-    StateRecord,
-    SteadyRecord,
-    now_iso,
-    write_atomic,
-)
+from ssdcompare.results.files import write_atomic
+from ssdcompare.results.models import FillRecord, StateRecord, SteadyRecord, now_iso
+from ssdcompare.results.store import FIO_JSON, JOBFILE, ResultsDir
 from ssdcompare.run.runner import raise_if_stopped, run_fio, timeout_for
 from ssdcompare.suite.options import TIMESERIES_PREFIX
 from ssdcompare.units import format_bytes, parse_size
@@ -88,7 +81,7 @@ def fill(
     started = now_iso()
     size = fill_span(jobs)
     ok, error, io_bytes = _run_fill(
-        fio, results.precondition_dir(target.name, "fill"), jobs, suite, ioengine, access
+        fio, results.fill_dir(target.name), jobs, suite, ioengine, access
     )
     record = FillRecord(
         target=target.name, ok=ok, size=size, started_at=started, finished_at=now_iso(),
@@ -160,40 +153,57 @@ def put_in_state(
     assert state is not None
     steps = results.state_records(target.name)
     number = steps[-1].number + 1 if steps else 1
-    span_bytes = state_span(jobs)
-    folder = results.state_dir(target.name, number, state)
+    folder = results.state_dir(target.name, number, state)  # refused before any write
     record = StateRecord(
         target=target.name, state=state, number=number, how="", job=job.job_id, repeat=repeat,
-        ok=False, started_at=now_iso(), finished_at="", span_bytes=span_bytes,
+        ok=False, started_at=now_iso(), finished_at="", span_bytes=state_span(jobs),
     )  # fmt: skip
     try:
-        if state == "empty":
-            with access() as fds:
-                record.how = discard(target.path, target.kind == "block", span_bytes,
-                                     fds.get(target.path))  # fmt: skip
-            record.ok = True
-        else:
-            what = f"the first {format_bytes(span_bytes)}"
-            record.how = f"{what} written twice, sequential 128 KiB writes (fio, fill.fio)"
-            record.ok, record.error, _ = _run_fill(
-                fio, folder, jobs, results.manifest.suite.name, ioengine, access
-            )
+        _take_state_step(fio, results, jobs, record, folder, access, ioengine)
     except (KeyboardInterrupt, Stopped):
         # a step cut short is recorded as one: the next attempt gets a folder of its own
-        record.error = "interrupted"
-        record.finished_at = now_iso()
-        results.save_state_record(record)
+        _save_state_step(results, record, "interrupted")
         raise
     except SsdcompareError as err:
-        record.error = str(err)
-        record.finished_at = now_iso()
-        results.save_state_record(record)
+        _save_state_step(results, record, str(err))
         raise
     except OSError as err:
         record.error = f"{record.how or 'discard'} failed: {err.strerror or err}"
+    _save_state_step(results, record, record.error)
+    return record
+
+
+def _take_state_step(
+    fio: FioInfo,
+    results: ResultsDir,
+    jobs: list[RenderedJob],
+    record: StateRecord,
+    folder: Path,
+    access: Access,
+    ioengine: str,
+) -> None:
+    """The step itself: a discard of the span (empty) or a fill of it (full, run in
+    `folder`), said in `record` (how, ok, error). OSError when the device or filesystem
+    cannot discard."""
+    target, span_bytes = jobs[0].target, record.span_bytes or 0
+    if record.state == "empty":
+        with access() as fds:
+            record.how = discard(target.path, target.kind == "block", span_bytes,
+                                 fds.get(target.path))  # fmt: skip
+        record.ok = True
+        return
+    what = f"the first {format_bytes(span_bytes)}"
+    record.how = f"{what} written twice, sequential 128 KiB writes (fio, fill.fio)"
+    record.ok, record.error, _ = _run_fill(
+        fio, folder, jobs, results.manifest.suite.name, ioengine, access
+    )
+
+
+def _save_state_step(results: ResultsDir, record: StateRecord, error: str | None) -> None:
+    """Store a state step's record as it ended (`error`: why it did not work, or None)."""
+    record.error = error
     record.finished_at = now_iso()
     results.save_state_record(record)
-    return record
 
 
 def note_trimmed(results: ResultsDir, job: RenderedJob, repeat: int) -> None:
@@ -246,7 +256,7 @@ def until_steady(
         return done
     record = SteadyRecord(target=job.target.name, job=job.job_id)
     for number in range(1, MAX_ROUNDS + 1):
-        folder = results.precondition_dir(job.target.name, job.job_id) / f"round-{number}"
+        folder = results.round_dir(job.target.name, job.job_id, number)
         folder.mkdir(parents=True, exist_ok=True)
         with contextlib.ExitStack() as stack:
             try:

@@ -31,7 +31,8 @@ import psutil
 from pydantic import BaseModel, ValidationError
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.results.store import write_atomic
+from ssdcompare.results.files import write_atomic
+from ssdcompare.results.store import CEILING_RAM_DISK
 from ssdcompare.target.devices import resolve_target
 from ssdcompare.target.guard import inspect_target
 from ssdcompare.target.locks import own_folder
@@ -39,7 +40,6 @@ from ssdcompare.target.locks import own_folder
 ZRAM_CONTROL = Path("/sys/class/zram-control")
 DEVICES = Path("/sys/devices/virtual/block")
 RECORD_PREFIX = "ceiling-zram-"
-RESULTS_RECORD = "ceiling-ram-disk.json"  # the copy in the results folder
 
 
 class RamDiskRecord(BaseModel):
@@ -96,7 +96,7 @@ class _Record:
     def __init__(self, record: RamDiskRecord, results: Path | None) -> None:
         self.record = record
         self.path = own_folder() / f"{RECORD_PREFIX}{record.index}-{record.sysfs_inode}.json"
-        self.copy = results / RESULTS_RECORD if results is not None else None
+        self.copy = results / CEILING_RAM_DISK if results is not None else None
         # written under a temporary name and locked before it is renamed into place: a
         # sweep starting meanwhile never finds a record whose maker does not hold it
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
@@ -247,7 +247,7 @@ def _mark_removed(record: RamDiskRecord) -> None:
     """Say so in the results folder's copy of the record, when it is that device's."""
     if record.results is None:
         return
-    copy = Path(record.results) / RESULTS_RECORD
+    copy = Path(record.results) / CEILING_RAM_DISK
     with contextlib.suppress(OSError, ValidationError, SsdcompareError):
         there = RamDiskRecord.model_validate_json(copy.read_text())
         if (there.name, there.sysfs_inode) == (record.name, record.sysfs_inode):

@@ -23,7 +23,9 @@ from ssdcompare.errors import SsdcompareError, Stopped, stop_reason
 from ssdcompare.fio.binary import FioInfo, clients_command_line, command_line
 from ssdcompare.fio.client import collect_logs, host_problem, local_server_pids, server_answers
 from ssdcompare.fio.result.reader import parse_fio_file
-from ssdcompare.results.store import CPU_JSON, FIO_JSON, STDERR, STDOUT, RunState, write_atomic
+from ssdcompare.results.files import write_atomic
+from ssdcompare.results.models import RunState
+from ssdcompare.results.store import CPU_JSON, FIO_JSON, STDERR, STDOUT
 from ssdcompare.run.watchdog import watchdog
 from ssdcompare.target.hosts import Host
 

@@ -1,0 +1,154 @@
+"""Whether a sweep may use a target now, and its files opened for fio.
+
+Before every run the target must still be the device (or file) the sweep started on. Before
+a writing job the guard looks again: nothing uses the target (a mount, a loop device stacked
+on it, a process) and it carries no signature someone made since the start; a target found
+so is written no more (its reads may still run). Before every other write a sweep makes
+(preconditioning, drive-state steps) `checked_access` looks the same way, just before it: a
+job that only reads needs no look of its own, whatever is done to its target before it. What
+a failed run means for the jobs after it (an unusable device, a host that went away) is
+decided here too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections.abc import Iterator
+
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.fio.jobfile import RenderedJob
+from ssdcompare.results.models import RunStatus
+from ssdcompare.results.store import ResultsDir
+from ssdcompare.run.plan import Plan
+from ssdcompare.run.precondition import Access
+from ssdcompare.target.devices import Target
+from ssdcompare.target.file import lay_out, opened
+from ssdcompare.target.guard import check_in_use
+from ssdcompare.target.identity import changed_since, identify, new_signatures, noun
+
+WRITE_REFUSED_ERRNOS = {errno.EROFS, errno.EPERM, errno.EACCES}
+
+# target -> (why it must not be used, whether reads may still run)
+Unusable = dict[str, tuple[str, bool]]
+
+
+def blocked(job: RenderedJob, unusable: Unusable, results: ResultsDir) -> str | None:
+    """Why this job must not run on its target (the reason it is skipped), or None."""
+    found = unusable.get(job.target.name)
+    for part in job.target.parts:  # a group: every member
+        recorded = results.manifest.identities.get(part.name)
+        changed = changed_since(recorded, part) if found is None and recorded else []
+        if changed:
+            found = unusable[job.target.name] = (
+                f"{part.name} is no longer the {noun(part)} the sweep started on: "
+                f"{'; '.join(changed)}", False)  # fmt: skip
+    if found is None and job.writes:
+        found = _in_use(job, results)
+        if found is not None:
+            unusable[job.target.name] = found
+    if found is not None and (not found[1] or job.writes):
+        return found[0]
+    return None
+
+
+def _in_use(job: RenderedJob, results: ResultsDir) -> tuple[str, bool] | None:
+    """The guard again, just before a writing job: a device can come into use mid-sweep (a
+    mount, a loop device stacked on it) or get a filesystem someone just made. Its writing
+    jobs are then skipped; reads may run."""
+    try:
+        for part in job.target.parts:
+            check_in_use(part)
+            check_new_signatures(results, part)
+    except SsdcompareError as err:
+        return str(err), True
+    return None
+
+
+def check_new_signatures(results: ResultsDir, target: Target) -> None:
+    """Refuse a target that carries a signature (a filesystem, a partition table) it did not
+    carry when the sweep started: someone made it meanwhile. Signatures the sweep's own writes
+    erased are no reason."""
+    recorded = results.manifest.identities.get(target.name)
+    if recorded is None:
+        return
+    new = new_signatures(recorded.signatures, identify(target).signatures)
+    if new:
+        raise SsdcompareError(
+            f"{target.name} now carries {', '.join(new)}, which was not there when the sweep "
+            "started: someone made it since; it is not written any more"
+        )
+
+
+def after_run(plan: Plan, job: RenderedJob, status: RunStatus, unusable: Unusable) -> None:
+    """What a failed run means for the jobs after it: a host that went away skips the rest
+    of its jobs (the other hosts go on, a resume runs them); an unusable device, its own."""
+    if status.status != "failed":
+        return
+    if status.host_lost:
+        lost = set(status.lost_hosts)
+        for target in plan.targets:
+            if any(h.name in lost for h in target.hosts):
+                unusable[target.name] = (f"{status.error} (while {job.job_id} ran on "
+                                         f"{job.target.name})", False)  # fmt: skip
+    elif status.device_unusable:
+        unusable[job.target.name] = _unusable(job, status)
+
+
+def _unusable(job: RenderedJob, status: RunStatus) -> tuple[str, bool]:
+    """Why the rest of a target's jobs are skipped, and whether reads may still run."""
+    # refused writes (read-only device, no write permission) still allow reads
+    writes_only = job.workload.writes and status.fio_errno in WRITE_REFUSED_ERRNOS
+    what = "cannot be written" if writes_only else "is unusable"
+    return (
+        f"{job.target.name} {what} ({job.job_id} failed: {status.error})",
+        writes_only,
+    )
+
+
+def checked_access(plan: Plan, results: ResultsDir, target: Target) -> Access:
+    """Before every write a sweep makes besides its jobs (preconditioning, state steps): the
+    target is still the device the sweep started on and nothing uses it; then its files are
+    opened for fio (opened_for_fio) while the step runs."""
+
+    @contextlib.contextmanager
+    def access() -> Iterator[dict[str, int]]:
+        recorded = results.manifest.identities.get(target.name)
+        changed = changed_since(recorded, target) if recorded is not None else []
+        if changed:
+            raise SsdcompareError(f"{target.name} is no longer the {noun(target)} the sweep "
+                                  f"started on: {'; '.join(changed)}")  # fmt: skip
+        check_in_use(target, exclusive=False)  # the claim is ours: held by the caller
+        check_new_signatures(results, target)
+        with opened_for_fio(plan, results, target, True) as fds:
+            yield fds
+
+    return access
+
+
+@contextlib.contextmanager
+def opened_for_fio(
+    plan: Plan, results: ResultsDir, target: Target, write: bool
+) -> Iterator[dict[str, int]]:
+    """The target's file members on this machine, opened for fio (ssdcompare.target.file),
+    for writing or for reading only: each the very file the sweep recorded, reached without
+    following a link, and laid out to its size first where the sweep may change it. Yields
+    path -> descriptor; TargetFileError when one is a link now, another file, or cannot be
+    opened so."""
+    changes = target.name in {t.name for t in plan.modified_targets}
+    with contextlib.ExitStack() as stack:
+        fds: dict[str, int] = {}
+        for part in target.parts:
+            if part.kind != "file" or part.host is not None:
+                continue  # a device, or a file a fio server opens on its own machine
+            recorded = results.manifest.identities.get(part.name)
+            key = results.manifest.created_files.get(part.path) or (
+                recorded.file_inode if recorded is not None else None)  # fmt: skip
+            fd = stack.enter_context(opened(part.path, key, write))
+            if changes and part.size_bytes and os.fstat(fd).st_size < part.size_bytes:
+                if not write:
+                    fd = stack.enter_context(opened(part.path, key, True))
+                lay_out(fd, part.size_bytes)
+            fds[part.path] = fd
+        yield fds
