@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 from collections.abc import Iterator
 
@@ -27,6 +28,7 @@ from ssdcompare.target.devices import Target
 from ssdcompare.target.file import lay_out, opened
 from ssdcompare.target.guard import check_in_use
 from ssdcompare.target.identity import changed_since, identify, new_signatures, noun
+from ssdcompare.target.signatures import probe_signatures
 
 WRITE_REFUSED_ERRNOS = {errno.EROFS, errno.EPERM, errno.EACCES}
 
@@ -69,11 +71,13 @@ def _in_use(job: RenderedJob, results: ResultsDir) -> tuple[str, bool] | None:
 def check_new_signatures(results: ResultsDir, target: Target) -> None:
     """Refuse a target that carries a signature (a filesystem, a partition table) it did not
     carry when the sweep started: someone made it meanwhile. Signatures the sweep's own writes
-    erased are no reason."""
+    erased are no reason, nor is what they uncover where partitions usually start (not looked
+    at again: a table made meanwhile is at the start)."""
     recorded = results.manifest.identities.get(target.name)
     if recorded is None:
         return
-    new = new_signatures(recorded.signatures, identify(target).signatures)
+    now = identify(target, probe=functools.partial(probe_signatures, partition_starts=False))
+    new = new_signatures(recorded.signatures, now.signatures)
     if new:
         raise SsdcompareError(
             f"{target.name} now carries {', '.join(new)}, which was not there when the sweep "
