@@ -21,7 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic validates it on Python 3.11
 
 from ssdcompare.errors import SsdcompareError, validation_message
-from ssdcompare.results.store import ResultsDir
+from ssdcompare.results.store import ResultsDir, default_report
 from ssdcompare.run import sweep
 from ssdcompare.run.ceiling import why_not as ceiling_problem
 from ssdcompare.run.plan import PLANNED_CHOICES, Plan, PlanOptions, make_plan, steps_given
@@ -207,5 +207,5 @@ def run_sweep(
     if report:
         from ssdcompare.report.build import write_report
 
-        run.report = write_report([results.path], results.path / "report.html")
+        run.report = write_report([results.path], default_report(results.path))
     return run

@@ -537,9 +537,10 @@ def _write_report(path: Path) -> Path | None:
     """The HTML report of a finished (or interrupted) sweep; a failure here is only a warning,
     since every result is already safe on disk."""
     from ssdcompare.report.build import write_report
+    from ssdcompare.results.store import default_report
 
     try:
-        return write_report([path], path / "report.html")
+        return write_report([path], default_report(path))
     except SsdcompareError as err:
         click.echo(f"warning: no report written: {err}", err=True)
         return None
@@ -578,9 +579,10 @@ def report_command(
     """Write a self-contained HTML comparison report from one or more results folders."""
     from ssdcompare.analysis.frame import damaged_runs, load
     from ssdcompare.report.build import write_report
+    from ssdcompare.results.store import default_report
 
     _check_output_folder(output)
-    target = write_report(results, output or results[0] / "report.html", baseline, aggregate)
+    target = write_report(results, output or default_report(results[0]), baseline, aggregate)
     _say_damaged(damaged_runs(load(results)))
     click.echo(f"report: {target}")
 

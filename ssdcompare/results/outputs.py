@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.pathwalk import where_others_control
 from ssdcompare.results.files import write_atomic
-from ssdcompare.results.store import check_own_folder, own_writes
+from ssdcompare.results.store import REPORT, check_own_folder, own_writes
 from ssdcompare.target.devices import in_device_tree
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def check_report_path(path: Path, folders: Iterable[Path] = ()) -> None:
             "ending in .html, e.g. report.html"
         )
     _refuse_folder_others_control(path.parent, "the report")
-    _not_among_runs(path, folders, "the report", "report.html")
+    _not_among_runs(path, folders, "the report", REPORT)
     if not os.path.lexists(path):
         return
     if not is_report(path):

@@ -85,6 +85,11 @@ STEADY_RECORD = "steady.json"
 _Record = TypeVar("_Record", FillRecord, SteadyRecord, StateRecord)
 
 
+def default_report(folder: Path) -> Path:
+    """Where a results folder's report goes unless told otherwise (a sweep's at its end too)."""
+    return folder / REPORT
+
+
 def host_jobfile(folder: Path, host: str) -> Path:
     """Where a run of a group that spans hosts keeps the part of its jobfile for `host`."""
     return folder / f"jobfile.{host}.fio"
