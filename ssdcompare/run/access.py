@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import os
 from collections.abc import Iterator
 
@@ -28,7 +27,6 @@ from ssdcompare.target.devices import Target
 from ssdcompare.target.file import lay_out, opened
 from ssdcompare.target.guard import check_in_use
 from ssdcompare.target.identity import changed_since, identify, new_signatures, noun
-from ssdcompare.target.signatures import probe_signatures
 
 WRITE_REFUSED_ERRNOS = {errno.EROFS, errno.EPERM, errno.EACCES}
 
@@ -71,13 +69,11 @@ def _in_use(job: RenderedJob, results: ResultsDir) -> tuple[str, bool] | None:
 def check_new_signatures(results: ResultsDir, target: Target) -> None:
     """Refuse a target that carries a signature (a filesystem, a partition table) it did not
     carry when the sweep started: someone made it meanwhile. Signatures the sweep's own writes
-    erased are no reason, nor is what they uncover where partitions usually start (not looked
-    at again: a table made meanwhile is at the start)."""
+    erased are no reason."""
     recorded = results.manifest.identities.get(target.name)
     if recorded is None:
         return
-    now = identify(target, probe=functools.partial(probe_signatures, partition_starts=False))
-    new = new_signatures(recorded.signatures, now.signatures)
+    new = new_signatures(recorded.signatures, identify(target).signatures)
     if new:
         raise SsdcompareError(
             f"{target.name} now carries {', '.join(new)}, which was not there when the sweep "

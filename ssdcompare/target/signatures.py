@@ -49,7 +49,7 @@ _PROBED_BYTES = 256 * 1024
 Probe = Callable[[str], list[str]]
 
 
-def probe_signatures(path: str, partition_starts: bool = True) -> list[str]:
+def probe_signatures(path: str) -> list[str]:
     """Signatures on a device or file, in words ("an ext4 filesystem (UUID ..., label data)").
 
     Uses util-linux's `blkid -p` (low-level probe, ignores caches); without blkid, reads the
@@ -57,10 +57,6 @@ def probe_signatures(path: str, partition_starts: bool = True) -> list[str]:
     blank device: blkid's "ambivalent" answer (two signatures, e.g. minix and squashfs) lists
     what it found (wipefs --no-act), and a probe that fails (the path cannot be read, blkid
     errs or hangs) is a finding of its own, so that writing needs consent either way.
-    `partition_starts` False leaves out the looks where partitions usually start (for the
-    look again before each write of a sweep: what someone makes meanwhile starts at the
-    start, a partition table included, and the sweep's own writes over a table it was
-    allowed to overwrite would uncover what lies behind it).
     """
     try:
         os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
@@ -75,8 +71,7 @@ def probe_signatures(path: str, partition_starts: bool = True) -> list[str]:
         return [_unsure(f"blkid -p did not answer ({err})")]
     said = " ".join(done.stderr.split())
     if done.returncode == 2 and not said:  # nothing blkid would name: leftovers it passes over
-        shifted = _shifted_signatures(blkid, path) if partition_starts else []
-        return shifted + _magic_signatures(path, strong_only=True)
+        return _shifted_signatures(blkid, path) + _magic_signatures(path, strong_only=True)
     if done.returncode == 0:
         return _describe_blkid(done.stdout)
     if done.returncode == 8:  # "ambivalent": more than one signature
