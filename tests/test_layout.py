@@ -161,3 +161,27 @@ def test_reading_results_never_loads_the_code_that_runs_fio() -> None:
     assert "ssdcompare.analysis.frame" in loaded and "ssdcompare.report.build" in loaded
     assert not [name for name in loaded if name.startswith("ssdcompare.run")]
     assert not [name for name in loaded if name.startswith("ssdcompare.cli")]
+
+
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 50  # from its `def` to its last line, decorators not counted
+
+
+def test_no_module_is_over_800_lines() -> None:
+    """A module longer than this holds more than one thing: split it by what each part owns."""
+    counts = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in source_files()}
+    long = [f"{path.relative_to(PACKAGE)}: {count} lines" for path, count in counts.items()
+            if count > MAX_MODULE_LINES]  # fmt: skip
+    assert not long, "\n".join(long)
+
+
+def test_no_function_is_over_50_lines() -> None:
+    """A function longer than this does several steps: give each its name."""
+    long = []
+    for path in source_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                count = (node.end_lineno or node.lineno) - node.lineno + 1
+                if count > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}: {count}")
+    assert not long, "\n".join(long)

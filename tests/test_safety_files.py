@@ -545,3 +545,38 @@ def test_a_file_swapped_mid_sweep_is_named_a_file_in_the_skip_reason(tmp_path: P
     with pytest.raises(SsdcompareError, match=r"not the same file\(s\) as when") as refused:
         sweep.reopen(tmp_path / "results")
     assert "If the file was replaced on purpose" in str(refused.value)
+
+
+@pytest.mark.fio
+def test_a_filesystem_made_on_the_target_mid_sweep_stops_its_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Someone makes a filesystem on the target between two writing jobs: the guard's look
+    before the second finds it (blkid on the target itself), the writing job is skipped with
+    the reason and the filesystem is left whole; the reading job after it still runs."""
+    from ssdcompare.run import access
+
+    target = tmp_path / "t.img"
+    real = access.check_in_use
+    looks: list[str] = []
+
+    def someone_makes_a_filesystem_first(part: object, exclusive: bool = True) -> None:
+        looks.append("look")
+        if len(looks) == 2:  # after the first writing job, before the second
+            subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(target)], check=True)
+        real(part, exclusive)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(access, "check_in_use", someone_makes_a_filesystem_first)
+    suite = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, runtime: 1}",
+                       "{rw: write, bs: 128k, runtime: 1}", "{rw: randread, bs: 4k, runtime: 1}",
+                       defaults="{size: 16m}")  # fmt: skip
+    plan = make_plan(str(suite), str(target), PlanOptions(size_bytes=16 << 20))
+    results, _ = sweep.start(plan, tmp_path / "r", command_line=["test"])
+    outcome = sweep.run(plan, results)
+    states = [(s.job, s.status) for s in outcome.statuses]
+    assert states == [("randwrite-4k-qd1", "ok"), ("write-128k-qd1", "skipped"),
+                      ("randread-4k-qd1", "ok")]  # fmt: skip
+    assert "now carries an ext4 filesystem" in (outcome.statuses[1].error or "")
+    blkid = subprocess.run(["blkid", "-p", "-o", "export", str(target)], capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert "LABEL=theirs" in blkid.stdout  # their filesystem, whole
