@@ -8,6 +8,7 @@ name, and a device that comes into use between two jobs of one sweep.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import signal
@@ -22,6 +23,7 @@ from blockdevs import loop_device
 from fioprocs import fio_processes, wait_for
 from suitefiles import suite_file
 
+import ssdcompare
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.target.devices import resolve_target
 from ssdcompare.target.guard import check_write_safety, inspect_target
@@ -490,3 +492,39 @@ def test_an_overlay_layer_file_is_refused_through_a_hard_link_or_a_loop(tmp_path
     assert "a hard link on the filesystem of a layer (" in by_link
     assert f"writes through to {layers['upper'] / 'up.img'}" in by_loop
     assert "in a layer (upperdir) of the overlay" in by_loop
+
+
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.parametrize("where", [[], ["-E", "offset=1048576"]], ids=["start", "at-1MiB"])
+def test_a_filesystem_made_just_as_a_writing_run_starts_is_never_written(
+    tmp_path: Path, where: list[str]
+) -> None:
+    """A filesystem made on the device after the look before a writing job and before its
+    run (here: while the sweep says the run starts), at its start or where a partition
+    usually starts, is found once the run holds the device: the run is skipped and the
+    filesystem is left byte for byte as it was made."""
+    with loop_device(tmp_path / "dev.img", 64 * MIB) as device:
+        made: list[str] = []
+
+        def progress(event: object) -> None:
+            if event.state == "start" and event.index == 2:
+                subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", *where, device, "32M"],
+                               check=True, capture_output=True)  # fmt: skip
+                made.append(_sha256(device))
+
+        jobs = ["{rw: randwrite, bs: 4k, runtime: 1}", "{rw: write, bs: 128k, runtime: 1}",
+                "{rw: randread, bs: 4k, runtime: 1}"]  # fmt: skip
+        suite = suite_file(tmp_path, "w", *jobs, defaults="{size: 16m}")
+        run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "r",
+                                   progress=progress, report=False)  # fmt: skip
+        states = [(s.job, s.status) for s in run.outcome.statuses]
+        assert states == [("randwrite-4k-qd1", "ok"), ("write-128k-qd1", "skipped"),
+                          ("randread-4k-qd1", "ok")]  # fmt: skip
+        assert "now carries an ext4 filesystem" in (run.outcome.statuses[1].error or "")
+        assert made == [_sha256(device)]  # not a byte of it written
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

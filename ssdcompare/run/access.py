@@ -55,14 +55,29 @@ def blocked(job: RenderedJob, unusable: Unusable, results: ResultsDir) -> str | 
 
 def _in_use(job: RenderedJob, results: ResultsDir) -> tuple[str, bool] | None:
     """The guard again, just before a writing job: a device can come into use mid-sweep (a
-    mount, a loop device stacked on it) or get a filesystem someone just made. Its writing
-    jobs are then skipped; reads may run."""
+    mount, a loop device stacked on it). Its writing jobs are then skipped; reads may run.
+    (Signatures someone made meanwhile are looked for once the run holds its claim on the
+    target: `made_meanwhile`.)"""
     try:
         for part in job.target.parts:
             check_in_use(part)
-            check_new_signatures(results, part)
     except SsdcompareError as err:
         return str(err), True
+    return None
+
+
+def made_meanwhile(results: ResultsDir, job: RenderedJob) -> str | None:
+    """Why a writing job must not run after all: a signature on its target (a filesystem, a
+    partition table) that was not there when the sweep started. Looked for once the run holds
+    its exclusive claim on the target, so that nothing can make one between this look and
+    fio's writes."""
+    if not job.writes:
+        return None
+    try:
+        for part in job.target.parts:
+            check_new_signatures(results, part)
+    except SsdcompareError as err:
+        return str(err)
     return None
 
 

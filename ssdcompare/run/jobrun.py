@@ -4,7 +4,8 @@
    /dev/fd/N, never reached through a link);
 2. the jobfile rendered into the run's folder, read back from disk as fio will read it and
    checked once more;
-3. the target claimed (a writing job's block devices held exclusively);
+3. the target claimed (a writing job's block devices held exclusively) and, for a writing
+   job, looked at once more for a signature someone made since the sweep started;
 4. the probes read (ssdcompare.target.probes), fio run, the probes read again;
 5. everything stored: the probes' readings, large logs compressed, the status last.
 
@@ -25,7 +26,7 @@ from ssdcompare.fio.logs import compress_large
 from ssdcompare.results.files import write_atomic
 from ssdcompare.results.models import RunStatus, now_iso, status_of
 from ssdcompare.results.store import JOBFILE, ResultsDir, host_jobfile
-from ssdcompare.run.access import opened_for_fio
+from ssdcompare.run.access import made_meanwhile, opened_for_fio
 from ssdcompare.run.order import Run
 from ssdcompare.run.plan import Plan
 from ssdcompare.run.runner import (
@@ -72,6 +73,9 @@ def run_one(
             if not held:
                 # claimed between the last look and now: what claimed it must not be written
                 return skip(results, job, repeat, _claimed_reason(job.target.name))
+            made = made_meanwhile(results, job)  # nothing can make one from here on
+            if made is not None:
+                return skip(results, job, repeat, made)
             before = probes.snapshot(job.target)  # 4. read around the run, never failing it
             ran = run()
             after = probes.snapshot(job.target)
