@@ -102,17 +102,35 @@ _PARTITION_STARTS = (
 
 
 def _shifted_signatures(blkid: str, path: str) -> list[str]:
-    """Signatures blkid finds where a partition usually starts, in words."""
+    """Signatures blkid finds where a partition usually starts, in words. The looks run at
+    once (a blkid each), as they are independent: a sweep looks before every writing run."""
     found: list[str] = []
-    for offset, where in _PARTITION_STARTS:
-        try:
-            done = _blkid_probe(blkid, path, offset)
-        except (OSError, subprocess.TimeoutExpired):
-            continue  # the probe at the start answered; this one is a look further on
-        if done.returncode == 0:
-            found += [f"{what.removesuffix(' [blkid]')} at {where} (a partition whose table "
-                      "was wiped?) [blkid]" for what in _describe_blkid(done.stdout)]  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        looks = []
+        for offset, where in _PARTITION_STARTS:
+            try:
+                looks.append((where, stack.enter_context(_blkid_started(blkid, path, offset))))
+            except OSError:
+                continue  # the probe at the start answered; this one is a look further on
+        for where, look in looks:
+            try:
+                stdout, _ = look.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                look.kill()
+                continue
+            if look.returncode == 0:
+                found += [f"{what.removesuffix(' [blkid]')} at {where} (a partition whose "
+                          "table was wiped?) [blkid]"
+                          for what in _describe_blkid(stdout)]  # fmt: skip
     return found
+
+
+def _blkid_started(blkid: str, path: str, offset: int) -> subprocess.Popen[str]:
+    """`blkid -p` of `path` from `offset` bytes in, started (see _blkid_probe)."""
+    return subprocess.Popen(
+        [blkid, "-p", "-O", str(offset), "-o", "export", path], stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True, errors="replace",
+    )  # fmt: skip
 
 
 def _unsure(why: str) -> str:
