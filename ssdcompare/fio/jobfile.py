@@ -1,9 +1,9 @@
 """Rendering one fio jobfile per workload per target from templates/job.fio.j2.
 
 The rendered text is exactly what fio runs and what is stored with the result, so it is written
-for people to read: a header saying what and why, then plain fio options. Every rendered text is
-read back as fio will read it (jobcheck) before it is accepted: whether it writes, and what it
-opens, come from that reading.
+for people to read: a header saying what and why, then plain fio options. Every rendered text
+is read back as fio will read it (ssdcompare.fio.check) before it is accepted: whether it
+writes, and what it opens, come from that reading.
 """
 
 from __future__ import annotations
@@ -155,9 +155,9 @@ def render(
     """Render the jobfile for one workload on one target, and check the text.
 
     `ioengine` is the engine to use when the workload does not name one (see
-    fio.default_ioengine). `allowed_options` are the opt-in fio options accepted for this
-    sweep (fiooptions.OPT_IN). Raises JobfileError when the text would open anything but the
-    target, holds a refused option, or writes in a read-only sweep.
+    fio.default_ioengine). `allowed_options` are the opt-in fio options accepted for this sweep
+    (ssdcompare.suite.options.OPT_IN). Raises JobfileError when the text would open anything
+    but the target, holds a refused option, or writes in a read-only sweep.
     """
     if target.members:
         return _render_group(workload, target, suite, ioengine, allowed_options, read_only)

@@ -1,7 +1,8 @@
 """The kinds of chart the report draws, as a registry: each kind builds chart specs
-(ssdcompare.report.chartspec) from the report's figures. The report (reportcharts) draws every kind
-in `KINDS` as SVG into its sections; ssdcompare.plot draws any of them as a matplotlib Figure.
-A kind added to `KINDS` appears in both.
+(ssdcompare.report.chartspec) from the report's figures. The report
+(ssdcompare.report.sections) draws every kind in `KINDS` as SVG into its sections;
+ssdcompare.plot draws any of them as a matplotlib Figure. A kind added to `KINDS` appears in
+both.
 
 A kind's `over` says what it is built for, in order: the whole results (`whole`), each pattern
 family that has steady jobs (`steady_families`: curves), or each family of the jobs drawn one

@@ -1,5 +1,5 @@
 """A chart as plain data: what to draw, not how. The report's chart choice (chartkinds) builds
-these; charts.py draws them as SVG for the report, chartfigure.py as matplotlib Figures.
+these; svg.py draws them as SVG for the report, figure.py as matplotlib Figures.
 
 A `LineChart` holds two axes, one or more `Series` (a device's line, its points' tooltips and
 CPU- or host-bound marks), vertical `Mark`s (write cliffs) and `Knee`s (saturation knees).

@@ -1,6 +1,6 @@
 """The jobfiles a report quotes, so that a reader can check what fio was asked to do: each
 job's jobfile as its run stored it (jobfile.fio, exactly what fio read), read through the
-results folder's one reader (store.ResultsFiles) and never any other way.
+results folder's one reader (ssdcompare.results.files.ResultsFiles) and never any other way.
 
 Devices that ran a job from the same workload (equal workload hashes: the same options as fio
 reads them, the target aside) share one quoted jobfile; the lines in which another device's

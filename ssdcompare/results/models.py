@@ -61,7 +61,8 @@ class RunStatus(BaseModel):
     command: list[str] = Field(default_factory=list)
     sampler_cpu_pct: float | None = None
     device_unusable: bool = False  # the failure means the next job on this target fails too
-    host_lost: bool = False  # its fio server could not be reached or went away (fioclient)
+    # its fio server could not be reached or went away (ssdcompare.fio.client)
+    host_lost: bool = False
     lost_hosts: list[str] = Field(default_factory=list)  # the --hosts names of those servers
     notes: list[str] = Field(default_factory=list)  # what reading fio's output had to work around
     stopped_by: str | None = None  # for an interrupted run: "Ctrl-C", "SIGTERM", ...

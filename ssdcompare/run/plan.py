@@ -162,7 +162,7 @@ def make_plan(
     the span of each target to use (and the size of file targets fio has to create). Without fio
     installed the plan is still made (with io_uring as the engine) unless `require_fio` is
     set. `allowed_options` accepts fio options that make results harder to read (see
-    fiooptions.OPT_IN).
+    ssdcompare.suite.options.OPT_IN).
     """
     _check_counts(options)
     allowed = check_allowed_options(options.allowed_options)
