@@ -229,8 +229,8 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
                                 | frame["verdict"].eq("host"))  # fmt: skip
     order = [row.job for group in groups for row in group.rows]
     answers = headline(summary, baseline)
-    sections, chart_notes = chart_sections(limited_runs, limited, rows_of, labels, baseline,
-                                           ratios, order)  # fmt: skip
+    drawn = chart_sections(limited_runs, limited, rows_of, labels, baseline, ratios, order)
+    sections = drawn.sections
     return {
         "version": __version__,
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -253,9 +253,11 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "burst_rows": _burst_rows(limited_runs, labels),
         "chart_sections": sections,
         "charts": [chart for section in sections for g in section.groups for chart in g.charts],
-        "chart_notes": chart_notes,
+        "chart_notes": drawn.notes,
+        "chart_parts": drawn.shared.definitions(),
         "jobfiles": quoted_jobfiles(frame, sweeps, order, labels),
         "chart_legend": charts.legend(labels),
+        "device_styles": charts.device_styles(len(labels)),
         "marks": {
             "grey": charts.BOUND_GREY,
             "stripe": charts.DISTURBED_STRIPE,
