@@ -86,8 +86,9 @@ def _run_causes(runs: pd.DataFrame, keys: list[str]) -> dict[tuple[object, ...],
         "a run cut short": timed & (runs["measured_s"] < SHORT_RUN * runs["runtime_s"]),
     }).fillna(False).astype(bool)  # fmt: skip
     anywhere = flags.groupby([runs[k] for k in keys], sort=False, dropna=False).any()
+    rows = zip(anywhere.index, anywhere.itertuples(index=False), strict=True)
     return {key: [cause for cause, seen in zip(anywhere.columns, row, strict=True) if seen]
-            for key, row in zip(anywhere.index, anywhere.itertuples(index=False), strict=True)}  # fmt: skip
+            for key, row in rows}  # fmt: skip
 
 
 def _host_helps(verdicts: Counter[str], sweeps: list[ResultsDir]) -> list[str]:

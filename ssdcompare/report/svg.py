@@ -427,7 +427,7 @@ def _x_axis(plot: _Plot) -> str:
         f'height="{h - _TOP - _BOTTOM}" fill="#fff" stroke="#999"/>'
         f'<path d="{"".join(grid)}" {_GRID}/>'
         f'<g text-anchor="middle" {_TICKS} transform="translate(0 {h - _BOTTOM + 14})">'
-        f'{"".join(below)}</g>'
+        f"{''.join(below)}</g>"
         f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 6}" {_LABEL}>'
         f"{escape(plot.x.label)}</text>"
     )
@@ -445,7 +445,7 @@ def _y_axis(plot: _Plot) -> str:
     return (
         f'<path d="{"".join(grid)}" {_GRID}/>'
         f'<g text-anchor="end" {_TICKS} transform="translate({_LEFT - 5} 4)">'
-        f'{"".join(beside)}</g>'
+        f"{''.join(beside)}</g>"
         f'<text transform="translate(13 {(h - _BOTTOM + _TOP) / 2:.0f}) rotate(-90)" '
         f"{_LABEL}>{escape(plot.y.label)}</text>"
     )
