@@ -258,9 +258,10 @@ def _absent(value: Any) -> bool:
 
 
 def _point_tip(row: dict[str, Any], where: str, what: str) -> str:
-    """A point's tooltip: the device, where on the curve, the figure, and a limit."""
+    """A point's tooltip: where on the curve, the figure, and a limit. Its device is its
+    series' (the report names it once per group of points and puts it before each on load)."""
     limit = record_limit(row)
-    return f"{row['label']}, {where}: {what}" + (f" ({limit})" if limit else "")
+    return f"{where}: {what}" + (f" ({limit})" if limit else "")
 
 
 def _at_depth(row: dict[str, Any]) -> str:
