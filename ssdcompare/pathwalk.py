@@ -36,12 +36,15 @@ class KernelViewError(SsdcompareError):
     """A path leads into /proc or /sys."""
 
 
-def kernel_view(path: Path) -> Path | None:
+def kernel_view(path: Path | str) -> Path | None:
     """The kernel view (/proc or /sys) an absolute path lies in, or None."""
     # by its text, as is_relative_to compares (it is asked at every step of every path read)
     text = os.fspath(path)
-    return next((root for root in KERNEL_VIEWS
-                 if text == os.fspath(root) or text.startswith(f"{root}/")), None)  # fmt: skip
+    return next((root for root, name, inside in _VIEW_TEXTS
+                 if text == name or text.startswith(inside)), None)  # fmt: skip
+
+
+_VIEW_TEXTS = [(root, str(root), f"{root}/") for root in KERNEL_VIEWS]
 
 
 def _refuse_kernel_view(given: str | Path, here: Path, route: list[str]) -> None:

@@ -70,7 +70,7 @@ def _in_kernel_view(path: Path | str, fd: int | None = None) -> RefusedFile | No
     however the path led there."""
     try:
         where = os.readlink(f"/proc/self/fd/{fd}") if fd is not None else path
-        root = kernel_view(Path(os.path.normpath(Path(where).absolute())))
+        root = kernel_view(os.path.abspath(where))  # normalised, as the kernel reads it
     except (OSError, ValueError):
         return None  # no /proc to ask, so no file of it was opened either
     if root is None or not os.fspath(where).startswith("/"):  # "pipe:[N]" and such

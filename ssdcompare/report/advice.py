@@ -16,6 +16,7 @@ import pandas as pd
 
 from ssdcompare.analysis.answer import Headline
 from ssdcompare.judge.verdict import OTHERS_PCT, SHORT_RUN, SPREAD_CV_PCT, STEAL_PCT, VERDICTS
+from ssdcompare.report.table import records
 from ssdcompare.results.store import ResultsDir
 
 LONG_ENOUGH_S = 30  # seconds a job runs for a passing disturbance to weigh little
@@ -65,8 +66,8 @@ def _disturbances(ok: pd.DataFrame, frame: pd.DataFrame) -> Counter[str]:
     found: Counter[str] = Counter()
     keys = ["sweep", "label", "job"]
     causes_of = _run_causes(frame[frame["status"] == "ok"], keys)
-    disturbed = ok.loc[ok["verdict"] == "disturbed", [*keys, "repeats", "iops_cv_pct"]]
-    for result in disturbed.to_dict("records"):
+    disturbed = ok[ok["verdict"] == "disturbed"]
+    for result in records(disturbed, [*keys, "repeats", "iops_cv_pct"]):
         causes = set(causes_of.get(tuple(result[k] for k in keys), ()))
         cv = result.get("iops_cv_pct")
         if result.get("repeats", 0) >= 2 and cv is not None and pd.notna(cv):

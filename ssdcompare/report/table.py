@@ -3,6 +3,7 @@ device with its figures, its ratio to the baseline, what limited it and its note
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -293,12 +294,26 @@ def drive_state_words(state: object, rounds: object = None) -> str:
     return ", ".join(words.get(part, part) for part in state.split(", "))
 
 
+def records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of `frame` as dicts of its `columns` (all without), the values as
+    frame.to_dict("records") gives them (pandas' NA as None), made a column at a time rather
+    than a value at a time."""
+    names = list(frame.columns if columns is None else dict.fromkeys(columns))
+    values = [[None if v is pd.NA else v for v in frame[name].tolist()] for name in names]
+    return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
+
+
 def first_rows(summary: pd.DataFrame) -> dict[tuple[object, object], dict[str, Any]]:
     """The summary's row of each (job, device), the first one, as the table shows it."""
     found: dict[tuple[object, object], dict[str, Any]] = {}
-    for record in summary.to_dict("records"):
+    for record in records(summary):
         found.setdefault((record["job"], record["label"]), record)
     return found
+
+
+# what the table says of a job's workload (workload_words), and what it is sorted by
+_WORKLOAD = ["job", "rw", "bs_bytes", "rwmixread", "iodepth", "numjobs", "fsync", "fdatasync",
+             "extra_options"]  # fmt: skip
 
 
 def table_groups(
@@ -319,10 +334,10 @@ def table_groups(
         ascending=[True, True, True, True, True, False, True], kind="stable",
     )  # fmt: skip
     limits_of: dict[object, set[str]] = {}
-    for record in summary[summary["label"] == baseline].to_dict("records"):
+    for record in records(summary[summary["label"] == baseline], ["job", "verdict", "cpu_bound"]):
         limits_of.setdefault(record["job"], set()).add(record_limit(record))
     ratio_of = ratios.to_dict("index")
-    for order, job_row in enumerate(jobs.to_dict("records")):
+    for order, job_row in enumerate(records(jobs, _WORKLOAD)):
         job = job_row["job"]
         name = family_name(job_row["rw"])
         group = groups.setdefault(name, Group(name))
