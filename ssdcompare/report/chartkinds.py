@@ -448,13 +448,15 @@ def _curve_ends(ok: pd.DataFrame) -> set[object]:
     """The jobs at the lowest and highest queue depth of each queue-depth curve, and the jobs
     that are in no such curve."""
     keys = [k for k in _CURVE_KEYS if k != "iodepth"]
+    curves: dict[tuple[object, ...], list[tuple[float, object]]] = {}
+    for record in records(ok, [*keys, "iodepth", "job"]):  # NaN and NA: one "not set" value
+        key = tuple(None if _absent(record[k]) else record[k] for k in keys)
+        curves.setdefault(key, []).append((_number(record["iodepth"]), record["job"]))
     found: set[object] = set()
-    for _, part in ok.groupby(keys, sort=False, dropna=False):
-        depths = part["iodepth"].astype("float64")
-        if depths.nunique() < 2:
-            found.update(part["job"])
-        else:
-            found.update(part.loc[depths.isin([depths.min(), depths.max()]), "job"])
+    for points in curves.values():
+        depths = {depth for depth, _ in points if not math.isnan(depth)}
+        ends = (min(depths), max(depths)) if len(depths) >= 2 else None
+        found.update(job for depth, job in points if ends is None or depth in ends)
     return found
 
 

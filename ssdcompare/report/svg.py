@@ -316,6 +316,8 @@ def _points(plot: _Plot, line: Series, good: list[int]) -> str:
     colour, marker, _ = style(line.index)
     # a line of one point is no line: its marker is drawn whatever the line asks
     shaped = line.markers or len(good) == 1
+    if not (shaped or line.tips or line.lows is not None):  # a bare line: its bound marks
+        good = [i for i in good if i < len(line.bound) and line.bound[i]]
     drawn = [_point(plot, line, i, colour, marker if shaped else "") for i in good]
     drawn = [point for point in drawn if point]
     # the device's colour from the page's style (device_styles), once for all its markers
