@@ -45,9 +45,10 @@ def kernel_view(path: Path | str) -> Path | None:
 
 
 _VIEW_TEXTS = [(root, str(root), f"{root}/") for root in KERNEL_VIEWS]
+_VIEW_STARTS = tuple(str(root) for root in KERNEL_VIEWS)
 
 
-def _refuse_kernel_view(given: str | Path, here: Path, route: list[str]) -> None:
+def _refuse_kernel_view(given: str | Path, here: Path | str, route: list[str]) -> None:
     root = kernel_view(here)
     if root is None:
         return
@@ -101,35 +102,39 @@ def walk(path: str | Path) -> Path:
     symbolic link someone else made, KernelViewError at any step into /proc or /sys.
     Components that do not exist (a file to create) are kept as they are: the path then ends
     where the existing part ends."""
-    given = Path(path).expanduser()
-    pending = list((given if given.is_absolute() else Path(os.getcwd()) / given).parts[1:])
-    here = Path("/")
+    text = os.fspath(path)
+    text = str(Path(text).expanduser()) if text.startswith("~") else text
+    # the names still to follow, the next one last (as text: a walk is taken for every file
+    # read); empty names (a//b) and "." are passed over
+    pending = (text if text.startswith("/") else f"{os.getcwd()}/{text}").split("/")[::-1]
+    here = "/"  # the real path so far
     route: list[str] = []  # the links followed, "link -> where it points"
     while pending:
-        part = pending.pop(0)
+        part = pending.pop()
         if part in ("", "."):
             continue
         if part == "..":
-            here = here.parent
+            here = os.path.dirname(here)
             continue
-        step = here / part
-        _refuse_kernel_view(path, step, route)
+        step = f"{here}{part}" if here == "/" else f"{here}/{part}"
+        if step.startswith(_VIEW_STARTS):  # told apart from a name such as /procedures there
+            _refuse_kernel_view(path, step, route)
         try:
             info = os.lstat(step)
         except OSError:
-            return Path(os.path.join(step, *pending))  # the rest does not exist (yet)
+            return Path(os.path.join(step, *pending[::-1]))  # the rest does not exist (yet)
         if not stat.S_ISLNK(info.st_mode):
             here = step
             continue
         if len(route) >= _MAX_LINKS:
             raise ForeignLinkError(f"{path}: too many symbolic links on the way (a loop?)")
         dest = os.readlink(step)
-        _check_link(step, here, dest)
+        _check_link(Path(step), Path(here), dest)
         route.append(f"{step} -> {dest}")
         if dest.startswith("/"):
-            here = Path("/")
-        pending = [*Path(dest).parts[1 if dest.startswith("/") else 0 :], *pending]
-    return here
+            here = "/"
+        pending += dest.split("/")[::-1]
+    return Path(here)
 
 
 def untrusted_ancestor(path: Path) -> str | None:

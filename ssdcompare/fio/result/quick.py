@@ -255,6 +255,23 @@ def _quick_latency(raw: _QuickLatency | msgspec.UnsetType) -> LatencyStats | Non
     return _built(LatencyStats, dict(
         n=raw.N, min_us=raw.min / 1000.0, max_us=raw.max / 1000.0, mean_us=raw.mean / 1000.0,
         stddev_us=raw.stddev / 1000.0,
-        percentiles_us={k: v / 1000.0 for k, v in raw.percentile.items() if _is_percent(k)},
+        percentiles_us=_percentiles_us(raw.percentile),
         bins=bins, percentiles_lost=False,
     ))  # fmt: skip
+
+
+_ALL_PERCENT: dict[tuple[str, ...], bool] = {}
+
+
+def _percentiles_us(printed: dict[str, float]) -> dict[str, float]:
+    """fio's percentiles (ns) in µs, of the keys that are percentages; whether all of them
+    are is told once for the keys fio writes in every output alike."""
+    keys = tuple(printed)
+    every = _ALL_PERCENT.get(keys)
+    if every is None:
+        every = all(_is_percent(key) for key in keys)
+        if len(_ALL_PERCENT) < 100:
+            _ALL_PERCENT[keys] = every
+    if every:
+        return dict(zip(keys, [value / 1000.0 for value in printed.values()], strict=True))
+    return {key: value / 1000.0 for key, value in printed.items() if _is_percent(key)}
