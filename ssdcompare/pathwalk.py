@@ -103,6 +103,9 @@ def walk(path: str | Path) -> Path:
     Components that do not exist (a file to create) are kept as they are: the path then ends
     where the existing part ends."""
     text = os.fspath(path)
+    unlinked = _reached_without_links(text)
+    if unlinked is not None:
+        return unlinked
     text = str(Path(text).expanduser()) if text.startswith("~") else text
     # the names still to follow, the next one last (as text: a walk is taken for every file
     # read); empty names (a//b) and "." are passed over
@@ -135,6 +138,28 @@ def walk(path: str | Path) -> Path:
             here = "/"
         pending += dest.split("/")[::-1]
     return Path(here)
+
+
+def _reached_without_links(text: str) -> Path | None:
+    """The path itself (absolute) when the kernel reaches it through no symbolic link and
+    outside /proc and /sys, which is what walking it would find: told by opening it once
+    (O_PATH: nothing of it is read or run) and asking where the open file is, which is the
+    path as given only if no link was on the way. None when that cannot tell (a link, "..",
+    "~", a missing part): then the path is walked name by name."""
+    if text.startswith("~") or ".." in text.split("/"):
+        return None
+    wanted = os.path.abspath(text)
+    try:
+        found = os.open(wanted, os.O_PATH | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        real = os.readlink(f"/proc/self/fd/{found}")
+    except OSError:
+        return None
+    finally:
+        os.close(found)
+    return Path(real) if real == wanted and kernel_view(real) is None else None
 
 
 def untrusted_ancestor(path: Path) -> str | None:
