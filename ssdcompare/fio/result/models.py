@@ -289,7 +289,10 @@ def _distribution_at(values: list[int], running: list[int]) -> tuple[float, ...]
     if total <= 0:
         return None
     last = len(values) - 1
-    found = map(bisect_left, repeat(running), [p * total / 100 for p in DISTRIBUTION_PERCENTILES])
+    # a whole count reaches p % of all when it reaches the next whole number: whole numbers
+    # are compared quicker, and the first bucket found is the same
+    wanted = [math.ceil(p * total / 100) for p in DISTRIBUTION_PERCENTILES]
+    found = map(bisect_left, repeat(running), wanted)
     return tuple([values[min(index, last)] / 1000 for index in found])
 
 
