@@ -47,7 +47,12 @@ class ChartSection:
 
     @property
     def count(self) -> int:
-        return sum(len(g.charts) for g in self.groups)
+        return len(self.charts)
+
+    @property
+    def charts(self) -> list[dict[str, str]]:
+        """Every chart of the section, group after group."""
+        return [chart for group in self.groups for chart in group.charts]
 
 
 def _place(sections: dict[str, ChartSection], notes: list[str], kind: ChartKind,
