@@ -258,18 +258,16 @@ def _quick_latency(raw: _QuickLatency | msgspec.UnsetType) -> LatencyStats | Non
     ))  # fmt: skip
 
 
-_ALL_PERCENT: dict[tuple[str, ...], bool] = {}
+_KNOWN_PERCENTS: set[str] = set()  # keys known to be percentages ("99.900000")
 
 
 def _percentiles_us(printed: dict[str, float]) -> dict[str, float]:
-    """fio's percentiles (ns) in µs, of the keys that are percentages; whether all of them
-    are is told once for the keys fio writes in every output alike."""
-    keys = tuple(printed)
-    every = _ALL_PERCENT.get(keys)
-    if every is None:
-        every = all(_is_percent(key) for key in keys)
-        if len(_ALL_PERCENT) < 100:
-            _ALL_PERCENT[keys] = every
-    if every:
-        return dict(zip(keys, [value / 1000.0 for value in printed.values()], strict=True))
-    return {key: value / 1000.0 for key, value in printed.items() if _is_percent(key)}
+    """fio's percentiles (ns) in µs, of the keys that are percentages: the keys fio writes in
+    every output alike are told to be once."""
+    if not printed.keys() <= _KNOWN_PERCENTS:
+        good = [key for key in printed if _is_percent(key)]
+        if len(_KNOWN_PERCENTS) < 1000:
+            _KNOWN_PERCENTS.update(good)
+        if len(good) < len(printed):
+            return {key: value / 1000.0 for key, value in printed.items() if _is_percent(key)}
+    return {key: value / 1000.0 for key, value in printed.items()}
