@@ -36,12 +36,19 @@ class KernelViewError(SsdcompareError):
     """A path leads into /proc or /sys."""
 
 
-def kernel_view(path: Path) -> Path | None:
+def kernel_view(path: Path | str) -> Path | None:
     """The kernel view (/proc or /sys) an absolute path lies in, or None."""
-    return next((root for root in KERNEL_VIEWS if path.is_relative_to(root)), None)
+    # by its text, as is_relative_to compares (it is asked at every step of every path read)
+    text = os.fspath(path)
+    return next((root for root, name, inside in _VIEW_TEXTS
+                 if text == name or text.startswith(inside)), None)  # fmt: skip
 
 
-def _refuse_kernel_view(given: str | Path, here: Path, route: list[str]) -> None:
+_VIEW_TEXTS = [(root, str(root), f"{root}/") for root in KERNEL_VIEWS]
+_VIEW_STARTS = tuple(str(root) for root in KERNEL_VIEWS)
+
+
+def _refuse_kernel_view(given: str | Path, here: Path | str, route: list[str]) -> None:
     root = kernel_view(here)
     if root is None:
         return
@@ -95,35 +102,64 @@ def walk(path: str | Path) -> Path:
     symbolic link someone else made, KernelViewError at any step into /proc or /sys.
     Components that do not exist (a file to create) are kept as they are: the path then ends
     where the existing part ends."""
-    given = Path(path).expanduser()
-    pending = list((given if given.is_absolute() else Path(os.getcwd()) / given).parts[1:])
-    here = Path("/")
+    text = os.fspath(path)
+    unlinked = _reached_without_links(text)
+    if unlinked is not None:
+        return unlinked
+    text = str(Path(text).expanduser()) if text.startswith("~") else text
+    # the names still to follow, the next one last (as text: a walk is taken for every file
+    # read); empty names (a//b) and "." are passed over
+    pending = (text if text.startswith("/") else f"{os.getcwd()}/{text}").split("/")[::-1]
+    here = "/"  # the real path so far
     route: list[str] = []  # the links followed, "link -> where it points"
     while pending:
-        part = pending.pop(0)
+        part = pending.pop()
         if part in ("", "."):
             continue
         if part == "..":
-            here = here.parent
+            here = os.path.dirname(here)
             continue
-        step = here / part
-        _refuse_kernel_view(path, step, route)
+        step = f"{here}{part}" if here == "/" else f"{here}/{part}"
+        if step.startswith(_VIEW_STARTS):  # told apart from a name such as /procedures there
+            _refuse_kernel_view(path, step, route)
         try:
             info = os.lstat(step)
         except OSError:
-            return Path(os.path.join(step, *pending))  # the rest does not exist (yet)
+            return Path(os.path.join(step, *pending[::-1]))  # the rest does not exist (yet)
         if not stat.S_ISLNK(info.st_mode):
             here = step
             continue
         if len(route) >= _MAX_LINKS:
             raise ForeignLinkError(f"{path}: too many symbolic links on the way (a loop?)")
         dest = os.readlink(step)
-        _check_link(step, here, dest)
+        _check_link(Path(step), Path(here), dest)
         route.append(f"{step} -> {dest}")
         if dest.startswith("/"):
-            here = Path("/")
-        pending = [*Path(dest).parts[1 if dest.startswith("/") else 0 :], *pending]
-    return here
+            here = "/"
+        pending += dest.split("/")[::-1]
+    return Path(here)
+
+
+def _reached_without_links(text: str) -> Path | None:
+    """The path itself (absolute) when the kernel reaches it through no symbolic link and
+    outside /proc and /sys, which is what walking it would find: told by opening it once
+    (O_PATH: nothing of it is read or run) and asking where the open file is, which is the
+    path as given only if no link was on the way. None when that cannot tell (a link, "..",
+    "~", a missing part): then the path is walked name by name."""
+    if text.startswith("~") or ".." in text.split("/"):
+        return None
+    wanted = os.path.abspath(text)
+    try:
+        found = os.open(wanted, os.O_PATH | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        real = os.readlink(f"/proc/self/fd/{found}")
+    except OSError:
+        return None
+    finally:
+        os.close(found)
+    return Path(real) if real == wanted and kernel_view(real) is None else None
 
 
 def untrusted_ancestor(path: Path) -> str | None:

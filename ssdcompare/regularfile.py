@@ -70,7 +70,7 @@ def _in_kernel_view(path: Path | str, fd: int | None = None) -> RefusedFile | No
     however the path led there."""
     try:
         where = os.readlink(f"/proc/self/fd/{fd}") if fd is not None else path
-        root = kernel_view(Path(os.path.normpath(Path(where).absolute())))
+        root = kernel_view(os.path.abspath(where))  # normalised, as the kernel reads it
     except (OSError, ValueError):
         return None  # no /proc to ask, so no file of it was opened either
     if root is None or not os.fspath(where).startswith("/"):  # "pipe:[N]" and such
@@ -78,10 +78,10 @@ def _in_kernel_view(path: Path | str, fd: int | None = None) -> RefusedFile | No
     return RefusedFile(f"is in {root}, the kernel's view of itself, not a file on storage")
 
 
-def _open_regular(path: Path | str, limit: int, follow_links: bool) -> int:
+def _open_regular(path: Path | str, limit: int, follow_links: bool) -> tuple[int, int]:
     """A descriptor of `path` once it is known to be a regular file of at most `limit`
-    bytes outside /proc and /sys, looked at before it is opened and again once open;
-    RefusedFile otherwise."""
+    bytes outside /proc and /sys, looked at before it is opened and again once open, and its
+    size then; RefusedFile otherwise."""
     refused = _in_kernel_view(path)
     if refused is not None:
         raise refused
@@ -97,13 +97,14 @@ def _open_regular(path: Path | str, limit: int, follow_links: bool) -> int:
     except ValueError:  # a NUL byte in the name, which no file name can hold
         raise RefusedFile("is missing (a file name has no NUL byte)", missing=True) from None
     try:
-        refused = _refused(os.fstat(fd), limit) or _in_kernel_view(path, fd)
+        opened = os.fstat(fd)
+        refused = _refused(opened, limit) or _in_kernel_view(path, fd)
     except OSError as err:
         refused = _unreadable(err)
     if refused is not None:
         os.close(fd)
         raise refused
-    return fd
+    return fd, opened.st_size
 
 
 def _chunks(fd: int, limit: int, first: int) -> Iterator[bytes]:
@@ -135,10 +136,10 @@ def read_regular(path: Path | str, limit: int, follow_links: bool = True) -> byt
     the path is refused, not followed (O_NOFOLLOW). A file that grows past `limit` while it is
     read is refused too.
     """
-    fd = _open_regular(path, limit, follow_links)
+    fd, size = _open_regular(path, limit, follow_links)
     try:
         # the whole file in one read, and one more byte to see that it ends there
-        return b"".join(_chunks(fd, limit, os.fstat(fd).st_size + 1))
+        return b"".join(_chunks(fd, limit, size + 1))
     finally:
         os.close(fd)
 
@@ -149,7 +150,7 @@ def regular_chunks(
 ) -> Iterator[Iterator[bytes]]:
     """`path` as read_regular checks it, read a piece (at most 1 MiB) at a time: for files
     read as they are parsed, never held whole. The file is closed when the block ends."""
-    fd = _open_regular(path, limit, follow_links)
+    fd, _ = _open_regular(path, limit, follow_links)
     try:
         yield _chunks(fd, limit, 1 << 20)
     finally:

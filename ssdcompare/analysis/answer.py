@@ -219,9 +219,14 @@ def _count_significance(result: Headline, row: dict[str, Any], base: dict[str, A
 def _by_job(summary: pd.DataFrame, label: str) -> dict[object, dict[str, Any]]:
     """One device's summary rows by job (the first row of a job, as the table shows it)."""
     found: dict[object, dict[str, Any]] = {}
-    for record in summary[summary["label"] == label].to_dict("records"):
+    mine = summary.loc[summary["label"] == label, [c for c in _READ if c in summary.columns]]
+    for record in mine.to_dict("records"):  # of the columns read: records of all are slow
         found.setdefault(record["job"], record)
     return found
+
+
+_READ = ["job", "sweep", "status", "comparable", "verdict", "iops_value", "lat_p99_us_value",
+         "significant", "ratio", "repeats"]  # fmt: skip
 
 
 def _ratio(row: dict[str, Any], base: dict[str, Any], value: str) -> float:

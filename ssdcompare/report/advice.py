@@ -16,6 +16,7 @@ import pandas as pd
 
 from ssdcompare.analysis.answer import Headline
 from ssdcompare.judge.verdict import OTHERS_PCT, SHORT_RUN, SPREAD_CV_PCT, STEAL_PCT, VERDICTS
+from ssdcompare.report.table import records
 from ssdcompare.results.store import ResultsDir
 
 LONG_ENOUGH_S = 30  # seconds a job runs for a passing disturbance to weigh little
@@ -64,25 +65,31 @@ def _disturbances(ok: pd.DataFrame, frame: pd.DataFrame) -> Counter[str]:
     """The disturbed results by what disturbed them (a result may count under several)."""
     found: Counter[str] = Counter()
     keys = ["sweep", "label", "job"]
-    runs = frame[frame["status"] == "ok"]
-    by_result = dict(list(runs.groupby(keys, sort=False, dropna=False)))
-    for result in ok[ok["verdict"] == "disturbed"].to_dict("records"):
-        mine = by_result.get(tuple(result[k] for k in keys))
-        causes = set()
-        if mine is not None:
-            if (mine["steal_pct"].round() >= STEAL_PCT).any():
-                causes.add("CPU steal")
-            if (mine["others_pct"].round() >= OTHERS_PCT).any():
-                causes.add("other processes")
-            timed = mine["io_size_bytes"].isna()
-            if (timed & (mine["measured_s"] < SHORT_RUN * mine["runtime_s"])).any():
-                causes.add("a run cut short")
+    causes_of = _run_causes(frame[frame["status"] == "ok"], keys)
+    disturbed = ok[ok["verdict"] == "disturbed"]
+    for result in records(disturbed, [*keys, "repeats", "iops_cv_pct"]):
+        causes = set(causes_of.get(tuple(result[k] for k in keys), ()))
         cv = result.get("iops_cv_pct")
         if result.get("repeats", 0) >= 2 and cv is not None and pd.notna(cv):
             if round(cv) >= SPREAD_CV_PCT:
                 causes.add("repeats that differ")
         found.update(causes or {"something else (see the notes)"})
     return found
+
+
+def _run_causes(runs: pd.DataFrame, keys: list[str]) -> dict[tuple[object, ...], list[str]]:
+    """What disturbed some run of each result (by `keys`), read from its runs' figures: each
+    cause a column over every run at once, then whether any run of a result has it."""
+    timed = runs["io_size_bytes"].isna()
+    flags = pd.DataFrame({
+        "CPU steal": runs["steal_pct"].round() >= STEAL_PCT,
+        "other processes": runs["others_pct"].round() >= OTHERS_PCT,
+        "a run cut short": timed & (runs["measured_s"] < SHORT_RUN * runs["runtime_s"]),
+    }).fillna(False).astype(bool)  # fmt: skip
+    anywhere = flags.groupby([runs[k] for k in keys], sort=False, dropna=False).any()
+    rows = zip(anywhere.index, anywhere.itertuples(index=False), strict=True)
+    return {key: [cause for cause, seen in zip(anywhere.columns, row, strict=True) if seen]
+            for key, row in rows}  # fmt: skip
 
 
 def _host_helps(verdicts: Counter[str], sweeps: list[ResultsDir]) -> list[str]:

@@ -24,6 +24,7 @@ from ssdcompare.report.sections import chart_sections
 from ssdcompare.report.table import (
     Footnotes,
     first_rows,
+    records,
     sort_key,
     table_groups,
     workload_words,
@@ -73,34 +74,55 @@ def _missing_ceilings(results: ResultsDir) -> list[str]:
 
 
 def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDir]) -> list[str]:
-    found = []
-    for results in sweeps:
-        found += _sweep_choices(results)
-        found += _missing_ceilings(results)
-        remote = sorted({h.where for t in results.manifest.targets for p in t.parts
-                         if p.remote and p.host is not None for h in [p.host]})  # fmt: skip
-        if remote:
-            found.append(
-                f"Not CPU-sampled: host {', '.join(remote)} is another machine. Its results "
-                "are judged on fio's own CPU figures only: verdict unknown unless fio's worker "
-                "was saturated. Devices here and on hosts at this machine's addresses were "
-                "sampled in full."
-            )
-        host = results.manifest.host
-        odd = [g for g in host.cpu_governors if g != "performance"]
-        if odd:
-            found.append(
-                f"{host.hostname}: CPU frequency governor is {', '.join(odd)}, not "
-                "performance: clock changes add noise and can lower QD1 results "
-                "(set it with `cpupower frequency-set -g performance`)."
-            )
+    """What a reader must know before trusting the figures: of the sweeps, the drives'
+    states, the results, and the runs left out."""
+    found = [said for results in sweeps for said in _sweep_warnings(results)]
     found += _state_warnings(frame, sweeps)
-    noisy = summary[(summary["repeats"] >= 2) & (summary["iops_cv_pct"] >= CV_WARN_PCT)]
-    for _, row in noisy.iterrows():
+    found += _result_warnings(summary)
+    damaged = damaged_runs(frame)
+    if damaged:
+        shown = "; ".join(damaged[:DAMAGED_LISTED])
+        more = len(damaged) - DAMAGED_LISTED
         found.append(
-            f"{row['job']} on {row['label']}: repeats differ by {row['iops_cv_pct']:.0f} % "
-            "(coefficient of variation): run more repeats or longer jobs before trusting it."
+            f"{len(damaged)} run(s) whose stored files cannot be used (damaged, refused, "
+            f"holding impossible values, or not of this sweep) are left out of the figures: "
+            f"{shown}" + (f"; and {more} more" if more > 0 else "")
         )
+    return found
+
+
+def _sweep_warnings(results: ResultsDir) -> list[str]:
+    """What one sweep's settings and host mean for its figures."""
+    found = _sweep_choices(results) + _missing_ceilings(results)
+    remote = sorted({h.where for t in results.manifest.targets for p in t.parts
+                     if p.remote and p.host is not None for h in [p.host]})  # fmt: skip
+    if remote:
+        found.append(
+            f"Not CPU-sampled: host {', '.join(remote)} is another machine. Its results "
+            "are judged on fio's own CPU figures only: verdict unknown unless fio's worker "
+            "was saturated. Devices here and on hosts at this machine's addresses were "
+            "sampled in full."
+        )
+    host = results.manifest.host
+    odd = [g for g in host.cpu_governors if g != "performance"]
+    if odd:
+        found.append(
+            f"{host.hostname}: CPU frequency governor is {', '.join(odd)}, not "
+            "performance: clock changes add noise and can lower QD1 results "
+            "(set it with `cpupower frequency-set -g performance`)."
+        )
+    return found
+
+
+def _result_warnings(summary: pd.DataFrame) -> list[str]:
+    """What the results themselves call for: repeats that differ or none, results from
+    another jobfile than the baseline's, jobs that did not complete."""
+    noisy = summary[(summary["repeats"] >= 2) & (summary["iops_cv_pct"] >= CV_WARN_PCT)]
+    found = [
+        f"{row['job']} on {row['label']}: repeats differ by {row['iops_cv_pct']:.0f} % "
+        "(coefficient of variation): run more repeats or longer jobs before trusting it."
+        for row in records(noisy, ["job", "label", "iops_cv_pct"])
+    ]
     if (summary["repeats"] < 2).all():
         found.append(
             "Each job ran once: run-to-run spread is unknown (use --repeat 3 to measure it)."
@@ -117,15 +139,6 @@ def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDi
         found.append(
             f"{len(bad)} job(s) did not complete on some device: shown as FAILED, "
             "INTERRUPTED or DAMAGED, never as numbers."
-        )
-    damaged = damaged_runs(frame)
-    if damaged:
-        shown = "; ".join(damaged[:DAMAGED_LISTED])
-        more = len(damaged) - DAMAGED_LISTED
-        found.append(
-            f"{len(damaged)} run(s) whose stored files cannot be used (damaged, refused, "
-            f"holding impossible values, or not of this sweep) are left out of the figures: "
-            f"{shown}" + (f"; and {more} more" if more > 0 else "")
         )
     return found
 
@@ -213,37 +226,18 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
                   aggregate: str = "mean") -> dict[str, object]:  # fmt: skip
     """Everything the template shows, computed from the frame (no fio, no sysfs)."""
     frame, unplaced = _placed(frame)
-    if frame.empty:
-        raise SsdcompareError("no results to report: the sweep recorded no runs yet")
-    labels = list(dict.fromkeys(frame["label"]))
-    baseline = labels[0] if baseline is None else baseline
-    if baseline not in labels:
-        raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
-    summary = _with_rounds(job_summary(frame, baseline, aggregate), frame)
-    labels = list(dict.fromkeys(summary["label"]))
+    summary, labels, baseline = _summary(frame, baseline, aggregate)
     footnotes = Footnotes()
     ratios = side_by_side(summary, "iops", baseline)
     rows_of = first_rows(summary)
     groups = table_groups(summary, rows_of, ratios, labels, baseline, footnotes)
     # outside the main table one mark stands for both: the CPU or the host was the limit
-    limited = summary.assign(cpu_bound=known_true(summary["cpu_bound"])
-                             | summary["verdict"].eq("host"))  # fmt: skip
-    limited_runs = frame.assign(cpu_bound=known_true(frame["cpu_bound"])
-                                | frame["verdict"].eq("host"))  # fmt: skip
+    limited, limited_runs = _limited(summary), _limited(frame)
     order = [row.job for group in groups for row in group.rows]
     answers = headline(summary, baseline)
-    sections, chart_notes = chart_sections(limited_runs, limited, rows_of, labels, baseline,
-                                           ratios, order)  # fmt: skip
+    drawn = chart_sections(limited_runs, limited, rows_of, labels, baseline, ratios, order)
     return {
-        "version": __version__,
-        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "labels": labels,
-        "baseline": baseline,
-        "aggregate": {
-            "mean": "means",
-            "median": "medians",
-            "best": "the best run (highest IOPS and MB/s, lowest latency)",
-        }[aggregate],
+        **_page(labels, baseline, aggregate),
         "sweeps": [_sweep_info(s) for s in sweeps],
         "devices": _devices(sweeps, labels, frame),
         "warnings": _warnings(frame, summary, sweeps) + unplaced,
@@ -254,22 +248,61 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "verdict_counts": _verdict_counts(summary),
         "state_pairs": _state_pairs(limited, labels),
         "burst_rows": _burst_rows(limited_runs, labels),
-        "chart_sections": sections,
-        "charts": [chart for section in sections for g in section.groups for chart in g.charts],
-        "chart_notes": chart_notes,
+        "chart_sections": drawn.sections,
+        "charts": [chart for section in drawn.sections for chart in section.charts],
+        "chart_notes": drawn.notes,
+        "chart_parts": drawn.shared.definitions(),
         "jobfiles": quoted_jobfiles(frame, sweeps, order, labels),
+        "open_all": len(order) <= OPEN_UP_TO,
+        "drive_states": _has_drive_states(summary),
+        "cpu_bound_count": int(
+            (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()
+        ),
+    }
+
+
+def _summary(frame: pd.DataFrame, baseline: str | None,
+             aggregate: str) -> tuple[pd.DataFrame, list[str], str]:  # fmt: skip
+    """The results per job and device against the baseline (the first device unless named),
+    the devices in the report's order, and the baseline."""
+    if frame.empty:
+        raise SsdcompareError("no results to report: the sweep recorded no runs yet")
+    labels = list(dict.fromkeys(frame["label"]))
+    baseline = labels[0] if baseline is None else baseline
+    if baseline not in labels:
+        raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
+    summary = _with_rounds(job_summary(frame, baseline, aggregate), frame)
+    return summary, list(dict.fromkeys(summary["label"])), baseline
+
+
+def _limited(results: pd.DataFrame) -> pd.DataFrame:
+    """`results` with cpu_bound set where the CPU or the host was the limit: one mark for
+    both outside the main table."""
+    return results.assign(cpu_bound=known_true(results["cpu_bound"])
+                          | results["verdict"].eq("host"))  # fmt: skip
+
+
+def _page(labels: list[str], baseline: str, aggregate: str) -> dict[str, object]:
+    """What the page says of itself and draws alike everywhere: version, time, title, the
+    devices' legend, styles and marks."""
+    return {
+        "version": __version__,
+        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "labels": labels,
+        "baseline": baseline,
+        "aggregate": {
+            "mean": "means",
+            "median": "medians",
+            "best": "the best run (highest IOPS and MB/s, lowest latency)",
+        }[aggregate],
         "chart_legend": charts.legend(labels),
+        "device_styles": charts.device_styles(len(labels)),
         "marks": {
             "grey": charts.BOUND_GREY,
             "stripe": charts.DISTURBED_STRIPE,
             "slower": charts.ratio_colour(0.5),
             "faster": charts.ratio_colour(2.0),
         },
-        "open_all": len(order) <= OPEN_UP_TO,
-        "drive_states": _has_drive_states(summary),
-        "cpu_bound_count": int(
-            (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()
-        ),
         "title": " vs ".join(labels),
     }
 

@@ -32,6 +32,7 @@ from ssdcompare.report.table import (
     family_name,
     flush_words,
     record_limit,
+    records,
     worst_limit,
 )
 from ssdcompare.units import format_bytes, format_count, format_latency, format_rate
@@ -67,6 +68,27 @@ class ChartInputs:
         steady = self.ok[self.ok["thinktime_us"].isna()]
         families = steady.assign(family=steady["rw"].map(family_name))
         return {str(name): part for name, part in families.groupby("family", sort=False)}
+
+    @cached_property
+    def curve_records(self) -> dict[str, list[dict[str, Any]]]:
+        """Each family's steady results as records of the columns curves read (records of a
+        few columns are quick to make), made once for every kind of curve."""
+        columns = list(dict.fromkeys([*_CURVE_KEYS, *_CURVE_COLUMNS]))
+        return {name: records(part, columns) for name, part in self.steady_parts.items()}
+
+    @cached_property
+    def distribution_runs(self) -> dict[object, dict[tuple[str, str], list[dict[str, Any]]]]:
+        """The finished runs of every job drawn one by one, by job and (device, direction):
+        the figures of its latency distribution."""
+        runs = self.frame
+        drawn = runs["job"].isin([job for jobs in self.per_job[0].values() for job in jobs])
+        runs = runs[drawn & (runs["status"] == "ok") & (runs["direction"] != "sync")]
+        columns = ["job", "label", "direction", "cpu_bound", "lat_dist_us", *_THREE]
+        by_job: dict[object, dict[tuple[str, str], list[dict[str, Any]]]] = {}
+        for record in records(runs, columns):
+            mine = by_job.setdefault(record["job"], {})
+            mine.setdefault((str(record["label"]), str(record["direction"])), []).append(record)
+        return by_job
 
     @cached_property
     def job_family(self) -> dict[object, str]:
@@ -195,15 +217,15 @@ def _curve_words(key: dict[str, Any], leave: str) -> str:
     return ", ".join(words)
 
 
-def _curves(part: pd.DataFrame, sweep: str) -> list[tuple[str, str, list[dict[str, Any]]]]:
-    """The curves of one family's results where `sweep` rises along x and every other
-    setting stays: (what they share in words, a caption, their summary records). A curve
-    needs two settings (three for the read share)."""
+def _curves(
+    found_in: list[dict[str, Any]], sweep: str
+) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """The curves of one family's results (`found_in`: ChartInputs.curve_records) where
+    `sweep` rises along x and every other setting stays: (what they share in words, a
+    caption, their summary records). A curve needs two settings (three for the read share)."""
     keys = [k for k in _CURVE_KEYS if k != sweep]
-    # the columns the charts read: records of a few columns are quick to make
-    records = part[list(dict.fromkeys([*_CURVE_KEYS, *_CURVE_COLUMNS]))].to_dict("records")
     curves: dict[tuple[object, ...], list[dict[str, Any]]] = {}
-    for record in records:  # NaN and NA are one "not set" value in a key, as in a groupby
+    for record in found_in:  # NaN and NA are one "not set" value in a key, as in a groupby
         key = tuple(None if _absent(record[k]) else record[k] for k in keys)
         curves.setdefault(key, []).append(record)
     least = 3 if sweep == "rwmixread" else 2
@@ -260,9 +282,10 @@ def _absent(value: Any) -> bool:
 
 
 def _point_tip(row: dict[str, Any], where: str, what: str) -> str:
-    """A point's tooltip: the device, where on the curve, the figure, and a limit."""
+    """A point's tooltip: where on the curve, the figure, and a limit. Its device is its
+    series' (the report names it once per group of points and puts it before each on load)."""
     limit = record_limit(row)
-    return f"{row['label']}, {where}: {what}" + (f" ({limit})" if limit else "")
+    return f"{where}: {what}" + (f" ({limit})" if limit else "")
 
 
 def _at_depth(row: dict[str, Any]) -> str:
@@ -296,7 +319,7 @@ def queue_depth_charts(
     with p99 as thin lines, against queue depth; a line per device."""
     found = []
     labels = inputs.labels
-    for what, caption, points in _curves(inputs.steady_parts[str(family)], "iodepth"):
+    for what, caption, points in _curves(inputs.curve_records[str(family)], "iodepth"):
         iops = _series(
             points, labels, "iodepth", "iops_value",
             lambda r: _point_tip(r, _at_depth(r), f"{format_count(r['iops_value'])} IOPS"),
@@ -337,7 +360,7 @@ def block_size_charts(
 ) -> list[PlacedChart]:
     """Per block-size curve of a family: throughput (MB/s) against block size."""
     found = []
-    for what, caption, points in _curves(inputs.steady_parts[str(family)], "bs_bytes"):
+    for what, caption, points in _curves(inputs.curve_records[str(family)], "bs_bytes"):
         lines = _series(
             points, inputs.labels, "bs_bytes", "bw_bytes_value",
             lambda r: _point_tip(r, format_bytes(r["bs_bytes"]), format_rate(r["bw_bytes_value"])),
@@ -361,7 +384,7 @@ def _in_mb(lines: list[Series]) -> list[Series]:
 def mix_charts(inputs: ChartInputs, family: str | None, notes: list[str]) -> list[PlacedChart]:
     """Per read/write-mix curve of a family: IOPS against the read share (100 % at left)."""
     found = []
-    for what, caption, points in _curves(inputs.steady_parts[str(family)], "rwmixread"):
+    for what, caption, points in _curves(inputs.curve_records[str(family)], "rwmixread"):
         lines = _series(
             points, inputs.labels, "rwmixread", "iops_value",
             lambda r: _point_tip(r, f"{r['rwmixread']} % read",
@@ -384,18 +407,9 @@ def distribution_charts(
     """Each job's latency distribution (percentiles on a 'nines' axis), devices overlaid;
     the average of the repeats at each percentile. A mixed job's writes are the thin lines."""
     jobs = inputs.per_job[0].get(str(family), [])
-    runs = inputs.frame
-    runs = runs[(runs["status"] == "ok") & (runs["direction"] != "sync")]
-    columns = ["job", "label", "direction", "cpu_bound", "lat_dist_us", *_THREE]
-    wanted = set(jobs)
-    by_job: dict[object, dict[tuple[str, str], list[dict[str, Any]]]] = {}
-    for record in runs[columns].to_dict("records"):
-        if record["job"] in wanted:
-            mine = by_job.setdefault(record["job"], {})
-            mine.setdefault((str(record["label"]), str(record["direction"])), []).append(record)
     found = []
     for job in jobs:
-        parts = by_job.get(job, {})
+        parts = inputs.distribution_runs.get(job, {})
         directions = {direction for _, direction in parts}
         lines = [_distribution(label, direction, mine, inputs.labels, len(directions) > 1)
                  for (label, direction), mine in parts.items()]  # fmt: skip
@@ -436,13 +450,15 @@ def _curve_ends(ok: pd.DataFrame) -> set[object]:
     """The jobs at the lowest and highest queue depth of each queue-depth curve, and the jobs
     that are in no such curve."""
     keys = [k for k in _CURVE_KEYS if k != "iodepth"]
+    curves: dict[tuple[object, ...], list[tuple[float, object]]] = {}
+    for record in records(ok, [*keys, "iodepth", "job"]):  # NaN and NA: one "not set" value
+        key = tuple(None if _absent(record[k]) else record[k] for k in keys)
+        curves.setdefault(key, []).append((_number(record["iodepth"]), record["job"]))
     found: set[object] = set()
-    for _, part in ok.groupby(keys, sort=False, dropna=False):
-        depths = part["iodepth"].astype("float64")
-        if depths.nunique() < 2:
-            found.update(part["job"])
-        else:
-            found.update(part.loc[depths.isin([depths.min(), depths.max()]), "job"])
+    for points in curves.values():
+        depths = {depth for depth, _ in points if not math.isnan(depth)}
+        ends = (min(depths), max(depths)) if len(depths) >= 2 else None
+        found.update(job for depth, job in points if ends is None or depth in ends)
     return found
 
 
@@ -451,25 +467,22 @@ def timeseries_charts(
 ) -> list[PlacedChart]:
     """IOPS second by second, a small chart per job in its family's section, devices
     overlaid (repeats averaged), each device's write cliff a dashed line in its colour."""
-    mean = _mean_seconds(inputs.frame, notes)
-    if mean is None:
-        return []
-    cliffs = inputs.ok[["job", "label", "cliff_s"]].dropna()
+    shown = inputs.per_job[1]
+    lines_of = _job_seconds(inputs.frame, notes, shown)
+    cliffs_of: dict[object, list[dict[str, Any]]] = {}
+    for cliff in records(inputs.ok[["job", "label", "cliff_s"]].dropna()):
+        cliffs_of.setdefault(cliff["job"], []).append(cliff)
     found = []
-    parts = dict(list(mean.groupby("job", sort=False)))
-    for job in [j for j in inputs.per_job[1] if j in parts]:
+    for job in [j for j in shown if j in lines_of]:
         name = inputs.job_family.get(job)
         if name is None:
             continue
-        lines = [
-            Series(index=inputs.labels.index(str(label)), xs=rows["t_s"].tolist(),
-                   ys=rows["iops"].tolist(), markers=False, label=str(label))
-            for label, rows in parts[job].groupby("label", sort=False)
-        ]  # fmt: skip
+        lines = [Series(index=inputs.labels.index(label), xs=xs, ys=ys, markers=False,
+                        label=label) for label, (xs, ys) in lines_of[job].items()]  # fmt: skip
         marks = [
             Mark(inputs.labels.index(str(c["label"])), float(c["cliff_s"]),
                  f"{c['label']}: write cliff at {c['cliff_s']:.0f} s")
-            for c in cliffs[cliffs["job"] == job].to_dict("records")
+            for c in cliffs_of.get(job, [])
         ]  # fmt: skip
         spec = LineChart(f"{job}: IOPS second by second", lines, Axis("seconds"),
                          Axis("IOPS", zero=True), marks=marks)  # fmt: skip
@@ -477,9 +490,25 @@ def timeseries_charts(
     return found
 
 
-def _mean_seconds(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame | None:
-    """IOPS per job, device and second: directions added within a run, then runs averaged.
-    None without any second logged."""
+def _job_seconds(
+    frame: pd.DataFrame, notes: list[str], jobs: list[str]
+) -> dict[object, dict[str, tuple[list[float], list[float]]]]:
+    """The seconds and IOPS of each of `jobs` per device (_mean_seconds), in one pass."""
+    mean = _mean_seconds(frame, notes, jobs)
+    found: dict[object, dict[str, tuple[list[float], list[float]]]] = {}
+    if mean is None:
+        return found
+    columns = [mean[c].tolist() for c in ("job", "label", "t_s", "iops")]
+    for job, label, second, iops in zip(*columns, strict=True):
+        xs, ys = found.setdefault(job, {}).setdefault(str(label), ([], []))
+        xs.append(second)
+        ys.append(iops)
+    return found
+
+
+def _mean_seconds(frame: pd.DataFrame, notes: list[str], jobs: list[str]) -> pd.DataFrame | None:
+    """IOPS per job (of `jobs`), device and second: directions added within a run, then runs
+    averaged. None without any second logged."""
     folders = [p for p in dict.fromkeys(frame["sweep"].dropna()) if p]
     if not folders:
         return None
@@ -488,6 +517,7 @@ def _mean_seconds(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame | None:
     notes += [f"Time series of a run left out: {error}" for error in damaged]
     if seconds.empty:
         return None
+    seconds = seconds[seconds["job"].isin(jobs)]
     names = frame[["sweep", "host", "device", "label"]].drop_duplicates()
     seconds = seconds.merge(names, on=["sweep", "host", "device"], how="inner")
     seconds = seconds[seconds["iops"].notna()]

@@ -37,7 +37,8 @@ class Series:
     index: int  # the device's position: its colour, marker and dash
     xs: list[float]
     ys: list[float]
-    tips: list[str] = field(default_factory=list)  # a note per point (its figures, a limit)
+    # a note per point (its figures, a limit); the device is the series' own (label, index)
+    tips: list[str] = field(default_factory=list)
     bound: list[bool] = field(default_factory=list)  # CPU- or host-bound points
     lows: list[float] | None = None
     highs: list[float] | None = None

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from ssdcompare.report.table import records
 from ssdcompare.results.files import StoredFileError
 from ssdcompare.results.store import JOBFILE, ResultsDir
 
@@ -93,7 +94,7 @@ def quoted_jobfiles(
                "status", "workload_hash"]  # fmt: skip
     rows = frame[columns].drop_duplicates(["sweep", "label", "job", "repeat"])
     targets = {path: _target_names(results) for path, results in by_path.items()}
-    for row in rows.to_dict("records"):
+    for row in records(rows):
         results = by_path.get(row["sweep"])
         target = _target(row, targets.get(row["sweep"], {}))
         if results is None or target is None or not isinstance(row["workload_hash"], str):

@@ -29,6 +29,16 @@ class ChartGroup:
 
 
 @dataclass
+class ChartSections:
+    """The report's chart sections in order, the notes on charts left out, and the parts
+    the charts share (their definitions go on the page once, before the charts)."""
+
+    sections: list[ChartSection]
+    notes: list[str]
+    shared: charts.SharedParts
+
+
+@dataclass
 class ChartSection:
     """One family's charts (random reads, ...), or the overview: a collapsible section."""
 
@@ -37,16 +47,20 @@ class ChartSection:
 
     @property
     def count(self) -> int:
-        return sum(len(g.charts) for g in self.groups)
+        return len(self.charts)
+
+    @property
+    def charts(self) -> list[dict[str, str]]:
+        """Every chart of the section, group after group."""
+        return [chart for group in self.groups for chart in group.charts]
 
 
-def _place(
-    sections: dict[str, ChartSection], notes: list[str], kind: ChartKind, chart: PlacedChart
-) -> None:
-    """Draw one chart into its section, under its kind's heading; one that cannot be drawn
-    becomes a line in `notes`."""
+def _place(sections: dict[str, ChartSection], notes: list[str], kind: ChartKind,
+           chart: PlacedChart, shared: charts.SharedParts) -> None:  # fmt: skip
+    """Draw one chart into its section, under its kind's heading (its axes placed from
+    `shared`); one that cannot be drawn becomes a line in `notes`."""
     try:
-        svg = charts.svg(chart.spec) if chart.spec is not None else None
+        svg = charts.svg(chart.spec, shared) if chart.spec is not None else None
     except Exception as err:  # a chart is never worth losing the whole report over
         kind_of = type(err).__name__
         notes.append(f"{chart.title}: left out, it could not be drawn ({kind_of}: {err}).")
@@ -70,17 +84,18 @@ def chart_sections(
     baseline: str,
     ratios: pd.DataFrame,
     order: list[str],
-) -> tuple[list[ChartSection], list[str]]:
+) -> ChartSections:
     """The report's charts in sections: an overview of every ratio, then each family's
     curves (queue depth, block size, read share), latency distributions and time series;
     and a note for each chart left out. The arguments are chartkinds.ChartInputs'."""
     inputs = ChartInputs(frame, summary, rows_of, labels, baseline, ratios, order)
     notes: list[str] = []
     sections: dict[str, ChartSection] = {}
+    shared = charts.SharedParts()
     for kinds in passes(KINDS):
         for part in kinds[0].over(inputs, notes):
             for kind in kinds:
                 for chart in kind.build(inputs, part, notes):
-                    _place(sections, notes, kind, chart)
+                    _place(sections, notes, kind, chart, shared)
     ranked = sorted(sections.values(), key=lambda section: section_rank(section.name))
-    return ranked, notes
+    return ChartSections(ranked, notes, shared)

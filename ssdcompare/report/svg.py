@@ -48,6 +48,19 @@ def style(index: int) -> tuple[str, str, str]:
     )
 
 
+def device_styles(count: int) -> str:
+    """The page's style rules for the first `count` devices' lines and markers: a chart names
+    a device by its class (`d2`), and its colour and dash are said once for the page, not on
+    every line and every group of markers of a thousand charts."""
+    rules = []
+    for index in range(count):
+        colour, _, dash = style(index)
+        dashed = f";stroke-dasharray:{dash}" if dash else ""
+        rules.append(f"svg.chart path.d{index}{{stroke:{colour}{dashed}}}"
+                     f"svg.chart g.d{index}{{fill:{colour}}}")  # fmt: skip
+    return "\n".join(rules)
+
+
 def _forward(scale: str, value: float) -> float:
     if scale == "log10":
         return math.log10(value)
@@ -138,16 +151,19 @@ class _Plot:
         x_low, x_high, self.x_ticks = axis_layout(x, xs)
         y_low, y_high, self.y_ticks = axis_layout(y, ys, vertical=True)
         self.x_range, self.y_range = (x_low, x_high), (y_low, y_high)
+        # each axis's ends on its own scale, for every point of the chart
+        self._x_ends = (_forward(x.scale, x_low), _forward(x.scale, x_high))
+        self._y_ends = (_forward(y.scale, y_low), _forward(y.scale, y_high))
 
     def px(self, value: float) -> float:
-        low, high = (_forward(self.x.scale, v) for v in self.x_range)
+        low, high = self._x_ends
         share = (_forward(self.x.scale, value) - low) / (high - low) if high > low else 0.5
         if self.x.reverse:
             share = 1 - share
         return _LEFT + share * (self.width - _LEFT - _RIGHT)
 
     def py(self, value: float) -> float:
-        low, high = (_forward(self.y.scale, v) for v in self.y_range)
+        low, high = self._y_ends
         share = (_forward(self.y.scale, value) - low) / (high - low) if high > low else 0.5
         return self.height - _BOTTOM - share * (self.height - _TOP - _BOTTOM)
 
@@ -204,29 +220,32 @@ def _bound_mark(x: float, y: float) -> str:
     )
 
 
-def svg(spec: Spec) -> str | None:
-    """A chart spec drawn as SVG markup, or None when it has nothing to draw."""
+def svg(spec: Spec, shared: SharedParts | None = None) -> str | None:
+    """A chart spec drawn as SVG markup, or None when it has nothing to draw; the parts it
+    shares with other charts placed from `shared` (written where they are without it)."""
     if isinstance(spec, Heatmap):
         return heatmap(spec)
-    return line_chart(spec)
+    return line_chart(spec, shared=shared)
 
 
-def line_chart(chart: LineChart, width: int = WIDTH, height: int = HEIGHT) -> str | None:
+def line_chart(chart: LineChart, width: int = WIDTH, height: int = HEIGHT,
+               shared: SharedParts | None = None) -> str | None:  # fmt: skip
     """One chart of lines, one (or two, one thin) per device, with its marks (vertical dashed
-    lines) and knees (hollow diamonds). None when no point can be drawn."""
+    lines) and knees (hollow diamonds). None when no point can be drawn. Its axes are placed
+    from `shared` (SharedParts), or written in it without."""
     kept = drawable_points(chart)
     if not kept:
         return None
     x, y = chart.x, chart.y
     plot = _Plot(x, y, *point_extent(kept, y), width, height)
-    out = [_frame(plot, chart.title)]
+    out = [_frame(plot, chart.title, shared if shared is not None else _Inline())]
     out += [_mark(plot, mark) for mark in chart.marks if drawable(x.scale, mark.x)]
     lines, markers = [], []  # every line first, every marker over them
     for line, good in kept:
-        colour, _, dash = style(line.index)
-        lines.append(_line_path(plot, line, good, colour, dash))
+        lines.append(_line_path(plot, line, good))
         markers.append(_points(plot, line, good))
-    # fill and stroke width come from the page's style (one rule, not an attribute each)
+    # colours, dashes, fill and stroke width come from the page's style (one rule each, not an
+    # attribute on every line: device_styles)
     out.append(f'<g class="lines">{"".join(lines)}</g>{"".join(markers)}')
     out += [_knee(plot, knee) for knee in chart.knees
             if drawable(x.scale, knee.x) and drawable(y.scale, knee.y)]  # fmt: skip
@@ -297,10 +316,12 @@ def _points(plot: _Plot, line: Series, good: list[int]) -> str:
     colour, marker, _ = style(line.index)
     # a line of one point is no line: its marker is drawn whatever the line asks
     shaped = line.markers or len(good) == 1
+    if not (shaped or line.tips or line.lows is not None):  # a bare line: its bound marks
+        good = [i for i in good if i < len(line.bound) and line.bound[i]]
     drawn = [_point(plot, line, i, colour, marker if shaped else "") for i in good]
     drawn = [point for point in drawn if point]
-    # the device's colour once, for all its markers
-    return f'<g fill="{colour}">{"".join(drawn)}</g>' if drawn else ""
+    # the device's colour from the page's style (device_styles), once for all its markers
+    return f'<g class="d{line.index}">{"".join(drawn)}</g>' if drawn else ""
 
 
 def _point(plot: _Plot, line: Series, i: int, colour: str, marker: str) -> str:
@@ -329,57 +350,107 @@ def _bar(plot: _Plot, line: Series, i: int, px: float, colour: str) -> str:
         return ""
     return (
         f'<line x1="{px:.0f}" x2="{px:.0f}" y1="{plot.py(low):.0f}" '
-        f'y2="{plot.py(high):.0f}" stroke="{colour}" stroke-width="1"/>'
+        f'y2="{plot.py(high):.0f}" stroke="{colour}"/>'
     )
 
 
-def _line_path(plot: _Plot, line: Series, good: list[int], colour: str, dash: str) -> str:
+def _line_path(plot: _Plot, line: Series, good: list[int]) -> str:
     """A device's line through its points: a path from the first point, each step drawn
     from the one before (shorter than absolute points: a chart is sent as text)."""
     points = [(round(plot.px(line.xs[i])), round(plot.py(line.ys[i]))) for i in good]
     steps = " ".join(f"{b[0] - a[0]} {b[1] - a[1]}"
                      for a, b in zip(points, points[1:], strict=False))  # fmt: skip
-    dashed = f' stroke-dasharray="{dash if not line.thin else "3 2"}"' if dash or line.thin else ""
-    thin = ' class="thin"' if line.thin else ""
+    # colour and dash from the page's style by the device's class; a thin line is dashed alike
+    # for every device (the page's style too)
+    kind = f"d{line.index} thin" if line.thin else f"d{line.index}"
     tip = f"<title>{escape(line.tip)}</title>" if line.tip else ""
     head = f'<path d="M{points[0][0]} {points[0][1]}' + (f"l{steps}" if steps else "")
-    return f'{head}" stroke="{colour}"{thin}{dashed}' + (f">{tip}</path>" if tip else "/>")
+    return f'{head}" class="{kind}"' + (f">{tip}</path>" if tip else "/>")
 
 
-def _frame(plot: _Plot, title: str) -> str:
-    """The chart's box, grid, ticks and axis labels. Its title is the <title> (the chart's
-    name for screen readers and on hover); the page shows it above the chart."""
+class SharedParts:
+    """Parts that many charts draw alike (an axis with its grid lines, ticks and label), each
+    written once for the page (`definitions`: an SVG of definitions placed before the charts)
+    and placed in a chart by a reference to it. A part carries its own colours and
+    alignment: the page's style does not reach into a referenced part."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, str] = {}  # a part's markup -> its id
+
+    def place(self, part: str) -> str:
+        """A reference to `part`, which is defined once however many charts place it."""
+        found = self._ids.setdefault(part, f"a{len(self._ids)}")
+        return f'<use href="#{found}"/>'
+
+    def definitions(self) -> str:
+        """Every part placed so far, as one SVG that draws nothing itself; "" without any."""
+        if not self._ids:
+            return ""
+        parts = "".join(f'<g id="{key}">{part}</g>' for part, key in self._ids.items())
+        return f'<svg class="parts" aria-hidden="true"><defs>{parts}</defs></svg>'
+
+
+class _Inline(SharedParts):
+    """Parts written where they are placed: a chart drawn on its own, outside a report."""
+
+    def place(self, part: str) -> str:
+        return part
+
+
+def _frame(plot: _Plot, title: str, shared: SharedParts) -> str:
+    """The chart's box, grid, ticks and axis labels, an axis at a time (charts of the same
+    depths, block sizes or seconds share theirs: `shared`). Its title is the <title> (the
+    chart's name for screen readers and on hover); the page shows it above the chart."""
     w, h = plot.width, plot.height
-    parts = [
+    return (
         f'<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img">'
-        f"<title>{escape(title)}</title>"
-        f'<rect x="{_LEFT}" y="{_TOP}" width="{w - _LEFT - _RIGHT}" '
-        f'height="{h - _TOP - _BOTTOM}" fill="#fff" stroke="#999"/>'
-    ]
-    write_x = plot.x.ticks or (str if plot.x.scale == "nines" else number)
-    write_y = plot.y.ticks or number
-    grid = []  # every grid line in one path: a chart is sent as text, a thousand of them
-    below, beside = [], []  # tick labels, each axis's in a group that places them
+        f"<title>{escape(title)}</title>{shared.place(_x_axis(plot))}"
+        f"{shared.place(_y_axis(plot))}"
+    )
+
+
+_GRID = 'stroke="#e6e6e6" fill="none"'
+_TICKS = 'fill="#333"'
+_LABEL = 'text-anchor="middle" fill="#5f5f5f"'
+
+
+def _x_axis(plot: _Plot) -> str:
+    """The plot's box, its vertical grid lines (one path), the x ticks' labels in a group
+    that places them, and the axis's label."""
+    w, h = plot.width, plot.height
+    write = plot.x.ticks or (str if plot.x.scale == "nines" else number)
+    grid, below = [], []
     for value in plot.x_ticks:
         px = plot.px(value)
         grid.append(f"M{px:.0f} {_TOP}V{h - _BOTTOM}")
-        below.append(f'<text x="{px:.0f}">{escape(write_x(value))}</text>')
+        below.append(f'<text x="{px:.0f}">{escape(write(value))}</text>')
+    return (
+        f'<rect x="{_LEFT}" y="{_TOP}" width="{w - _LEFT - _RIGHT}" '
+        f'height="{h - _TOP - _BOTTOM}" fill="#fff" stroke="#999"/>'
+        f'<path d="{"".join(grid)}" {_GRID}/>'
+        f'<g text-anchor="middle" {_TICKS} transform="translate(0 {h - _BOTTOM + 14})">'
+        f"{''.join(below)}</g>"
+        f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 6}" {_LABEL}>'
+        f"{escape(plot.x.label)}</text>"
+    )
+
+
+def _y_axis(plot: _Plot) -> str:
+    """The horizontal grid lines (one path), the y ticks' labels and the axis's label."""
+    w, h = plot.width, plot.height
+    write = plot.y.ticks or number
+    grid, beside = [], []
     for value in plot.y_ticks:
         py = plot.py(value)
         grid.append(f"M{_LEFT} {py:.0f}H{w - _RIGHT}")
-        beside.append(f'<text y="{py:.0f}">{escape(write_y(value))}</text>')
-    parts.append(
-        f'<path d="{"".join(grid)}" class="grid"/>'
-        f'<g class="x" transform="translate(0 {h - _BOTTOM + 14})">{"".join(below)}</g>'
-        f'<g class="y" transform="translate({_LEFT - 5} 4)">{"".join(beside)}</g>'
-    )
-    parts.append(
-        f'<text x="{(w + _LEFT - _RIGHT) / 2:.0f}" y="{h - 6}" class="axis">'
-        f"{escape(plot.x.label)}</text>"
+        beside.append(f'<text y="{py:.0f}">{escape(write(value))}</text>')
+    return (
+        f'<path d="{"".join(grid)}" {_GRID}/>'
+        f'<g text-anchor="end" {_TICKS} transform="translate({_LEFT - 5} 4)">'
+        f"{''.join(beside)}</g>"
         f'<text transform="translate(13 {(h - _BOTTOM + _TOP) / 2:.0f}) rotate(-90)" '
-        f'class="axis">{escape(plot.y.label)}</text>'
+        f"{_LABEL}>{escape(plot.y.label)}</text>"
     )
-    return "".join(parts)
 
 
 def _fit(text: str, width: float, per_character: float = 7.0) -> str:

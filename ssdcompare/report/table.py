@@ -3,6 +3,7 @@ device with its figures, its ratio to the baseline, what limited it and its note
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,48 @@ class Cell:
     sort_p99: float = -1.0
     sort_ratio: float = -1.0
 
+    @property
+    def marks(self) -> str:
+        """The classes of the device's cells: what limited it, a differing jobfile."""
+        limit = "cpu" if self.cpu_bound else "dist" if self.disturbed else ""
+        return f"{limit} nc".strip() if not self.comparable else limit
+
+    @property
+    def tip(self) -> str:
+        """The tooltip of the device's figures: what limited it (or the spread of its repeats,
+        or how its jobfile differs), a drive result's note, the drive's state."""
+        if self.cpu_bound:
+            said = [f"{self.limit}: {self.reason}"]
+        elif self.disturbed:
+            said = [self.reason or ""]
+        else:
+            said = [self.spread if self.comparable else self.jobfile_note or "", self.reason or ""]
+        if self.state:
+            said.append(f"drive {self.state}")
+        return " · ".join(part for part in said if part)
+
+    @property
+    def written_tip(self) -> str:
+        """The tooltip as the page writes it: none where it says just what the cell's own
+        footnote says, whose text the page takes for it on load (said once, in the notes)."""
+        tip = self.tip
+        return "" if self.footnote is not None and tip == self.reason else tip
+
+    @property
+    def ratio_mark(self) -> str:
+        """What the table says beside the ratio: "not significant", or the baseline's limit
+        ("vs a CPU-bound"), which the table's legend explains."""
+        if self.ratio_note.startswith("not significant"):
+            return "not significant"
+        return self.ratio_note.split(" baseline")[0] if self.ratio_note.startswith("vs") else ""
+
+    @property
+    def ratio_tip(self) -> str:
+        """The ratio's tooltip: its note, or (against a limited baseline, which the legend
+        explains once) its test."""
+        return self.ratio_test if self.ratio_note.startswith("vs") else (
+            self.ratio_note or self.ratio_test)  # fmt: skip
+
 
 @dataclass
 class Row:
@@ -108,6 +151,24 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
     if row["status"] != "ok":
         text = f"{str(row['status']).upper()}: {row['error'] or 'no result'}"
         return Cell(status=str(row["status"]), reason=text, footnote=_note(footnotes, text))
+    cell = _figures(row)
+    if baseline:
+        cell.ratio = "baseline"
+        cell.sort_ratio = 1.0
+    elif is_false(row.get("comparable")):
+        cell.comparable = False
+        cell.ratio = "≠ jobfile"
+        cell.jobfile_note = str(row["comparable_note"])
+        cell.jobfile_footnote = _note(footnotes, cell.jobfile_note)
+    elif ratio is not None and pd.notna(ratio):
+        _ratio(cell, row, float(ratio), significant, baseline_limit, untested)
+    _drive_notes(cell, row, footnotes)
+    _limit(cell, row, footnotes)
+    return cell
+
+
+def _figures(row: dict[str, Any]) -> Cell:
+    """A finished result's figures, their numbers to sort by, and its repeats' spread."""
     cell = Cell(
         status="ok",
         iops=format_count(row["iops_value"]),
@@ -125,41 +186,46 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
             f"{row['repeats']} repeats: IOPS {format_count(row['iops_min'])}–"
             f"{format_count(row['iops_max'])}, CV {row['iops_cv_pct']:.1f} %"
         )
-    if baseline:
-        cell.ratio = "baseline"
-        cell.sort_ratio = 1.0
-    elif is_false(row.get("comparable")):
-        cell.comparable = False
-        cell.ratio = "≠ jobfile"
-        cell.jobfile_note = str(row["comparable_note"])
-        cell.jobfile_footnote = _note(footnotes, cell.jobfile_note)
-    elif ratio is not None and pd.notna(ratio):
-        cell.ratio = f"×{ratio:.2f}"
-        cell.sort_ratio = float(ratio)
-        tested = pd.notna(row.get("p_value", float("nan")))
-        if tested and row["ratio_ci_low"] == row["ratio_ci_high"]:
-            # no spread on either side (stats.compare): nothing was weighed, nothing to test
-            cell.ratio_test = (f"over all repeats ×{row['ratio']:.2f}, every repeat the same "
-                               "on each side: " + ("a certain difference" if significant
-                                                   else "no difference"))  # fmt: skip
-        elif tested:
-            # the test weighs every repeat: its ratio (of geometric means) can differ from the
-            # one shown, which is of the table's aggregates (--aggregate best, median)
-            cell.ratio_test = (
-                f"over all repeats ×{row['ratio']:.2f}, 95 % CI "
-                f"×{row['ratio_ci_low']:.2f}–{row['ratio_ci_high']:.2f}, p = "
-                f"{row['p_value']:.2g} (Welch's t-test)"
-            )
-        if baseline_limit:
-            cell.ratio_note = (f"vs a {baseline_limit} baseline: the ratio says little about "
-                               "the drives")  # fmt: skip
-            if cell.ratio_test:
-                cell.ratio_note += f" ({cell.ratio_test})"
-        elif significant is False:
-            cell.ratio_note = f"not significant: {cell.ratio_test}"
-        elif not tested:
-            cell.ratio_note = f"not tested: {untested}"
-    _drive_notes(cell, row, footnotes)
+    return cell
+
+
+def _ratio(cell: Cell, row: dict[str, Any], ratio: float, significant: object,
+           baseline_limit: str, untested: str) -> None:  # fmt: skip
+    """A device's ratio to the baseline, its test, and what the reader should know of it."""
+    cell.ratio = f"×{ratio:.2f}"
+    cell.sort_ratio = ratio
+    tested = pd.notna(row.get("p_value", float("nan")))
+    if tested:
+        cell.ratio_test = _ratio_test(row, significant)
+    if baseline_limit:
+        cell.ratio_note = (f"vs a {baseline_limit} baseline: the ratio says little about "
+                           "the drives")  # fmt: skip
+        if cell.ratio_test:
+            cell.ratio_note += f" ({cell.ratio_test})"
+    elif significant is False:
+        cell.ratio_note = f"not significant: {cell.ratio_test}"
+    elif not tested:
+        cell.ratio_note = f"not tested: {untested}"
+
+
+def _ratio_test(row: dict[str, Any], significant: object) -> str:
+    """What the test of a ratio found, over all repeats (stats.compare)."""
+    if row["ratio_ci_low"] == row["ratio_ci_high"]:
+        # no spread on either side: nothing was weighed, nothing to test
+        return (f"over all repeats ×{row['ratio']:.2f}, every repeat the same on each side: "
+                + ("a certain difference" if significant else "no difference"))  # fmt: skip
+    # the test weighs every repeat: its ratio (of geometric means) can differ from the one
+    # shown, which is of the table's aggregates (--aggregate best, median)
+    return (
+        f"over all repeats ×{row['ratio']:.2f}, 95 % CI "
+        f"×{row['ratio_ci_low']:.2f}–{row['ratio_ci_high']:.2f}, p = "
+        f"{row['p_value']:.2g} (Welch's t-test)"
+    )
+
+
+def _limit(cell: Cell, row: dict[str, Any], footnotes: Footnotes) -> None:
+    """What limited the result (CPU or host, a disturbance) or a drive result's note, as the
+    cell's reason, with the footnote that says it."""
     verdict = row.get("verdict")
     if is_true(row["cpu_bound"]) or verdict in ("cpu", "host"):
         cell.cpu_bound = True
@@ -173,7 +239,6 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
     if cell.reason:
         # the same reason for many results is one note: its number in each cell says where
         cell.footnote = _note(footnotes, cell.reason)
-    return cell
 
 
 class Footnotes(list[str]):
@@ -229,12 +294,26 @@ def drive_state_words(state: object, rounds: object = None) -> str:
     return ", ".join(words.get(part, part) for part in state.split(", "))
 
 
+def records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of `frame` as dicts of its `columns` (all without), the values as
+    frame.to_dict("records") gives them (pandas' NA as None), made a column at a time rather
+    than a value at a time."""
+    names = list(frame.columns if columns is None else dict.fromkeys(columns))
+    values = [[None if v is pd.NA else v for v in frame[name].tolist()] for name in names]
+    return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
+
+
 def first_rows(summary: pd.DataFrame) -> dict[tuple[object, object], dict[str, Any]]:
     """The summary's row of each (job, device), the first one, as the table shows it."""
     found: dict[tuple[object, object], dict[str, Any]] = {}
-    for record in summary.to_dict("records"):
+    for record in records(summary):
         found.setdefault((record["job"], record["label"]), record)
     return found
+
+
+# what the table says of a job's workload (workload_words), and what it is sorted by
+_WORKLOAD = ["job", "rw", "bs_bytes", "rwmixread", "iodepth", "numjobs", "fsync", "fdatasync",
+             "extra_options"]  # fmt: skip
 
 
 def table_groups(
@@ -255,10 +334,10 @@ def table_groups(
         ascending=[True, True, True, True, True, False, True], kind="stable",
     )  # fmt: skip
     limits_of: dict[object, set[str]] = {}
-    for record in summary[summary["label"] == baseline].to_dict("records"):
+    for record in records(summary[summary["label"] == baseline], ["job", "verdict", "cpu_bound"]):
         limits_of.setdefault(record["job"], set()).add(record_limit(record))
     ratio_of = ratios.to_dict("index")
-    for order, job_row in enumerate(jobs.to_dict("records")):
+    for order, job_row in enumerate(records(jobs, _WORKLOAD)):
         job = job_row["job"]
         name = family_name(job_row["rw"])
         group = groups.setdefault(name, Group(name))

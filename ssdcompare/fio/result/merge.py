@@ -68,13 +68,7 @@ def merge_jobs(entries: Sequence[JobResult]) -> JobResult:
     first = entries[0]
     error = next((job.error for job in entries if job.error), 0)
     runtimes = [job.job_runtime_ms for job in entries]
-    if all(runtimes):
-        total_runtime = sum(r for r in runtimes if r)
-        usr = sum(j.usr_cpu_pct * (j.job_runtime_ms or 0) for j in entries) / total_runtime
-        sys_ = sum(j.sys_cpu_pct * (j.job_runtime_ms or 0) for j in entries) / total_runtime
-    else:
-        usr = sum(j.usr_cpu_pct for j in entries) / len(entries)
-        sys_ = sum(j.sys_cpu_pct for j in entries) / len(entries)
+    usr, sys_ = _merged_cpu(entries)
     directions: dict[str, DirectionResult] = {}
     empty: list[str] = []
     if error == 0:
@@ -102,6 +96,19 @@ def merge_jobs(entries: Sequence[JobResult]) -> JobResult:
         empty_directions=empty,
         steadystate=first.steadystate,
     )
+
+
+def _merged_cpu(entries: Sequence[JobResult]) -> tuple[float, float]:
+    """usr and sys CPU of entries merged: total CPU time over total runtime (fio's own
+    group_reporting arithmetic), or a plain mean when a runtime is missing."""
+    runtimes = [job.job_runtime_ms for job in entries]
+    if all(runtimes):
+        total_runtime = sum(r for r in runtimes if r)
+        usr = sum(j.usr_cpu_pct * (j.job_runtime_ms or 0) for j in entries) / total_runtime
+        sys_ = sum(j.sys_cpu_pct * (j.job_runtime_ms or 0) for j in entries) / total_runtime
+        return usr, sys_
+    usr = sum(j.usr_cpu_pct for j in entries) / len(entries)
+    return usr, sum(j.sys_cpu_pct for j in entries) / len(entries)
 
 
 def _sum(values: Sequence[int | None]) -> int | None:
@@ -145,33 +152,11 @@ def merge_latency(
     if len(present) == 1:
         return present[0][0]
     known_n = all(s.n is not None for s, _ in present)
-    chosen = [s.n if known_n else w for s, w in present]
-    if any(w is None for w in chosen):
-        mean = stddev = math.nan  # an entry's weight is unknown, so is the pooled mean
-    else:
-        weights = [float(w) for w in chosen if w is not None]
-        total = sum(weights)
-        if total <= 0:
-            weights, total = [1.0] * len(present), float(len(present))
-        mean = sum(w * s.mean_us for (s, _), w in zip(present, weights, strict=True)) / total
-        # pooled sum of squares: each entry's own (n - 1) * var plus its mean's offset
-        # (products, not powers: a power of a huge float raises where a product becomes inf)
-        squares = sum(
-            max(w - 1, 0) * s.stddev_us * s.stddev_us + w * (s.mean_us - mean) * (s.mean_us - mean)
-            for (s, _), w in zip(present, weights, strict=True)
-        )
-        stddev = math.sqrt(squares / (total - 1)) if total > 1 else 0.0
-    bins: dict[int, int] | None = None
-    percentiles: dict[str, float] = {}
+    mean, stddev = _pooled([s for s, _ in present], [s.n if known_n else w for s, w in present])
+    bins = _summed_bins([s for s, _ in present])
+    keys = {key for s, _ in present for key in s.percentiles_us}
+    percentiles = percentiles_from_bins(bins, keys) if bins is not None else {}
     had_percentiles = any(s.percentiles_us or s.percentiles_lost for s, _ in present)
-    if all(s.bins for s, _ in present):
-        bins = {}
-        for s, _ in present:
-            for value, count in (s.bins or {}).items():
-                bins[value] = bins.get(value, 0) + count
-        bins = dict(sorted(bins.items()))
-        keys = {key for s, _ in present for key in s.percentiles_us}
-        percentiles = percentiles_from_bins(bins, keys)
     return LatencyStats(
         n=sum(s.n or 0 for s, _ in present) if known_n else None,
         min_us=_extreme(min, [s.min_us for s, _ in present]),
@@ -182,6 +167,37 @@ def merge_latency(
         bins=bins,
         percentiles_lost=had_percentiles and not percentiles,
     )
+
+
+def _pooled(stats: Sequence[LatencyStats], chosen: Sequence[int | None]) -> tuple[float, float]:
+    """The n-weighted mean of entries' latencies (`chosen`: each one's weight) and the standard
+    deviation of their pooled samples; NaN when a weight is unknown."""
+    if any(w is None for w in chosen):
+        return math.nan, math.nan  # an entry's weight is unknown, so is the pooled mean
+    weights = [float(w) for w in chosen if w is not None]
+    total = sum(weights)
+    if total <= 0:
+        weights, total = [1.0] * len(stats), float(len(stats))
+    mean = sum(w * s.mean_us for s, w in zip(stats, weights, strict=True)) / total
+    # pooled sum of squares: each entry's own (n - 1) * var plus its mean's offset
+    # (products, not powers: a power of a huge float raises where a product becomes inf)
+    squares = sum(
+        max(w - 1, 0) * s.stddev_us * s.stddev_us + w * (s.mean_us - mean) * (s.mean_us - mean)
+        for s, w in zip(stats, weights, strict=True)
+    )
+    return mean, math.sqrt(squares / (total - 1)) if total > 1 else 0.0
+
+
+def _summed_bins(stats: Sequence[LatencyStats]) -> dict[int, int] | None:
+    """The entries' json+ histograms added up, in rising order; None unless every entry has
+    one (percentiles cannot be merged without)."""
+    if not all(s.bins for s in stats):
+        return None
+    bins: dict[int, int] = {}
+    for s in stats:
+        for value, count in (s.bins or {}).items():
+            bins[value] = bins.get(value, 0) + count
+    return dict(sorted(bins.items()))
 
 
 def _extreme(pick: Any, values: Sequence[float]) -> float:

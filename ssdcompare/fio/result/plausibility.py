@@ -84,12 +84,12 @@ def _direction_problem(name: str, direction: DirectionResult) -> str | None:
         ("short_ios", direction.short_ios, MAX_BYTES),
         ("drop_ios", direction.drop_ios, MAX_BYTES),
     ):
-        problem = _beyond(f"{name}.{field}", value, high)
-        if problem:
-            return problem
+        if not _within(value, high):  # as a rule it is: only else is it named
+            return _beyond(f"{name}.{field}", value, high)
     for kind, stats in (("clat", direction.clat), ("slat", direction.slat),
                         ("lat", direction.lat)):  # fmt: skip
-        for field, value in _latencies(stats):
+        # every figure within bounds, as a rule: only else is each looked at and named
+        for field, value in [] if _plausible(stats) else _latencies(stats):
             high = MAX_BYTES if field == "sample count" else MAX_LATENCY_US
             problem = _beyond(f"{name}.{kind} {field}", value, high)
             if problem:
@@ -138,6 +138,27 @@ def _latencies(stats: LatencyStats | None) -> Iterator[tuple[str, float | int | 
                 ("stddev", stats.stddev_us))  # fmt: skip
     yield from (("percentile", value) for value in stats.percentiles_us.values())
     yield "sample count", stats.n
+
+
+def _plausible(stats: LatencyStats | None) -> bool:
+    """Whether _latencies(stats) are all within bounds, told without naming each: a count
+    within its bound and every figure above 0 and within its own, as nearly all are (a 0, a
+    NaN or any other is looked at one by one). A NaN is never the least or the greatest but
+    when it comes first, and then this says no."""
+    if stats is None:
+        return True
+    figures = [stats.min_us, stats.max_us, stats.mean_us, stats.stddev_us]
+    figures += stats.percentiles_us.values()
+    return (stats.n is None or 0 <= stats.n <= MAX_BYTES) and (
+        min(figures) > 0 and max(figures) <= MAX_LATENCY_US
+    )
+
+
+def _within(value: float | int | None, high: float) -> bool:
+    """_beyond(..., value, high) is None, told without making its message."""
+    if value is None or value != value:  # unknown (None, NaN) passes
+        return True
+    return 0 <= value <= high and math.copysign(1.0, value) > 0
 
 
 def trace_problem(trace: CpuTrace) -> str | None:
