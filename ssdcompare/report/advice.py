@@ -65,7 +65,7 @@ def _disturbances(ok: pd.DataFrame, frame: pd.DataFrame) -> Counter[str]:
     """The disturbed results by what disturbed them (a result may count under several)."""
     found: Counter[str] = Counter()
     keys = ["sweep", "label", "job"]
-    causes_of = _run_causes(frame[frame["status"] == "ok"], keys)
+    causes_of = _run_causes(frame, keys)
     disturbed = ok[ok["verdict"] == "disturbed"]
     for result in records(disturbed, [*keys, "repeats", "iops_cv_pct"]):
         causes = set(causes_of.get(tuple(result[k] for k in keys), ()))
@@ -77,19 +77,25 @@ def _disturbances(ok: pd.DataFrame, frame: pd.DataFrame) -> Counter[str]:
     return found
 
 
-def _run_causes(runs: pd.DataFrame, keys: list[str]) -> dict[tuple[object, ...], list[str]]:
-    """What disturbed some run of each result (by `keys`), read from its runs' figures: each
-    cause a column over every run at once, then whether any run of a result has it."""
+def _run_causes(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[object, ...], set[str]]:
+    """What disturbed some finished run of each result (by `keys`), read from its runs'
+    figures: each cause a column over every run at once, then gathered per result."""
+    runs = frame[frame["status"] == "ok"]
     timed = runs["io_size_bytes"].isna()
-    flags = pd.DataFrame({
+    flags = {
         "CPU steal": runs["steal_pct"].round() >= STEAL_PCT,
         "other processes": runs["others_pct"].round() >= OTHERS_PCT,
         "a run cut short": timed & (runs["measured_s"] < SHORT_RUN * runs["runtime_s"]),
-    }).fillna(False).astype(bool)  # fmt: skip
-    anywhere = flags.groupby([runs[k] for k in keys], sort=False, dropna=False).any()
-    rows = zip(anywhere.index, anywhere.itertuples(index=False), strict=True)
-    return {key: [cause for cause, seen in zip(anywhere.columns, row, strict=True) if seen]
-            for key, row in rows}  # fmt: skip
+    }
+    found: dict[tuple[object, ...], set[str]] = {}
+    results = list(zip(*(runs[k].tolist() for k in keys), strict=True))
+    for key in results:
+        found.setdefault(key, set())
+    for cause, seen in flags.items():
+        for key, flagged in zip(results, seen.fillna(False).astype(bool).tolist(), strict=True):
+            if flagged:
+                found[key].add(cause)
+    return found
 
 
 def _host_helps(verdicts: Counter[str], sweeps: list[ResultsDir]) -> list[str]:
