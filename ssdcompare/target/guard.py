@@ -177,7 +177,9 @@ def _inspect_file(target: Target, sys_root: Path, look: _Look, probe: Probe) -> 
         _finding(target, target.path, kind, detail)
         for kind, detail in _file_uses(target.path, _key(info), sys_root, look)
     ]
-    if info.st_size > 0:
+    # what the file holds is looked at only by a caller that asks for its signatures: the
+    # look again before each writing run (check_in_use) wants only what cannot be overridden
+    if info.st_size > 0 and probe is not _no_signatures:
         signatures = probe(target.path)
         for signature in signatures:
             detail = f"{target.path} carries {signature} (a disk image?)"
