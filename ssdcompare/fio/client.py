@@ -27,6 +27,7 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.binary import FioInfo, command_line
 from ssdcompare.fio.result.models import FioOutputError
 from ssdcompare.fio.result.reader import FIO_OUTPUT_LIMIT, parse_fio_text
+from ssdcompare.regularfile import RefusedFile, read_regular
 from ssdcompare.target.devices import Target
 from ssdcompare.target.hosts import Host
 
@@ -120,7 +121,10 @@ def _probe(fio: FioInfo, host: Host, targets: list[Target]) -> list[str]:
                     f"fio server running there? {SERVER_HINT}"]  # fmt: skip
         except OSError as err:
             return [f"cannot run fio to reach host {host.where}: {err}"]
-        written = _read_probe_output(output_file)
+        try:
+            written = read_regular(output_file, FIO_OUTPUT_LIMIT).decode(errors="replace")
+        except RefusedFile:
+            written = ""  # fio wrote no output (or more than any fio output may be)
     text = f"{written}\n{done.stdout}\n{done.stderr}"
     problem = host_problem(text, host, probing=True)
     if problem is not None:
@@ -142,16 +146,6 @@ def _probe(fio: FioInfo, host: Host, targets: list[Target]) -> list[str]:
             problems.append(f"{target.name}: {target.path} cannot be opened on host "
                             f"{host.where}: {why}")  # fmt: skip
     return problems
-
-
-def _read_probe_output(path: Path) -> str:
-    """What the probe's fio wrote to its output file (made in a folder of our own), up to the
-    size any fio output may have; "" when it wrote none."""
-    try:
-        with path.open("rb") as file:
-            return file.read(FIO_OUTPUT_LIMIT).decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return ""
 
 
 def collect_logs(folder: Path, hosts: Sequence[Host]) -> None:
