@@ -79,13 +79,22 @@ def probe_signatures(path: str) -> list[str]:
     return [_unsure(f"blkid -p failed (status {done.returncode}: {said[:200] or 'no message'})")]
 
 
-def _blkid_probe(blkid: str, path: str, offset: int = 0) -> subprocess.CompletedProcess[str]:
-    """`blkid -p` (a low-level probe, no cache) of `path`, from `offset` bytes in; its output
-    as KEY=value lines. OSError or TimeoutExpired when it cannot run or answer."""
+_BLKID_TIMEOUT_S = 30
+
+
+def _blkid_command(blkid: str, path: str, offset: int = 0) -> list[str]:
+    """`blkid -p` (a low-level probe, no cache) of `path`, from `offset` bytes in, its output
+    as KEY=value lines."""
     at = ["-O", str(offset)] if offset else []
+    return [blkid, "-p", *at, "-o", "export", path]
+
+
+def _blkid_probe(blkid: str, path: str) -> subprocess.CompletedProcess[str]:
+    """blkid's probe of `path` from its start, run. OSError or TimeoutExpired when it cannot
+    run or answer."""
     return subprocess.run(
-        [blkid, "-p", *at, "-o", "export", path], capture_output=True, text=True,
-        errors="replace", timeout=30, check=False, stdin=subprocess.DEVNULL,
+        _blkid_command(blkid, path), capture_output=True, text=True, errors="replace",
+        timeout=_BLKID_TIMEOUT_S, check=False, stdin=subprocess.DEVNULL,
     )  # fmt: skip
 
 
@@ -114,7 +123,7 @@ def _shifted_signatures(blkid: str, path: str) -> list[str]:
                 continue  # the probe at the start answered; this one is a look further on
         for where, look in looks:
             try:
-                stdout, _ = look.communicate(timeout=30)
+                stdout, _ = look.communicate(timeout=_BLKID_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 look.kill()
                 continue
@@ -126,10 +135,10 @@ def _shifted_signatures(blkid: str, path: str) -> list[str]:
 
 
 def _blkid_started(blkid: str, path: str, offset: int) -> subprocess.Popen[str]:
-    """`blkid -p` of `path` from `offset` bytes in, started (see _blkid_probe)."""
+    """blkid's probe of `path` from `offset` bytes in, started."""
     return subprocess.Popen(
-        [blkid, "-p", "-O", str(offset), "-o", "export", path], stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True, errors="replace",
+        _blkid_command(blkid, path, offset), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, text=True, errors="replace",
     )  # fmt: skip
 
 
