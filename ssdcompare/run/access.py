@@ -38,12 +38,9 @@ def blocked(job: RenderedJob, unusable: Unusable, results: ResultsDir) -> str | 
     """Why this job must not run on its target (the reason it is skipped), or None."""
     found = unusable.get(job.target.name)
     for part in job.target.parts:  # a group: every member
-        recorded = results.manifest.identities.get(part.name)
-        changed = changed_since(recorded, part) if found is None and recorded else []
-        if changed:
-            found = unusable[job.target.name] = (
-                f"{part.name} is no longer the {noun(part)} the sweep started on: "
-                f"{'; '.join(changed)}", False)  # fmt: skip
+        changed = _not_as_started(results, part) if found is None else None
+        if changed is not None:
+            found = unusable[job.target.name] = (changed, False)
     if found is None and job.writes:
         found = _in_use(job, results)
         if found is not None:
@@ -51,6 +48,17 @@ def blocked(job: RenderedJob, unusable: Unusable, results: ResultsDir) -> str | 
     if found is not None and (not found[1] or job.writes):
         return found[0]
     return None
+
+
+def _not_as_started(results: ResultsDir, target: Target) -> str | None:
+    """Why `target` is no longer the device (or file) the sweep recorded at its start, or
+    None (also when the sweep recorded nothing of it)."""
+    recorded = results.manifest.identities.get(target.name)
+    changed = changed_since(recorded, target) if recorded is not None else []
+    if not changed:
+        return None
+    return (f"{target.name} is no longer the {noun(target)} the sweep started on: "
+            f"{'; '.join(changed)}")  # fmt: skip
 
 
 def _in_use(job: RenderedJob, results: ResultsDir) -> tuple[str, bool] | None:
@@ -129,11 +137,9 @@ def checked_access(plan: Plan, results: ResultsDir, target: Target) -> Access:
 
     @contextlib.contextmanager
     def access() -> Iterator[dict[str, int]]:
-        recorded = results.manifest.identities.get(target.name)
-        changed = changed_since(recorded, target) if recorded is not None else []
-        if changed:
-            raise SsdcompareError(f"{target.name} is no longer the {noun(target)} the sweep "
-                                  f"started on: {'; '.join(changed)}")  # fmt: skip
+        changed = _not_as_started(results, target)
+        if changed is not None:
+            raise SsdcompareError(changed)
         check_in_use(target, exclusive=False)  # the claim is ours: held by the caller
         check_new_signatures(results, target)
         with opened_for_fio(plan, results, target, True) as fds:
