@@ -580,3 +580,82 @@ def test_a_filesystem_made_on_the_target_mid_sweep_stops_its_writes(
     blkid = subprocess.run(["blkid", "-p", "-o", "export", str(target)], capture_output=True,
                            text=True, check=False)  # fmt: skip
     assert "LABEL=theirs" in blkid.stdout  # their filesystem, whole
+
+
+def ext4_image(tmp_path: Path, label: str, size: int) -> Path:
+    image = tmp_path / f"{label}.ext4"
+    with image.open("wb") as out:
+        out.truncate(size)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-L", label, str(image)], check=True)
+    return image
+
+
+@pytest.mark.fio
+def test_data_the_sweep_wrote_itself_that_passes_for_a_filesystem_is_not_someone_elses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Random data can pass for a signature (blkid has taken it for a jbd journal). The sweep
+    lays a new file out with data that does so every time, here an ext4 image: its first
+    writing job still runs (what the sweep wrote is its own). A filesystem someone makes
+    afterwards is still found before the next writing job, and left whole."""
+    from ssdcompare.run import access
+    from ssdcompare.target import file
+
+    image = ext4_image(tmp_path, "lookalike", 16 << 20).read_bytes()
+    served = [0]
+
+    def lookalike_data(count: int) -> bytes:
+        start = served[0]
+        served[0] += count
+        return image[start : start + count]
+
+    monkeypatch.setattr(file, "_random_bytes", lookalike_data)
+    target = tmp_path / "t.img"
+    real = access.check_in_use
+    looks: list[str] = []
+
+    def someone_makes_a_filesystem_second(part: object, exclusive: bool = True) -> None:
+        looks.append("look")
+        if len(looks) == 2:  # after the first writing job, before the second
+            subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(target)], check=True)
+        real(part, exclusive)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(access, "check_in_use", someone_makes_a_filesystem_second)
+    suite = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, runtime: 1, size: 1m}",
+                       "{rw: write, bs: 128k, runtime: 1}", defaults="{size: 16m}")  # fmt: skip
+    plan = make_plan(str(suite), str(target), PlanOptions(size_bytes=16 << 20))
+    results, _ = sweep.start(plan, tmp_path / "r", command_line=["test"])
+    outcome = sweep.run(plan, results)
+    assert served[0] == 16 << 20  # laid out with the look-alike data
+    states = [(s.job, s.status) for s in outcome.statuses]
+    assert states == [("randwrite-4k-qd1", "ok"), ("write-128k-qd1", "skipped")], outcome
+    assert "LABEL theirs" in (outcome.statuses[1].error or "")
+    recorded = ResultsDir.open(results.path).manifest.left_by_sweep[plan.targets[0].name]
+    assert "theirs" not in " ".join(recorded)  # theirs was never taken for the sweep's
+    blkid = subprocess.run(["blkid", "-p", "-o", "export", str(target)], capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert "LABEL=theirs" in blkid.stdout  # their filesystem, whole
+
+
+@pytest.mark.fio
+def test_a_resume_knows_what_the_sweeps_own_writes_left(tmp_path: Path) -> None:
+    """What blkid saw after the sweep's own last write is recorded in the manifest: a resume
+    does not take it for a change of the target, but a filesystem made after it is one."""
+    from ssdcompare.run import access
+
+    target = tmp_path / "t.img"
+    suite = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, runtime: 1}",
+                       "{rw: randread, bs: 4k, runtime: 1}", defaults="{size: 16m}")  # fmt: skip
+    plan = make_plan(str(suite), str(target), PlanOptions(size_bytes=16 << 20))
+    results, _ = sweep.start(plan, tmp_path / "r", command_line=["test"])
+    with access.opened_for_fio(plan, results, plan.targets[0], True):
+        # laid out; then the sweep's own write, here one that passes for a filesystem
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "ours", str(target)], check=True)
+    access.note_own_writes(results, plan.targets[0])
+    access.check_new_signatures(results, plan.targets[0])  # not someone else's
+    sweep.reopen(tmp_path / "r")  # nor a change a resume refuses
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(target)], check=True)
+    with pytest.raises(SsdcompareError, match="LABEL theirs.*not there when the sweep"):
+        access.check_new_signatures(results, plan.targets[0])
+    with pytest.raises(SsdcompareError, match="LABEL theirs"):
+        sweep.reopen(tmp_path / "r")

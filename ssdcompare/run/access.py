@@ -26,7 +26,7 @@ from ssdcompare.run.precondition import Access
 from ssdcompare.target.devices import Target
 from ssdcompare.target.file import lay_out, opened
 from ssdcompare.target.guard import check_in_use
-from ssdcompare.target.identity import changed_since, identify, new_signatures, noun
+from ssdcompare.target.identity import changed_since, new_signatures, noun, signatures_now
 
 WRITE_REFUSED_ERRNOS = {errno.EROFS, errno.EPERM, errno.EACCES}
 
@@ -91,17 +91,35 @@ def made_meanwhile(results: ResultsDir, job: RenderedJob) -> str | None:
 
 def check_new_signatures(results: ResultsDir, target: Target) -> None:
     """Refuse a target that carries a signature (a filesystem, a partition table) it did not
-    carry when the sweep started: someone made it meanwhile. Signatures the sweep's own writes
-    erased are no reason."""
-    recorded = results.manifest.identities.get(target.name)
-    if recorded is None:
+    carry when the sweep started, nor after the sweep's own last write there (`note_own_writes`):
+    someone made it meanwhile. Signatures the sweep's own writes erased are no reason."""
+    if target.name not in results.manifest.identities:
         return
-    new = new_signatures(recorded.signatures, identify(target).signatures)
+    new = new_signatures(results.manifest.known_signatures(target.name), signatures_now(target))
     if new:
         raise SsdcompareError(
             f"{target.name} now carries {', '.join(new)}, which was not there when the sweep "
             "started: someone made it since; it is not written any more"
         )
+
+
+def note_own_writes(results: ResultsDir, target: Target) -> None:
+    """Just after the sweep's own writes to `target` (a new file laid out, a writing run, a
+    preconditioning or state step), before anyone else may write there: what blkid sees now
+    is the sweep's doing. Random data can pass for a signature (a jbd superblock, say); a
+    later look must not take that for a filesystem someone made since. An answer blkid could
+    not give ("unsure") is never recorded so: the next look says unsure again, and refuses.
+    The record (the manifest's left_by_sweep) is saved when it changed, for a resume too."""
+    manifest, changed = results.manifest, False
+    for part in target.parts:
+        if part.remote or part.name not in manifest.identities:
+            continue
+        seen = [s for s in signatures_now(part) if not s.endswith("[unsure]")]
+        if seen != manifest.left_by_sweep.get(part.name, []):
+            manifest.left_by_sweep[part.name] = seen
+            changed = True
+    if changed:
+        results.save_manifest()
 
 
 def after_run(plan: Plan, job: RenderedJob, status: RunStatus, unusable: Unusable) -> None:
@@ -144,6 +162,7 @@ def checked_access(plan: Plan, results: ResultsDir, target: Target) -> Access:
         check_new_signatures(results, target)
         with opened_for_fio(plan, results, target, True) as fds:
             yield fds
+        note_own_writes(results, target)
 
     return access
 
@@ -171,5 +190,6 @@ def opened_for_fio(
                 if not write:
                     fd = stack.enter_context(opened(part.path, key, True))
                 lay_out(fd, part.size_bytes)
+                note_own_writes(results, part)
             fds[part.path] = fd
         yield fds

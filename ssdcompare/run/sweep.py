@@ -42,6 +42,7 @@ from ssdcompare.run.resume import (
     check_consent_again,
     check_identity,
     replan,
+    resumed_look,
     resumed_targets,
     unsigned,
 )
@@ -212,7 +213,8 @@ def reopen(
     consent = consent_names(destroy_data, plan.devices)
     check_consent_again(manifest, written, consent)
     check_hosts(fio, waiting)
-    findings = check_write_safety(written, True, consent)
+    findings = check_write_safety(written, True, consent,
+                                  probe=resumed_look(manifest, written, signed))  # fmt: skip
     manifest.resumed_at.append(now_iso())
     results.save_manifest()
     return plan, results, findings

@@ -31,6 +31,7 @@ from ssdcompare.units import format_bytes
 from ssdcompare.userkey import signature
 
 _LAYOUT_CHUNK = 1 << 20
+_random_bytes: Callable[[int], bytes] = os.urandom  # what a file is laid out with
 # an extended attribute on each file a sweep made, renewed after every run that wrote it: this
 # user's signature (ssdcompare.userkey) of the file's device, inode, size and modification
 # time then. While they are unchanged the file holds nothing but what ssdcompare laid out and
@@ -172,7 +173,7 @@ def lay_out(fd: int, size_bytes: int, said: Callable[[str], None] | None = None)
     position = start
     try:
         while position < size_bytes:
-            chunk = os.urandom(min(_LAYOUT_CHUNK, size_bytes - position))
+            chunk = _random_bytes(min(_LAYOUT_CHUNK, size_bytes - position))
             written = os.pwrite(fd, chunk, position)
             if written <= 0:
                 raise OSError(errno.EIO, "a write of nothing")

@@ -105,13 +105,12 @@ def identify(
         return TargetIdentity(kind=target.kind, path=target.path)
     if target.kind != "block":
         inode = _inode(target.path)
-        regular = inode is not None and ":" in inode
         return TargetIdentity(
             kind=target.kind,
             path=target.path,
             file_inode=inode,
             folder_device=_device_of(os.path.dirname(target.path)),
-            signatures=probe(target.path) if regular and os.path.getsize(target.path) else [],
+            signatures=_file_signatures(target.path, inode, probe),
         )
     name = target.kernel_name or Path(target.path).name
     entry = sys_root / "class" / "block" / name
@@ -132,6 +131,22 @@ def identify(
         signatures=probe(target.path),
         partitions=partitions,
     )
+
+
+def signatures_now(target: Target, probe: Probe = probe_signatures) -> list[str]:
+    """The signatures on a target now, as `identify` records them (none on a remote one)."""
+    if target.remote:
+        return []
+    if target.kind != "block":
+        return _file_signatures(target.path, _inode(target.path), probe)
+    return probe(target.path)
+
+
+def _file_signatures(path: str, inode: str | None, probe: Probe) -> list[str]:
+    """What a file's contents carry; none while it is empty, missing or not a regular file
+    (a link that took its place is never followed)."""
+    regular = inode is not None and ":" in inode
+    return probe(path) if regular and os.path.getsize(path) else []
 
 
 def differences(recorded: TargetIdentity, current: TargetIdentity) -> list[str]:
