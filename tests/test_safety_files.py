@@ -630,8 +630,9 @@ def test_data_the_sweep_wrote_itself_that_passes_for_a_filesystem_is_not_someone
     states = [(s.job, s.status) for s in outcome.statuses]
     assert states == [("randwrite-4k-qd1", "ok"), ("write-128k-qd1", "skipped")], outcome
     assert "LABEL theirs" in (outcome.statuses[1].error or "")
-    recorded = ResultsDir.open(results.path).manifest.left_by_sweep[plan.targets[0].name]
+    recorded = ResultsDir.open(results.path).manifest.left_by_sweep.get(plan.targets[0].name, [])
     assert "theirs" not in " ".join(recorded)  # theirs was never taken for the sweep's
+    assert not file.made_by_ssdcompare(str(target))  # nor marked as a file it made
     blkid = subprocess.run(["blkid", "-p", "-o", "export", str(target)], capture_output=True,
                            text=True, check=False)  # fmt: skip
     assert "LABEL=theirs" in blkid.stdout  # their filesystem, whole
@@ -642,17 +643,21 @@ def test_a_resume_knows_what_the_sweeps_own_writes_left(tmp_path: Path) -> None:
     """What blkid saw after the sweep's own last write is recorded in the manifest: a resume
     does not take it for a change of the target, but a filesystem made after it is one."""
     from ssdcompare.run import access
+    from ssdcompare.target import file
 
     target = tmp_path / "t.img"
     suite = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, runtime: 1}",
                        "{rw: randread, bs: 4k, runtime: 1}", defaults="{size: 16m}")  # fmt: skip
     plan = make_plan(str(suite), str(target), PlanOptions(size_bytes=16 << 20))
     results, _ = sweep.start(plan, tmp_path / "r", command_line=["test"])
-    with access.opened_for_fio(plan, results, plan.targets[0], True):
+    with access.opened_for_fio(plan, results, plan.targets[0], True) as fds:
         # laid out; then the sweep's own write, here one that passes for a filesystem
         subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "ours", str(target)], check=True)
-    access.note_own_writes(results, plan.targets[0])
+        access.wrote(fds)
     access.check_new_signatures(results, plan.targets[0])  # not someone else's
+    access.note_own_writes(results, plan.targets[0], files=True)  # as the sweep ends
+    file._left_as.clear()  # a resume: another process, which never wrote the file
+    access.check_new_signatures(results, plan.targets[0])
     sweep.reopen(tmp_path / "r")  # nor a change a resume refuses
     subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(target)], check=True)
     with pytest.raises(SsdcompareError, match="LABEL theirs.*not there when the sweep"):

@@ -24,7 +24,7 @@ from ssdcompare.results.store import ResultsDir
 from ssdcompare.run.plan import Plan
 from ssdcompare.run.precondition import Access
 from ssdcompare.target.devices import Target
-from ssdcompare.target.file import lay_out, opened
+from ssdcompare.target.file import lay_out, opened, unchanged_since_written, written
 from ssdcompare.target.guard import check_in_use
 from ssdcompare.target.identity import changed_since, new_signatures, noun, signatures_now
 
@@ -95,6 +95,8 @@ def check_new_signatures(results: ResultsDir, target: Target) -> None:
     someone made it meanwhile. Signatures the sweep's own writes erased are no reason."""
     if target.name not in results.manifest.identities:
         return
+    if target.kind == "file" and not target.remote and unchanged_since_written(target.path):
+        return  # its bytes are as the sweep's own last write left them: no one made anything
     new = new_signatures(results.manifest.known_signatures(target.name), signatures_now(target))
     if new:
         raise SsdcompareError(
@@ -103,16 +105,23 @@ def check_new_signatures(results: ResultsDir, target: Target) -> None:
         )
 
 
-def note_own_writes(results: ResultsDir, target: Target) -> None:
-    """Just after the sweep's own writes to `target` (a new file laid out, a writing run, a
-    preconditioning or state step), before anyone else may write there: what blkid sees now
-    is the sweep's doing. Random data can pass for a signature (a jbd superblock, say); a
-    later look must not take that for a filesystem someone made since. An answer blkid could
-    not give ("unsure") is never recorded so: the next look says unsure again, and refuses.
-    The record (the manifest's left_by_sweep) is saved when it changed, for a resume too."""
+def note_own_writes(results: ResultsDir, target: Target, files: bool = False) -> None:
+    """Just after the sweep's own writes to `target` (a writing run, a preconditioning or
+    state step), before anyone else may write there: what blkid sees now is the sweep's
+    doing. Random data can pass for a signature (a jbd superblock, say); a later look must
+    not take that for a filesystem someone made since. An answer blkid could not give
+    ("unsure") is never recorded so: the next look says unsure again, and refuses. The
+    record (the manifest's left_by_sweep) is saved when it changed, for a resume too.
+
+    A file member needs no look after each write: as long as it is unchanged since
+    (target.file.unchanged_since_written) the next look is skipped. Its look is taken once
+    the sweep ends (`files`), for a resume, and only of a file that is still as the sweep's
+    last write left it."""
     manifest, changed = results.manifest, False
     for part in target.parts:
         if part.remote or part.name not in manifest.identities:
+            continue
+        if part.kind == "file" and not (files and unchanged_since_written(part.path)):
             continue
         seen = [s for s in signatures_now(part) if not s.endswith("[unsure]")]
         if seen != manifest.left_by_sweep.get(part.name, []):
@@ -161,10 +170,20 @@ def checked_access(plan: Plan, results: ResultsDir, target: Target) -> Access:
         check_in_use(target, exclusive=False)  # the claim is ours: held by the caller
         check_new_signatures(results, target)
         with opened_for_fio(plan, results, target, True) as fds:
-            yield fds
+            try:
+                yield fds
+            finally:  # written, even cut short
+                wrote(fds)
         note_own_writes(results, target)
 
     return access
+
+
+def wrote(fds: dict[str, int]) -> None:
+    """The sweep has just written to these open files (opened_for_fio): each is marked as
+    one ssdcompare made, and remembered as it is now (target.file.written)."""
+    for fd in fds.values():
+        written(fd)
 
 
 @contextlib.contextmanager
@@ -190,6 +209,6 @@ def opened_for_fio(
                 if not write:
                     fd = stack.enter_context(opened(part.path, key, True))
                 lay_out(fd, part.size_bytes)
-                note_own_writes(results, part)
+                written(fd)
             fds[part.path] = fd
         yield fds

@@ -148,9 +148,10 @@ def check_identity(manifest: Manifest, targets: list[Target]) -> None:
 def resumed_look(manifest: Manifest, targets: list[Target], trusted: bool) -> Probe:
     """The guard's look at the targets a resume writes to. What blkid saw just after the
     sweep's own last write on a target (random data it wrote passing for a signature) is the
-    sweep's doing, not data to keep: no reason to ask for --destroy-data again. Believed only
+    sweep's doing, not data to keep: no reason to ask for --destroy-data again (but what was
+    there at the start still is). Believed only
     of a manifest this user's ssdcompare signed; anything else blkid finds counts as ever."""
-    left = {t.path: manifest.left_by_sweep.get(t.name, []) for t in targets} if trusted else {}
+    left = {t.path: _made_by_sweep(manifest, t.name) for t in targets} if trusted else {}
     if not any(left.values()):
         return probe_signatures
 
@@ -158,6 +159,14 @@ def resumed_look(manifest: Manifest, targets: list[Target], trusted: bool) -> Pr
         return [s for s in probe_signatures(path) if s not in left.get(path, [])]
 
     return look
+
+
+def _made_by_sweep(manifest: Manifest, target: str) -> list[str]:
+    """Signatures seen after the sweep's own last write that were not there at its start
+    (those are someone's data, still to be named when a resume writes over them)."""
+    recorded = manifest.identities.get(target)
+    start = recorded.signatures if recorded is not None else []
+    return [s for s in manifest.left_by_sweep.get(target, []) if s not in start]
 
 
 def check_consent_again(

@@ -127,6 +127,34 @@ def mark(fd: int) -> None:
             os.setxattr(fd, MARK, value)
 
 
+# every file this process wrote, as its last write here left it: (device, inode) -> (size,
+# modification and change times in ns); see unchanged_since_written
+_left_as: dict[tuple[int, int], tuple[int, int, int]] = {}
+
+
+def written(fd: int) -> None:
+    """The open file was just written by the sweep (laid out, or fio ran on it, even cut
+    short): marked as a file ssdcompare made (MARK), and remembered as it is now
+    (unchanged_since_written). Never said of a file the sweep only opened: a run skipped
+    after the look found someone's filesystem leaves it theirs."""
+    mark(fd)
+    info = os.fstat(fd)
+    _left_as[(info.st_dev, info.st_ino)] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def unchanged_since_written(path: str) -> bool:
+    """Whether the file at `path` (a link is never followed) is as this process's last write
+    to it left it (`written`): the same file, size, modification and change time. No one
+    can set a change time back: any write, truncation or new attribute moves it on, but for
+    one in the same tick of the kernel's clock (a few milliseconds) as that last write."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    now = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    return stat.S_ISREG(info.st_mode) and _left_as.get((info.st_dev, info.st_ino)) == now
+
+
 def made_by_ssdcompare(path: str) -> bool:
     """Whether the file at `path` (not followed if a link) is one this user's sweeps made,
     unchanged since their last write (see MARK)."""
@@ -143,7 +171,8 @@ def made_by_ssdcompare(path: str) -> bool:
 def opened(path: str, recorded: str | None, write: bool) -> Iterator[int]:
     """The file target at `path`, open for fio (read and write, or read only), after checking
     it is the file the sweep recorded ("device:inode"; None: not recorded, by older sweeps).
-    TargetFileError when it is a link now, or another file."""
+    TargetFileError when it is a link now, or another file. Once the sweep has written
+    through it, `written` says so."""
     fd = open_file(path, os.O_RDWR if write else os.O_RDONLY)
     try:
         now = file_key(fd)
@@ -152,11 +181,7 @@ def opened(path: str, recorded: str | None, write: bool) -> Iterator[int]:
                 f"{path} is no longer the file this sweep started with (device:inode "
                 f"{recorded}, now {now}): it was replaced, so it is not written or measured"
             )
-        try:
-            yield fd
-        finally:
-            if write:  # what ssdcompare and fio wrote (even cut short) is what it made
-                mark(fd)
+        yield fd
     finally:
         os.close(fd)
 
