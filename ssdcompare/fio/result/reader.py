@@ -29,6 +29,7 @@ jobname but not their options are different jobs (two sections with one name) an
 from __future__ import annotations
 
 import codecs
+import os
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ from ssdcompare.fio.result.options import _global_options, _port, _shared, _text
 from ssdcompare.fio.result.quick import _quick
 from ssdcompare.fio.result.values import _Issues, _note_non_finite, _Reader
 from ssdcompare.pathwalk import ForeignLinkError, KernelViewError, walk
-from ssdcompare.regularfile import RefusedFile, read_regular
+from ssdcompare.regularfile import RefusedFile, read_regular, read_unlinked
 from ssdcompare.suite.options import UNMEASURED
 
 # the largest fio output read: a json+ output with every bin of many jobs is a few MiB
@@ -83,6 +84,9 @@ def parse_fio_file(path: str | Path) -> FioOutput:
     (pathwalk.walk): a symbolic link of one's own or root's is followed, one someone else made
     is refused, as is any step into /proc or /sys.
     """
+    data = read_unlinked(path, FIO_OUTPUT_LIMIT)  # nearly every file: opened once
+    if data is not None:
+        return parse_fio_bytes(data, os.fspath(path))
     path = path if isinstance(path, Path) else Path(path)
     try:
         real = walk(path)
