@@ -547,6 +547,25 @@ def test_a_file_swapped_mid_sweep_is_named_a_file_in_the_skip_reason(tmp_path: P
     assert "If the file was replaced on purpose" in str(refused.value)
 
 
+def someone_makes_a_filesystem_before_the_second_look(
+    monkeypatch: pytest.MonkeyPatch, target: Path
+) -> None:
+    """Someone runs mkfs.ext4 (label "theirs") on `target` between the first writing job and
+    the guard's look before the second."""
+    from ssdcompare.run import access
+
+    real = access.check_in_use
+    looks: list[str] = []
+
+    def look(part: object, exclusive: bool = True) -> None:
+        looks.append("look")
+        if len(looks) == 2:  # after the first writing job, before the second
+            subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(target)], check=True)
+        real(part, exclusive)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(access, "check_in_use", look)
+
+
 @pytest.mark.fio
 def test_a_filesystem_made_on_the_target_mid_sweep_stops_its_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -554,19 +573,8 @@ def test_a_filesystem_made_on_the_target_mid_sweep_stops_its_writes(
     """Someone makes a filesystem on the target between two writing jobs: the guard's look
     before the second finds it (blkid on the target itself), the writing job is skipped with
     the reason and the filesystem is left whole; the reading job after it still runs."""
-    from ssdcompare.run import access
-
     target = tmp_path / "t.img"
-    real = access.check_in_use
-    looks: list[str] = []
-
-    def someone_makes_a_filesystem_first(part: object, exclusive: bool = True) -> None:
-        looks.append("look")
-        if len(looks) == 2:  # after the first writing job, before the second
-            subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(target)], check=True)
-        real(part, exclusive)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(access, "check_in_use", someone_makes_a_filesystem_first)
+    someone_makes_a_filesystem_before_the_second_look(monkeypatch, target)
     suite = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, runtime: 1}",
                        "{rw: write, bs: 128k, runtime: 1}", "{rw: randread, bs: 4k, runtime: 1}",
                        defaults="{size: 16m}")  # fmt: skip
@@ -598,7 +606,6 @@ def test_data_the_sweep_wrote_itself_that_passes_for_a_filesystem_is_not_someone
     lays a new file out with data that does so every time, here an ext4 image: its first
     writing job still runs (what the sweep wrote is its own). A filesystem someone makes
     afterwards is still found before the next writing job, and left whole."""
-    from ssdcompare.run import access
     from ssdcompare.target import file
 
     image = ext4_image(tmp_path, "lookalike", 16 << 20).read_bytes()
@@ -611,16 +618,7 @@ def test_data_the_sweep_wrote_itself_that_passes_for_a_filesystem_is_not_someone
 
     monkeypatch.setattr(file, "_random_bytes", lookalike_data)
     target = tmp_path / "t.img"
-    real = access.check_in_use
-    looks: list[str] = []
-
-    def someone_makes_a_filesystem_second(part: object, exclusive: bool = True) -> None:
-        looks.append("look")
-        if len(looks) == 2:  # after the first writing job, before the second
-            subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(target)], check=True)
-        real(part, exclusive)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(access, "check_in_use", someone_makes_a_filesystem_second)
+    someone_makes_a_filesystem_before_the_second_look(monkeypatch, target)
     suite = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, runtime: 1, size: 1m}",
                        "{rw: write, bs: 128k, runtime: 1}", defaults="{size: 16m}")  # fmt: skip
     plan = make_plan(str(suite), str(target), PlanOptions(size_bytes=16 << 20))
