@@ -3,6 +3,7 @@ and stored files that are damaged or from a newer version, give one clear line."
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import json
@@ -548,10 +549,10 @@ def test_a_file_swapped_mid_sweep_is_named_a_file_in_the_skip_reason(tmp_path: P
 
 
 def someone_makes_a_filesystem_before_the_second_look(
-    monkeypatch: pytest.MonkeyPatch, target: Path
+    monkeypatch: pytest.MonkeyPatch, target: Path, shrunk: int | None = None
 ) -> None:
     """Someone runs mkfs.ext4 (label "theirs") on `target` between the first writing job and
-    the guard's look before the second."""
+    the guard's look before the second; first cut to `shrunk` bytes, if given."""
     from ssdcompare.run import access
 
     real = access.check_in_use
@@ -560,6 +561,8 @@ def someone_makes_a_filesystem_before_the_second_look(
     def look(part: object, exclusive: bool = True) -> None:
         looks.append("look")
         if len(looks) == 2:  # after the first writing job, before the second
+            if shrunk is not None:
+                os.truncate(target, shrunk)
             subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(target)], check=True)
         real(part, exclusive)  # type: ignore[arg-type]
 
@@ -604,8 +607,9 @@ def test_data_the_sweep_wrote_itself_that_passes_for_a_filesystem_is_not_someone
 ) -> None:
     """Random data can pass for a signature (blkid has taken it for a jbd journal). The sweep
     lays a new file out with data that does so every time, here an ext4 image: its first
-    writing job still runs (what the sweep wrote is its own). A filesystem someone makes
-    afterwards is still found before the next writing job, and left whole."""
+    writing job still runs (a file it made and has only laid out holds no one's data). A
+    filesystem someone makes afterwards is still found before the next writing job, and left
+    whole."""
     from ssdcompare.target import file
 
     image = ext4_image(tmp_path, "lookalike", 16 << 20).read_bytes()
@@ -628,8 +632,6 @@ def test_data_the_sweep_wrote_itself_that_passes_for_a_filesystem_is_not_someone
     states = [(s.job, s.status) for s in outcome.statuses]
     assert states == [("randwrite-4k-qd1", "ok"), ("write-128k-qd1", "skipped")], outcome
     assert "LABEL theirs" in (outcome.statuses[1].error or "")
-    recorded = ResultsDir.open(results.path).manifest.left_by_sweep.get(plan.targets[0].name, [])
-    assert "theirs" not in " ".join(recorded)  # theirs was never taken for the sweep's
     assert not file.made_by_ssdcompare(str(target))  # nor marked as a file it made
     blkid = subprocess.run(["blkid", "-p", "-o", "export", str(target)], capture_output=True,
                            text=True, check=False)  # fmt: skip
@@ -637,28 +639,66 @@ def test_data_the_sweep_wrote_itself_that_passes_for_a_filesystem_is_not_someone
 
 
 @pytest.mark.fio
-def test_a_resume_knows_what_the_sweeps_own_writes_left(tmp_path: Path) -> None:
-    """What blkid saw after the sweep's own last write is recorded in the manifest: a resume
-    does not take it for a change of the target, but a filesystem made after it is one."""
-    from ssdcompare.run import access
+def test_a_file_cut_short_and_given_a_filesystem_is_laid_out_but_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Someone cuts the sweep's file to 8 MiB and makes a filesystem in it between two
+    writing jobs: the next run lays the file out to its size again (after what is there),
+    and the look after that finds their filesystem: no more writes, and it is left whole."""
     from ssdcompare.target import file
 
     target = tmp_path / "t.img"
+    someone_makes_a_filesystem_before_the_second_look(monkeypatch, target, shrunk=8 << 20)
     suite = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, runtime: 1}",
-                       "{rw: randread, bs: 4k, runtime: 1}", defaults="{size: 16m}")  # fmt: skip
+                       "{rw: write, bs: 128k, runtime: 1}", defaults="{size: 16m}")  # fmt: skip
     plan = make_plan(str(suite), str(target), PlanOptions(size_bytes=16 << 20))
     results, _ = sweep.start(plan, tmp_path / "r", command_line=["test"])
-    with access.opened_for_fio(plan, results, plan.targets[0], True) as fds:
-        # laid out; then the sweep's own write, here one that passes for a filesystem
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "ours", str(target)], check=True)
-        access.wrote(fds)
-    access.check_new_signatures(results, plan.targets[0])  # not someone else's
-    access.note_own_writes(results, plan.targets[0], files=True)  # as the sweep ends
-    file._left_as.clear()  # a resume: another process, which never wrote the file
-    access.check_new_signatures(results, plan.targets[0])
-    sweep.reopen(tmp_path / "r")  # nor a change a resume refuses
-    subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(target)], check=True)
-    with pytest.raises(SsdcompareError, match="LABEL theirs.*not there when the sweep"):
-        access.check_new_signatures(results, plan.targets[0])
-    with pytest.raises(SsdcompareError, match="LABEL theirs"):
-        sweep.reopen(tmp_path / "r")
+    outcome = sweep.run(plan, results)
+    states = [(s.job, s.status) for s in outcome.statuses]
+    assert states == [("randwrite-4k-qd1", "ok"), ("write-128k-qd1", "skipped")], outcome
+    assert "LABEL theirs" in (outcome.statuses[1].error or "")
+    assert target.stat().st_size == 16 << 20  # laid out again
+    blkid = subprocess.run(["blkid", "-p", "-o", "export", str(target)], capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert "LABEL=theirs" in blkid.stdout
+    assert not file.made_by_ssdcompare(str(target))
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize("kind", ["file", pytest.param("loop", marks=pytest.mark.root)])
+def test_a_filesystem_made_while_a_job_writes_stops_the_next_writing_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Someone makes a filesystem on the target (a file, or the file a loop device writes
+    to) while the first writing job runs: after fio's writes, before the run ends. What the
+    sweep sees after its own run is never taken for its own: the look before the next writing
+    job finds the filesystem, and that job is skipped."""
+    from ssdcompare.run import jobrun
+
+    real = jobrun.run_fio
+    made: list[str] = []
+
+    def fio_then_someone_makes_a_filesystem(*args: object, **kwargs: object) -> object:
+        outcome = real(*args, **kwargs)  # type: ignore[arg-type]
+        if not made:
+            made.append("theirs")
+            subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(image)], check=True)
+        return outcome
+
+    monkeypatch.setattr(jobrun, "run_fio", fio_then_someone_makes_a_filesystem)
+    suite = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, runtime: 1}",
+                       "{rw: write, bs: 128k, runtime: 1}", defaults="{size: 16m}")  # fmt: skip
+    image = tmp_path / "t.img"
+    with contextlib.ExitStack() as stack:
+        target = str(image)
+        if kind == "loop":
+            target = stack.enter_context(loop_device(image, 16 << 20))
+        plan = make_plan(str(suite), target, PlanOptions(size_bytes=16 << 20))
+        results, _ = sweep.start(plan, tmp_path / "r", command_line=["test"])
+        outcome = sweep.run(plan, results)
+    states = [(s.job, s.status) for s in outcome.statuses]
+    assert states == [("randwrite-4k-qd1", "ok"), ("write-128k-qd1", "skipped")], outcome
+    assert "LABEL theirs" in (outcome.statuses[1].error or "")
+    blkid = subprocess.run(["blkid", "-p", "-o", "export", str(image)], capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert "LABEL=theirs" in blkid.stdout

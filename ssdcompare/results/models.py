@@ -170,10 +170,6 @@ class Manifest(BaseModel):
     override_targets: list[str] = Field(default_factory=list)  # the devices it overwrote
     allowed_options: list[str] = Field(default_factory=list)  # accepted with --allow-option
     identities: dict[str, TargetIdentity] = Field(default_factory=dict)  # target -> at start
-    # target -> the signatures blkid saw after the sweep's own last write there (a file laid
-    # out, a writing run, a preconditioning step): random data can look like one (a jbd
-    # superblock, say), and what the sweep wrote itself is no one's new filesystem
-    left_by_sweep: dict[str, list[str]] = Field(default_factory=dict)
     # file targets the sweep created (path -> device:inode): it lays them out and measures
     # only these files (ssdcompare.target.file)
     created_files: dict[str, str] = Field(default_factory=dict)
@@ -183,13 +179,6 @@ class Manifest(BaseModel):
     states: list[str] = Field(default_factory=list)  # the drive states, a pass each (--states)
     ceiling: bool = False  # each job measured once on a RAM disk first (--ceiling)
     parallel_hosts: bool = False  # each job on one device of every host at once
-
-    def known_signatures(self, target: str) -> list[str]:
-        """The signatures a target may carry without anyone having made them since the
-        start: those found then, and those the sweep's own writes left."""
-        recorded = self.identities.get(target)
-        start = recorded.signatures if recorded is not None else []
-        return start + [s for s in self.left_by_sweep.get(target, []) if s not in start]
 
     @field_validator("allowed_options")
     @classmethod

@@ -24,7 +24,7 @@ from ssdcompare.results.store import ResultsDir
 from ssdcompare.run.plan import Plan
 from ssdcompare.run.precondition import Access
 from ssdcompare.target.devices import Target
-from ssdcompare.target.file import lay_out, opened, unchanged_since_written, written
+from ssdcompare.target.file import lay_out, mark, opened, unchanged_since_written, written
 from ssdcompare.target.guard import check_in_use
 from ssdcompare.target.identity import changed_since, new_signatures, noun, signatures_now
 
@@ -91,44 +91,23 @@ def made_meanwhile(results: ResultsDir, job: RenderedJob) -> str | None:
 
 def check_new_signatures(results: ResultsDir, target: Target) -> None:
     """Refuse a target that carries a signature (a filesystem, a partition table) it did not
-    carry when the sweep started, nor after the sweep's own last write there (`note_own_writes`):
-    someone made it meanwhile. Signatures the sweep's own writes erased are no reason."""
-    if target.name not in results.manifest.identities:
+    carry when the sweep started: someone made it meanwhile. Signatures the sweep's own writes
+    erased are no reason. A file the sweep made and only laid out since (nothing else wrote
+    it: target.file.unchanged_since_written) needs no look: random data can pass for a
+    signature (blkid has taken it for a jbd journal), and none can be anyone's there."""
+    recorded = results.manifest.identities.get(target.name)
+    if recorded is None:
         return
     if target.kind == "file" and not target.remote and unchanged_since_written(target.path):
-        return  # its bytes are as the sweep's own last write left them: no one made anything
-    new = new_signatures(results.manifest.known_signatures(target.name), signatures_now(target))
+        return
+    new = new_signatures(recorded.signatures, signatures_now(target))
     if new:
         raise SsdcompareError(
             f"{target.name} now carries {', '.join(new)}, which was not there when the sweep "
-            "started: someone made it since; it is not written any more"
+            "started: someone made it since (or, very rarely, random data the sweep wrote "
+            "passes for one); it is not written any more. See what it is with blkid -p "
+            f"{target.path}; if it is only the sweep's data, resume with --destroy-data"
         )
-
-
-def note_own_writes(results: ResultsDir, target: Target, files: bool = False) -> None:
-    """Just after the sweep's own writes to `target` (a writing run, a preconditioning or
-    state step), before anyone else may write there: what blkid sees now is the sweep's
-    doing. Random data can pass for a signature (a jbd superblock, say); a later look must
-    not take that for a filesystem someone made since. An answer blkid could not give
-    ("unsure") is never recorded so: the next look says unsure again, and refuses. The
-    record (the manifest's left_by_sweep) is saved when it changed, for a resume too.
-
-    A file member needs no look after each write: as long as it is unchanged since
-    (target.file.unchanged_since_written) the next look is skipped. Its look is taken once
-    the sweep ends (`files`), for a resume, and only of a file that is still as the sweep's
-    last write left it."""
-    manifest, changed = results.manifest, False
-    for part in target.parts:
-        if part.remote or part.name not in manifest.identities:
-            continue
-        if part.kind == "file" and not (files and unchanged_since_written(part.path)):
-            continue
-        seen = [s for s in signatures_now(part) if not s.endswith("[unsure]")]
-        if seen != manifest.left_by_sweep.get(part.name, []):
-            manifest.left_by_sweep[part.name] = seen
-            changed = True
-    if changed:
-        results.save_manifest()
 
 
 def after_run(plan: Plan, job: RenderedJob, status: RunStatus, unusable: Unusable) -> None:
@@ -174,16 +153,16 @@ def checked_access(plan: Plan, results: ResultsDir, target: Target) -> Access:
                 yield fds
             finally:  # written, even cut short
                 wrote(fds)
-        note_own_writes(results, target)
 
     return access
 
 
 def wrote(fds: dict[str, int]) -> None:
-    """The sweep has just written to these open files (opened_for_fio): each is marked as
-    one ssdcompare made, and remembered as it is now (target.file.written)."""
+    """fio has just written to these open files (opened_for_fio), even cut short: each is
+    marked as one ssdcompare made (target.file.mark). Someone may have written there too
+    meanwhile, so the next writing run looks at it again."""
     for fd in fds.values():
-        written(fd)
+        mark(fd)
 
 
 @contextlib.contextmanager
@@ -206,9 +185,11 @@ def opened_for_fio(
                 recorded.file_inode if recorded is not None else None)  # fmt: skip
             fd = stack.enter_context(opened(part.path, key, write))
             if changes and part.size_bytes and os.fstat(fd).st_size < part.size_bytes:
+                ours = unchanged_since_written(part.path)  # made here, nothing written since
                 if not write:
                     fd = stack.enter_context(opened(part.path, key, True))
                 lay_out(fd, part.size_bytes)
-                written(fd)
+                if ours:
+                    written(fd)  # still nothing but the sweep's own data
             fds[part.path] = fd
         yield fds

@@ -26,7 +26,7 @@ from ssdcompare.fio.logs import compress_large
 from ssdcompare.results.files import write_atomic
 from ssdcompare.results.models import RunStatus, now_iso, status_of
 from ssdcompare.results.store import JOBFILE, ResultsDir, host_jobfile
-from ssdcompare.run.access import made_meanwhile, note_own_writes, opened_for_fio, wrote
+from ssdcompare.run.access import made_meanwhile, opened_for_fio, wrote
 from ssdcompare.run.order import Run
 from ssdcompare.run.plan import Plan
 from ssdcompare.run.runner import (
@@ -83,8 +83,6 @@ def run_one(
                 if job.writes:  # what fio wrote, even cut short, is the sweep's own
                     wrote(fds)
             after = probes.snapshot(job.target)
-            if job.writes:
-                note_own_writes(results, job.target)
         results.write_probes(folder, probes.record(before, after))  # 5. stored
     return store_run(results, folder, job, repeat, ran, started_at, state_step)
 

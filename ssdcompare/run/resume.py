@@ -17,7 +17,6 @@ from ssdcompare.results.store import MANIFEST
 from ssdcompare.run.plan import Plan
 from ssdcompare.target.devices import Target, resolve_on_host
 from ssdcompare.target.identity import differences, identify, noun
-from ssdcompare.target.signatures import Probe, probe_signatures
 
 
 def unsigned(path: Path, manifest: Manifest) -> str:
@@ -129,9 +128,7 @@ def check_identity(manifest: Manifest, targets: list[Target]) -> None:
         recorded = manifest.identities.get(target.name)
         if recorded is None:
             continue  # results from before identities were recorded
-        # signatures the sweep's own writes left (random data passing for one) are its own
-        known = recorded.model_copy(update={"signatures": manifest.known_signatures(target.name)})
-        found = differences(known, identify(target))
+        found = differences(recorded, identify(target))
         if found:
             problems.append(f"  - {target.name} ({target.path}): {'; '.join(found)}")
             nouns.add(noun(target))
@@ -143,30 +140,6 @@ def check_identity(manifest: Manifest, targets: list[Target]) -> None:
             + f"\nIf the {what.replace('(s)', '')} was replaced on purpose, start a new sweep "
             "on it; to resume the others only, give --devices with the unchanged ones."
         )
-
-
-def resumed_look(manifest: Manifest, targets: list[Target], trusted: bool) -> Probe:
-    """The guard's look at the targets a resume writes to. What blkid saw just after the
-    sweep's own last write on a target (random data it wrote passing for a signature) is the
-    sweep's doing, not data to keep: no reason to ask for --destroy-data again (but what was
-    there at the start still is). Believed only
-    of a manifest this user's ssdcompare signed; anything else blkid finds counts as ever."""
-    left = {t.path: _made_by_sweep(manifest, t.name) for t in targets} if trusted else {}
-    if not any(left.values()):
-        return probe_signatures
-
-    def look(path: str) -> list[str]:
-        return [s for s in probe_signatures(path) if s not in left.get(path, [])]
-
-    return look
-
-
-def _made_by_sweep(manifest: Manifest, target: str) -> list[str]:
-    """Signatures seen after the sweep's own last write that were not there at its start
-    (those are someone's data, still to be named when a resume writes over them)."""
-    recorded = manifest.identities.get(target)
-    start = recorded.signatures if recorded is not None else []
-    return [s for s in manifest.left_by_sweep.get(target, []) if s not in start]
 
 
 def check_consent_again(

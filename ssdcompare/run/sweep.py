@@ -29,7 +29,7 @@ from ssdcompare.fio.client import check_hosts
 from ssdcompare.fio.jobfile import RenderedJob
 from ssdcompare.results.models import Manifest, RunStatus, now_iso
 from ssdcompare.results.store import ResultsDir, check_own_folder, own_writes
-from ssdcompare.run.access import Unusable, after_run, blocked, note_own_writes
+from ssdcompare.run.access import Unusable, after_run, blocked
 from ssdcompare.run.ceiling import measure as measure_ceiling
 from ssdcompare.run.drivestate import Unreachable, in_state, preconditioned
 from ssdcompare.run.jobrun import SamplerFactory, run_one, run_together, skip
@@ -42,7 +42,6 @@ from ssdcompare.run.resume import (
     check_consent_again,
     check_identity,
     replan,
-    resumed_look,
     resumed_targets,
     unsigned,
 )
@@ -213,8 +212,7 @@ def reopen(
     consent = consent_names(destroy_data, plan.devices)
     check_consent_again(manifest, written, consent)
     check_hosts(fio, waiting)
-    findings = check_write_safety(written, True, consent,
-                                  probe=resumed_look(manifest, written, signed))  # fmt: skip
+    findings = check_write_safety(written, True, consent)
     manifest.resumed_at.append(now_iso())
     results.save_manifest()
     return plan, results, findings
@@ -282,17 +280,13 @@ def _run_locked(
     sweep = _Sweep(plan, results, progress, sampler_factory, clock, job_timeout_s)
     if plan.ceiling and not sweep.measure_ceiling():
         return sweep.outcome
-    try:
-        for batch in batches(plan, sweep.pending):
-            started = clock()
-            runnable = sweep.ready(batch)
-            if sweep.outcome.interrupted:
-                break
-            if runnable and not sweep.run(runnable, started):
-                break
-    finally:
-        for target in plan.modified_targets:  # what a resume will find on its files
-            note_own_writes(results, target, files=True)
+    for batch in batches(plan, sweep.pending):
+        started = clock()
+        runnable = sweep.ready(batch)
+        if sweep.outcome.interrupted:
+            break
+        if runnable and not sweep.run(runnable, started):
+            break
     return sweep.outcome
 
 

@@ -106,7 +106,7 @@ def create(path: str) -> str:
             ) from None
         raise err from None
     try:
-        mark(fd)
+        written(fd)
         return file_key(fd)
     finally:
         os.close(fd)
@@ -127,16 +127,16 @@ def mark(fd: int) -> None:
             os.setxattr(fd, MARK, value)
 
 
-# every file this process wrote, as its last write here left it: (device, inode) -> (size,
-# modification and change times in ns); see unchanged_since_written
+# every file this process made and holds nothing but its own data, as it left it: (device,
+# inode) -> (size, modification and change times in ns); see unchanged_since_written
 _left_as: dict[tuple[int, int], tuple[int, int, int]] = {}
 
 
 def written(fd: int) -> None:
-    """The open file was just written by the sweep (laid out, or fio ran on it, even cut
-    short): marked as a file ssdcompare made (MARK), and remembered as it is now
-    (unchanged_since_written). Never said of a file the sweep only opened: a run skipped
-    after the look found someone's filesystem leaves it theirs."""
+    """The open file holds nothing but what this process wrote (made here, then laid out):
+    marked as a file ssdcompare made (MARK), and remembered as it is now
+    (unchanged_since_written). Never said of a file fio ran on: someone may have written
+    there during the run."""
     mark(fd)
     info = os.fstat(fd)
     _left_as[(info.st_dev, info.st_ino)] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
