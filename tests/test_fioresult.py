@@ -928,6 +928,23 @@ def test_odd_bytes_in_utf8_are_replaced_not_refused(tmp_path: Path) -> None:
     assert output.warnings == []
 
 
+@pytest.mark.parametrize("field", [b'"jobname" : "', b'"rw" : "', b'"ioengine" : "'])
+def test_bytes_that_are_no_utf8_in_a_json_document_read_as_its_text_reads(
+    tmp_path: Path, field: bytes
+) -> None:
+    """A file that is JSON from its first byte is read the quick way from its bytes; a byte
+    that is no UTF-8 anywhere (a job name, an option) reads as the decoded text reads, the
+    byte replaced, never an exception."""
+    data = (DATA / "randrw-latpct-json.json").read_bytes()  # read the quick way
+    assert data.startswith(b"{") and field in data
+    odd = data.replace(field, field + b"\xff\xe9", 1)
+    path = tmp_path / "odd.json"
+    path.write_bytes(odd)
+    output = parse_fio_file(path)
+    assert output == parse_fio_text(odd.decode("utf-8", errors="replace"), source=str(path))
+    assert "\ufffd\ufffd" in repr(output.jobs)
+
+
 def test_nul_bytes_alone_are_not_taken_for_utf16(tmp_path: Path) -> None:
     # a file cut short by a crash can end in (or be) a run of NUL bytes
     path = tmp_path / "zeros.json"

@@ -106,7 +106,7 @@ def given_paths(paths: object, what: str = "results folders") -> list[Path]:
         if not isinstance(item, (str, os.PathLike)):
             raise SsdcompareError(f"{what}: {item!r} is not a path: give a path (a str or a "
                                   "pathlib.Path) or a list of them")  # fmt: skip
-    return [Path(item) for item in items]
+    return [item if isinstance(item, Path) else Path(item) for item in items]
 
 
 def unique_folders(paths: object) -> list[Path]:

@@ -65,15 +65,23 @@ class LatencyStats(BaseModel):
             return None
         printed = self.percentiles_us
         found = [math.nan if key is None else printed[key] for key in _distribution_keys(printed)]
-        return None if all(math.isnan(v) for v in found) else tuple(found)
+        return None if all(map(math.isnan, found)) else tuple(found)
 
     def percentile_us(self, p: float) -> float | None:
         """The p-th percentile (e.g. 99.9) in µs, or None when fio did not report it."""
-        value = self.percentiles_us.get(f"{p:f}")
+        exact = _KEY_OF.get(p)
+        if exact is None:
+            exact = f"{p:f}"
+            if len(_KEY_OF) < 1000:
+                _KEY_OF[p] = exact
+        value = self.percentiles_us.get(exact)
         if value is not None:
             return value
         key = _percentile_key(tuple(self.percentiles_us), p)
         return None if key is None else self.percentiles_us[key]
+
+
+_KEY_OF: dict[float, str] = {}  # a percentile as fio writes its key: 99.9 -> "99.900000"
 
 
 def _percentile_key(keys: tuple[str, ...], p: float) -> str | None:

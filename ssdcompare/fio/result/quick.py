@@ -148,8 +148,11 @@ class _NotQuick(Exception):
     """The output is not one the quick reading can take."""
 
 
-def _quick(text: str, source: str) -> FioOutput | None:
-    if not text.startswith("{"):
+def _quick(text: str | bytes, source: str) -> FioOutput | None:
+    """The output read the quick way, from its text or its UTF-8 bytes (text that is no
+    UTF-8 is left to the careful reading, which replaces what it cannot decode); None when
+    it is no output the quick way takes."""
+    if text[:1] not in ("{", b"{"):
         return None
     try:
         # typed decoding: every field the reading uses is checked as it is decoded, and the
@@ -184,7 +187,7 @@ def _quick_options(raw: msgspec.Raw | msgspec.UnsetType) -> dict[str, str]:
         return {}
     try:
         options = _decode_options(raw)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, UnicodeError):  # bytes that are no UTF-8: the careful way
         raise _NotQuick from None
     if '"' in "".join((*options, *options.values())):
         raise _NotQuick

@@ -110,6 +110,10 @@ def parse_fio_file(path: str | Path) -> FioOutput:
 
 def parse_fio_bytes(data: bytes, source: str) -> FioOutput:
     """Parse what a fio output file holds; `source` names it in error messages."""
+    if data[:1] == b"{" and data[1:2] != b"\0":  # UTF-8 JSON: the quick reading takes bytes
+        quick = _quick(data, source)
+        if quick is not None:
+            return _unmeasured_left_out(quick)
     text, encoding = decode_fio_bytes(data)
     output = parse_fio_text(text, source=source)
     if encoding is not None:
