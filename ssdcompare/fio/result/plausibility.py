@@ -17,6 +17,7 @@ examples/results passes (a test checks), as do fresh sweeps.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator
 
 from ssdcompare.fio.result.models import DirectionResult, JobResult, LatencyStats
@@ -74,27 +75,31 @@ def _beyond(field: str, value: float | int | None, high: float) -> str | None:
     return None
 
 
+# a direction's figures, as its problems name them, and their bounds
+_FIGURES = ("iops", "bw_bytes", "io_bytes", "total_ios", "runtime", "short_ios", "drop_ios")
+_FIGURES_OF = operator.attrgetter(
+    "iops", "bw_bytes", "io_bytes", "total_ios", "runtime_ms", "short_ios", "drop_ios"
+)
+_BOUNDS = (MAX_IOPS, MAX_BW_BYTES, MAX_BYTES, MAX_BYTES, MAX_RUNTIME_MS, MAX_BYTES, MAX_BYTES)
+
+
 def _direction_problem(name: str, direction: DirectionResult) -> str | None:
-    for field, value, high in (
-        ("iops", direction.iops, MAX_IOPS),
-        ("bw_bytes", direction.bw_bytes, MAX_BW_BYTES),
-        ("io_bytes", direction.io_bytes, MAX_BYTES),
-        ("total_ios", direction.total_ios, MAX_BYTES),
-        ("runtime", direction.runtime_ms, MAX_RUNTIME_MS),
-        ("short_ios", direction.short_ios, MAX_BYTES),
-        ("drop_ios", direction.drop_ios, MAX_BYTES),
-    ):
-        if not _within(value, high):  # as a rule it is: only else is it named
+    for field, value, high in zip(_FIGURES, _FIGURES_OF(direction), _BOUNDS, strict=True):
+        if value is None or 0 < value <= high:
+            continue  # unknown, or within bounds as a rule: told without a call
+        if not _within(value, high):  # a 0, a NaN, or one to name
             return _beyond(f"{name}.{field}", value, high)
     for kind, stats in (("clat", direction.clat), ("slat", direction.slat),
                         ("lat", direction.lat)):  # fmt: skip
+        if stats is None:
+            continue
         # every figure within bounds, as a rule: only else is each looked at and named
         for field, value in [] if _plausible(stats) else _latencies(stats):
             high = MAX_BYTES if field == "sample count" else MAX_LATENCY_US
             problem = _beyond(f"{name}.{kind} {field}", value, high)
             if problem:
                 return problem
-        if stats is not None and not _ordered(stats.min_us, stats.mean_us, stats.max_us):
+        if not _ordered(stats.min_us, stats.mean_us, stats.max_us):
             return f"holds a {name}.{kind} whose mean is not between its min and max"
     return None
 
