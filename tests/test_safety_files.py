@@ -702,3 +702,71 @@ def test_a_filesystem_made_while_a_job_writes_stops_the_next_writing_job(
     blkid = subprocess.run(["blkid", "-p", "-o", "export", str(image)], capture_output=True,
                            text=True, check=False)  # fmt: skip
     assert "LABEL=theirs" in blkid.stdout
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_on_a_filesystem_of_whole_seconds_a_laid_out_file_is_looked_at_and_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ext4 with 128-byte inodes keeps whole seconds only: a write just after the sweep's
+    lay-out leaves the file's times as they were. Such a file is never taken as "only laid
+    out since": the look runs and finds a filesystem made right after the lay-out. A sweep
+    there without one runs every job (the sweep's own lay-out is no one else's change)."""
+    from ssdcompare.run import access
+
+    with loop_device(tmp_path / "fs.img", 64 << 20) as device:
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-I", "128", device], check=True)
+        with mounted(device, tmp_path / "mnt") as place:
+            suite = suite_file(tmp_path, "rw", "{rw: randread, bs: 4k, runtime: 1}",
+                               "{rw: randwrite, bs: 4k, runtime: 1}",
+                               defaults="{size: 16m}")  # fmt: skip
+            calm = place / "calm.img"
+            plan = make_plan(str(suite), str(calm), PlanOptions(size_bytes=16 << 20))
+            results, _ = sweep.start(plan, tmp_path / "r1", command_line=["test"])
+            states = [s.status for s in sweep.run(plan, results).statuses]
+            assert states == ["ok", "ok"]
+            assert calm.stat().st_ctime_ns % 1_000_000_000 == 0  # whole seconds indeed
+            target = place / "t.img"
+            real = access.lay_out
+
+            def lay_out_then_someone_makes_a_filesystem(fd: int, size: int) -> int:
+                done = real(fd, size)
+                subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "theirs", str(target)],
+                               check=True)  # fmt: skip
+                return done
+
+            monkeypatch.setattr(access, "lay_out", lay_out_then_someone_makes_a_filesystem)
+            plan = make_plan(str(suite), str(target), PlanOptions(size_bytes=16 << 20))
+            results, _ = sweep.start(plan, tmp_path / "r2", command_line=["test"])
+            outcome = sweep.run(plan, results)
+            blkid = subprocess.run(["blkid", "-p", "-o", "export", str(target)],
+                                   capture_output=True, text=True, check=False)  # fmt: skip
+    assert [s.status for s in outcome.statuses] == ["ok", "skipped"]
+    assert "LABEL theirs" in (outcome.statuses[1].error or "")
+    assert "LABEL=theirs" in blkid.stdout
+
+
+@pytest.mark.fio
+def test_plain_data_written_into_the_sweeps_file_between_jobs_is_not_written_over(
+    tmp_path: Path,
+) -> None:
+    """Someone writes plain text (no signature) into the sweep's file between two writing
+    jobs, or puts a new file of text in its place (it may get the same inode number): the
+    sweep's mark no longer holds, so the next writing job is skipped and the text is kept."""
+    target = tmp_path / "t.img"
+    text = b"someone's notes\n" * (1 << 16)
+
+    def someone_writes_text(progress: sweep.Progress) -> None:
+        if progress.state == "ok" and progress.job == "randwrite-4k-qd1":
+            with target.open("r+b") as handle:
+                handle.write(text)
+
+    suite = suite_file(tmp_path, "w", "{rw: randwrite, bs: 4k, runtime: 1}",
+                       "{rw: write, bs: 128k, runtime: 1}", defaults="{size: 16m}")  # fmt: skip
+    plan = make_plan(str(suite), str(target), PlanOptions(size_bytes=16 << 20))
+    results, _ = sweep.start(plan, tmp_path / "r", command_line=["test"])
+    outcome = sweep.run(plan, results, progress=someone_writes_text)
+    assert [s.status for s in outcome.statuses] == ["ok", "skipped"]
+    assert "changed by someone else" in (outcome.statuses[1].error or "")
+    assert target.read_bytes()[: len(text)] == text

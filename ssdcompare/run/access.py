@@ -24,7 +24,15 @@ from ssdcompare.results.store import ResultsDir
 from ssdcompare.run.plan import Plan
 from ssdcompare.run.precondition import Access
 from ssdcompare.target.devices import Target
-from ssdcompare.target.file import lay_out, mark, opened, unchanged_since_written, written
+from ssdcompare.target.file import (
+    changed_since_marked,
+    lay_out,
+    mark,
+    opened,
+    still_as_marked,
+    unchanged_since_written,
+    written,
+)
 from ssdcompare.target.guard import check_in_use
 from ssdcompare.target.identity import changed_since, new_signatures, noun, signatures_now
 
@@ -98,15 +106,24 @@ def check_new_signatures(results: ResultsDir, target: Target) -> None:
     recorded = results.manifest.identities.get(target.name)
     if recorded is None:
         return
-    if target.kind == "file" and not target.remote and unchanged_since_written(target.path):
+    local_file = target.kind == "file" and not target.remote
+    changed = local_file and changed_since_marked(target.path)
+    if local_file and not changed and unchanged_since_written(target.path):
         return
     new = new_signatures(recorded.signatures, signatures_now(target))
+    if changed and not new:
+        raise SsdcompareError(
+            f"{target.name} was changed by someone else since the sweep last wrote it (what "
+            "it holds, its size or its time no longer match the sweep's mark, or it is "
+            "another file now): it is not written any more"
+        )
     if new:
         raise SsdcompareError(
             f"{target.name} now carries {', '.join(new)}, which was not there when the sweep "
             "started: someone made it since (or, very rarely, random data the sweep wrote "
             "passes for one); it is not written any more. See what it is with blkid -p "
-            f"{target.path}; if it is only the sweep's data, resume with --destroy-data"
+            f"{target.path}; if it is only data the sweep wrote, a new sweep with "
+            "--destroy-data may write over it"
         )
 
 
@@ -186,10 +203,13 @@ def opened_for_fio(
             fd = stack.enter_context(opened(part.path, key, write))
             if changes and part.size_bytes and os.fstat(fd).st_size < part.size_bytes:
                 ours = unchanged_since_written(part.path)  # made here, nothing written since
+                held = still_as_marked(part.path)  # no one changed it since the sweep's mark
                 if not write:
                     fd = stack.enter_context(opened(part.path, key, True))
                 lay_out(fd, part.size_bytes)
                 if ours:
                     written(fd)  # still nothing but the sweep's own data
+                elif held:
+                    mark(fd)  # its mark holds on: what changed since is the sweep's lay-out
             fds[part.path] = fd
         yield fds

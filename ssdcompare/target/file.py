@@ -118,13 +118,42 @@ def _mark_value(info: os.stat_result) -> bytes | None:
     return signed.encode() if signed is not None else None
 
 
+# every file this process marked, (device, inode): see changed_since_marked
+_marked: set[tuple[int, int]] = set()
+
+
 def mark(fd: int) -> None:
     """Mark the open file as one ssdcompare made, as it is now (see MARK); nothing on a
     filesystem without user attributes, or without a key of this user's."""
-    value = _mark_value(os.fstat(fd))
-    if value is not None:
-        with contextlib.suppress(OSError):
-            os.setxattr(fd, MARK, value)
+    info = os.fstat(fd)
+    value = _mark_value(info)
+    if value is None:
+        return
+    try:
+        os.setxattr(fd, MARK, value)
+    except OSError:
+        return
+    _marked.add((info.st_dev, info.st_ino))
+
+
+def changed_since_marked(path: str) -> bool:
+    """Whether the file at `path` (a link is never followed) is one this process marked
+    after writing it whose mark no longer holds: someone wrote to it, cut it, or put a new
+    file in its place since (one given the same inode number too, which has no mark)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return (info.st_dev, info.st_ino) in _marked and not made_by_ssdcompare(path)
+
+
+def still_as_marked(path: str) -> bool:
+    """Whether the file at `path` is one this process marked, unchanged since."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return (info.st_dev, info.st_ino) in _marked and made_by_ssdcompare(path)
 
 
 # every file this process made and holds nothing but its own data, as it left it: (device,
@@ -139,14 +168,17 @@ def written(fd: int) -> None:
     there during the run."""
     mark(fd)
     info = os.fstat(fd)
-    _left_as[(info.st_dev, info.st_ino)] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    if info.st_ctime_ns % 1_000_000_000:  # a filesystem of whole seconds (or FAT's two)
+        # would not tell a write in the same second as this one: never taken as unchanged
+        _left_as[(info.st_dev, info.st_ino)] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def unchanged_since_written(path: str) -> bool:
     """Whether the file at `path` (a link is never followed) is as this process's last write
     to it left it (`written`): the same file, size, modification and change time. No one
     can set a change time back: any write, truncation or new attribute moves it on, but for
-    one in the same tick of the kernel's clock (a few milliseconds) as that last write."""
+    one in the same tick of the kernel's clock (a few milliseconds) as that last write. On
+    a filesystem that keeps whole seconds only, no file is ever taken as unchanged."""
     try:
         info = os.lstat(path)
     except OSError:
