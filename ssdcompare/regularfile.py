@@ -152,8 +152,11 @@ def read_unlinked(path: Path | str, limit: int) -> bytes | None:
             return None
         if os.readlink(f"/proc/self/fd/{fd}") != wanted:
             return None
-        return b"".join(_chunks(fd, limit, opened.st_size + 1))
-    except (OSError, RefusedFile):
+        data = os.read(fd, opened.st_size + 1)
+        # all of it and no more in one read, as a file at rest gives; a file that grows or
+        # reads short meanwhile is read the careful way
+        return data if len(data) == opened.st_size else None
+    except OSError:
         return None
     finally:
         os.close(fd)

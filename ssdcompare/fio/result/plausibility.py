@@ -148,15 +148,19 @@ def _latencies(stats: LatencyStats | None) -> Iterator[tuple[str, float | int | 
 def _plausible(stats: LatencyStats | None) -> bool:
     """Whether _latencies(stats) are all within bounds, told without naming each: a count
     within its bound and every figure above 0 and within its own, as nearly all are (a 0, a
-    NaN or any other is looked at one by one). A NaN is never the least or the greatest but
-    when it comes first, and then this says no."""
+    NaN or any other is looked at one by one). min() and max() over the percentiles pass over
+    a NaN but when it comes first, and then this says no: either way a NaN is looked at
+    again, or (unknown) needs no look."""
     if stats is None:
         return True
-    figures = [stats.min_us, stats.max_us, stats.mean_us, stats.stddev_us]
-    figures += stats.percentiles_us.values()
-    return (stats.n is None or 0 <= stats.n <= MAX_BYTES) and (
-        min(figures) > 0 and max(figures) <= MAX_LATENCY_US
-    )
+    if stats.n is not None and not 0 <= stats.n <= MAX_BYTES:
+        return False
+    high = MAX_LATENCY_US
+    if not (0 < stats.min_us <= high and 0 < stats.max_us <= high
+            and 0 < stats.mean_us <= high and 0 < stats.stddev_us <= high):  # fmt: skip
+        return False
+    printed = stats.percentiles_us.values()
+    return not printed or (min(printed) > 0 and max(printed) <= high)
 
 
 def _within(value: float | int | None, high: float) -> bool:
