@@ -113,9 +113,9 @@ def check_new_signatures(results: ResultsDir, target: Target) -> None:
     new = new_signatures(recorded.signatures, signatures_now(target))
     if changed and not new:
         raise SsdcompareError(
-            f"{target.name} was changed by someone else since the sweep last wrote it (what "
-            "it holds, its size or its time no longer match the sweep's mark, or it is "
-            "another file now): it is not written any more"
+            f"{target.name} was changed by someone else since the sweep last wrote it (its "
+            "size, modification or change time moved, or it is another file now): it is not "
+            "written any more"
         )
     if new:
         raise SsdcompareError(
@@ -203,7 +203,7 @@ def opened_for_fio(
             fd = stack.enter_context(opened(part.path, key, write))
             if changes and part.size_bytes and os.fstat(fd).st_size < part.size_bytes:
                 ours = unchanged_since_written(part.path)  # made here, nothing written since
-                held = still_as_marked(part.path)  # no one changed it since the sweep's mark
+                held = still_as_marked(part.path)  # no one changed it since the sweep wrote it
                 if not write:
                     fd = stack.enter_context(opened(part.path, key, True))
                 lay_out(fd, part.size_bytes)

@@ -118,73 +118,75 @@ def _mark_value(info: os.stat_result) -> bytes | None:
     return signed.encode() if signed is not None else None
 
 
-# every file this process marked, (device, inode): see changed_since_marked
-_marked: set[tuple[int, int]] = set()
+# every file this process wrote, as its last write left it: (device, inode) -> (size,
+# modification and change times in ns), taken just after its mark (see changed_since_marked)
+_as_left: dict[tuple[int, int], tuple[int, int, int]] = {}
+# those of them that hold nothing but what this process wrote since it made them
+# (see unchanged_since_written)
+_only_ours: set[tuple[int, int]] = set()
 
 
 def mark(fd: int) -> None:
-    """Mark the open file as one ssdcompare made, as it is now (see MARK); nothing on a
-    filesystem without user attributes, or without a key of this user's."""
+    """The sweep has just written the open file: marked as one ssdcompare made, as it is now
+    (see MARK; nothing on a filesystem without user attributes, or without a key of this
+    user's), and remembered as it is now, mark or not (changed_since_marked)."""
     info = os.fstat(fd)
     value = _mark_value(info)
-    if value is None:
-        return
+    if value is not None:
+        with contextlib.suppress(OSError):
+            os.setxattr(fd, MARK, value)
+            info = os.fstat(fd)  # the attribute moved its change time on
+    key = (info.st_dev, info.st_ino)
+    _as_left[key] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    _only_ours.discard(key)
+
+
+def _as_now(path: str) -> tuple[tuple[int, int], tuple[int, int, int]] | None:
+    """A regular file's (device, inode) and (size, modification and change times in ns);
+    None for anything else (a link is never followed)."""
     try:
-        os.setxattr(fd, MARK, value)
+        info = os.lstat(path)
     except OSError:
-        return
-    _marked.add((info.st_dev, info.st_ino))
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return (info.st_dev, info.st_ino), (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def changed_since_marked(path: str) -> bool:
-    """Whether the file at `path` (a link is never followed) is one this process marked
-    after writing it whose mark no longer holds: someone wrote to it, cut it, or put a new
-    file in its place since (one given the same inode number too, which has no mark)."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    return (info.st_dev, info.st_ino) in _marked and not made_by_ssdcompare(path)
+    """Whether the file at `path` is one this process wrote that is not as its last write
+    left it: someone wrote to it, cut it, changed its attributes or links, or put a new file
+    in its place since (one given the same inode number too: its change time is new). No one
+    can set a change time back; a write in the same tick of the kernel's clock as the
+    sweep's last one (a few milliseconds; a second where the filesystem keeps whole seconds)
+    is not told."""
+    now = _as_now(path)
+    return now is not None and now[0] in _as_left and _as_left[now[0]] != now[1]
 
 
 def still_as_marked(path: str) -> bool:
-    """Whether the file at `path` is one this process marked, unchanged since."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    return (info.st_dev, info.st_ino) in _marked and made_by_ssdcompare(path)
-
-
-# every file this process made and holds nothing but its own data, as it left it: (device,
-# inode) -> (size, modification and change times in ns); see unchanged_since_written
-_left_as: dict[tuple[int, int], tuple[int, int, int]] = {}
+    """Whether the file at `path` is one this process wrote, as its last write left it."""
+    now = _as_now(path)
+    return now is not None and _as_left.get(now[0]) == now[1]
 
 
 def written(fd: int) -> None:
     """The open file holds nothing but what this process wrote (made here, then laid out):
-    marked as a file ssdcompare made (MARK), and remembered as it is now
-    (unchanged_since_written). Never said of a file fio ran on: someone may have written
-    there during the run."""
+    marked (`mark`), and remembered as only the sweep's (unchanged_since_written). Never said
+    of a file fio ran on: someone may have written there during the run."""
     mark(fd)
     info = os.fstat(fd)
     if info.st_ctime_ns % 1_000_000_000:  # a filesystem of whole seconds (or FAT's two)
         # would not tell a write in the same second as this one: never taken as unchanged
-        _left_as[(info.st_dev, info.st_ino)] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        _only_ours.add((info.st_dev, info.st_ino))
 
 
 def unchanged_since_written(path: str) -> bool:
-    """Whether the file at `path` (a link is never followed) is as this process's last write
-    to it left it (`written`): the same file, size, modification and change time. No one
-    can set a change time back: any write, truncation or new attribute moves it on, but for
-    one in the same tick of the kernel's clock (a few milliseconds) as that last write. On
-    a filesystem that keeps whole seconds only, no file is ever taken as unchanged."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    now = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    return stat.S_ISREG(info.st_mode) and _left_as.get((info.st_dev, info.st_ino)) == now
+    """Whether the file at `path` holds nothing but what this process wrote since it made it
+    (`written`) and is as that write left it (still_as_marked). On a filesystem that keeps
+    whole seconds only, no file is ever taken so."""
+    now = _as_now(path)
+    return now is not None and now[0] in _only_ours and _as_left.get(now[0]) == now[1]
 
 
 def made_by_ssdcompare(path: str) -> bool:
