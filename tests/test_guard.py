@@ -371,3 +371,24 @@ def test_a_file_mapped_by_a_thread_whose_main_thread_ended_is_in_use(tmp_path: P
         "ctypes.CDLL(None).pthread_exit(None)\n"
     )
     holders_of(program, data, ready)
+
+
+@pytest.mark.parametrize("key", [True, False])
+def test_a_file_holding_data_says_when_a_new_one_would_need_no_consent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: bool
+) -> None:
+    """A file that holds data needs --destroy-data; the refusal says a new file ssdcompare
+    makes needs none, and, where this user has no key to mark files with, that it needs one
+    first (a home or cache folder it can write to)."""
+    from ssdcompare import userkey
+
+    if not key:
+        monkeypatch.setattr(userkey, "_key_folder", lambda: None)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "notes.img"
+    path.write_bytes(b"someone's notes\n" * 4096)
+    with pytest.raises(SsdcompareError, match="holds data") as refused:
+        check_write_safety([resolve_target(str(path))], True, False)
+    assert "needs no consent to write it again" in str(refused.value)
+    assert ("no key of yours" in str(refused.value)) is not key

@@ -33,6 +33,7 @@ from ssdcompare.target.inuse import Key, _key, _key_of, _Look, _openers, _overla
 from ssdcompare.target.loops import loop_backing, loop_backing_key, loops_backed_by
 from ssdcompare.target.signatures import Probe, probe_signatures
 from ssdcompare.units import format_bytes
+from ssdcompare.userkey import signature as user_signature
 
 FindingKind = Literal[
     "mounted",
@@ -190,7 +191,10 @@ def _inspect_file(target: Target, sys_root: Path, look: _Look, probe: Probe) -> 
                 f"{target.path} holds data ({held}) and is no file ssdcompare made: a write "
                 "job overwrites it. To test on a file, name a new one: ssdcompare makes it "
                 "and lays it out, and needs no consent to write it again"
-            )
+                + ("" if user_signature(b"") is not None else
+                   " once it can mark its files (it has no key of yours: give it a home or "
+                   "cache folder it can write to)")
+            )  # fmt: skip
             findings.append(_finding(target, target.path, "data", detail, True))
     return findings
 
