@@ -143,23 +143,39 @@ def walk(path: str | Path) -> Path:
 def _reached_without_links(text: str) -> Path | None:
     """The path itself (absolute) when the kernel reaches it through no symbolic link and
     outside /proc and /sys, which is what walking it would find: told by opening it once
-    (O_PATH: nothing of it is read or run) and asking where the open file is, which is the
-    path as given only if no link was on the way. None when that cannot tell (a link, "..",
-    "~", a missing part): then the path is walked name by name."""
-    if text.startswith("~") or ".." in text.split("/"):
+    (O_PATH: nothing of it is read or run) and asking where the open file is
+    (opened_as_named). None when that cannot tell (a link, "..", "~", a missing part): then
+    the path is walked name by name."""
+    wanted = as_written(text)
+    if wanted is None:
         return None
-    wanted = os.path.abspath(text)
     try:
         found = os.open(wanted, os.O_PATH | os.O_CLOEXEC)
     except (OSError, ValueError):
         return None
     try:
-        real = os.readlink(f"/proc/self/fd/{found}")
-    except OSError:
-        return None
+        return Path(wanted) if opened_as_named(found, wanted) else None
     finally:
         os.close(found)
-    return Path(real) if real == wanted and kernel_view(real) is None else None
+
+
+def as_written(text: str) -> str | None:
+    """A path made absolute where the kernel reads it as written, for opened_as_named; None
+    with "~" or "..", where only a walk tells where it leads."""
+    if text.startswith("~") or ".." in text.split("/"):
+        return None
+    return os.path.abspath(text)
+
+
+def opened_as_named(fd: int, wanted: str) -> bool:
+    """Whether the open file `fd` is where `wanted` (as_written) names, outside /proc and
+    /sys: where the open file is, as /proc/self/fd tells, is the path as given only if no
+    symbolic link was on the way. False when that cannot be asked."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return False
+    return real == wanted and kernel_view(real) is None
 
 
 def untrusted_ancestor(path: Path) -> str | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.pathwalk import kernel_view
+from ssdcompare.pathwalk import as_written, kernel_view, opened_as_named
 from ssdcompare.units import format_bytes
 
 
@@ -134,10 +134,9 @@ def read_unlinked(path: Path | str, limit: int) -> bytes | None:
     given). None whenever that cannot be told so (a link on the way, "..", "~", no regular
     file, too large, unreadable): the careful way (pathwalk.walk, then read_regular) then
     reads it or says why not."""
-    text = os.fspath(path)
-    if text.startswith("~") or ".." in text.split("/"):
+    wanted = as_written(os.fspath(path))
+    if wanted is None:
         return None
-    wanted = os.path.abspath(text)
     try:
         looked = os.lstat(wanted)  # a device node is never opened, a FIFO never waited on
         if not stat.S_ISREG(looked.st_mode) or looked.st_size > limit:
@@ -148,9 +147,7 @@ def read_unlinked(path: Path | str, limit: int) -> bytes | None:
     try:
         opened = os.fstat(fd)
         same = (opened.st_dev, opened.st_ino) == (looked.st_dev, looked.st_ino)
-        if not same or opened.st_size > limit or kernel_view(wanted) is not None:
-            return None
-        if os.readlink(f"/proc/self/fd/{fd}") != wanted:
+        if not same or opened.st_size > limit or not opened_as_named(fd, wanted):
             return None
         data = os.read(fd, opened.st_size + 1)
         # all of it and no more in one read, as a file at rest gives; a file that grows or

@@ -262,26 +262,19 @@ def run(
         plan.fio = find_fio()
     notes = remove_leftovers()  # RAM disks of --ceiling sweeps killed before removing them
     with holding(plan.devices, results.path, f"results {results.path}"), own_writes():
-        outcome = _run_locked(plan, results, progress, sampler_factory, clock, job_timeout_s)
+        sweep = _Sweep(plan, results, progress, sampler_factory, clock, job_timeout_s)
+        outcome = _run_locked(sweep)
     outcome.notes[:0] = notes
     return outcome
 
 
-def _run_locked(
-    plan: Plan,
-    results: ResultsDir,
-    progress: Callable[[Progress], None] | None,
-    sampler_factory: SamplerFactory | None,
-    clock: Callable[[], float],
-    job_timeout_s: float | None,
-) -> SweepOutcome:
+def _run_locked(sweep: _Sweep) -> SweepOutcome:
     """The sweep's runs, its locks held: the ceiling first (--ceiling), then batch by batch
     each run readied (skipped when it must not run) and run, until the last or a stop."""
-    sweep = _Sweep(plan, results, progress, sampler_factory, clock, job_timeout_s)
-    if plan.ceiling and not sweep.measure_ceiling():
+    if sweep.plan.ceiling and not sweep.measure_ceiling():
         return sweep.outcome
-    for batch in batches(plan, sweep.pending):
-        started = clock()
+    for batch in batches(sweep.plan, sweep.pending):
+        started = sweep.clock()
         runnable = sweep.ready(batch)
         if sweep.outcome.interrupted:
             break

@@ -126,10 +126,11 @@ _as_left: dict[tuple[int, int], tuple[int, int, int]] = {}
 _only_ours: set[tuple[int, int]] = set()
 
 
-def mark(fd: int) -> None:
+def mark(fd: int) -> os.stat_result:
     """The sweep has just written the open file: marked as one ssdcompare made, as it is now
     (see MARK; nothing on a filesystem without user attributes, or without a key of this
-    user's), and remembered as it is now, mark or not (changed_since_marked)."""
+    user's), and remembered as it is now, mark or not (changed_since_marked); its state
+    then."""
     info = os.fstat(fd)
     value = _mark_value(info)
     if value is not None:
@@ -139,6 +140,7 @@ def mark(fd: int) -> None:
     key = (info.st_dev, info.st_ino)
     _as_left[key] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     _only_ours.discard(key)
+    return info
 
 
 def _as_now(path: str) -> tuple[tuple[int, int], tuple[int, int, int]] | None:
@@ -174,8 +176,7 @@ def written(fd: int) -> None:
     """The open file holds nothing but what this process wrote (made here, then laid out):
     marked (`mark`), and remembered as only the sweep's (unchanged_since_written). Never said
     of a file fio ran on: someone may have written there during the run."""
-    mark(fd)
-    info = os.fstat(fd)
+    info = mark(fd)
     if info.st_ctime_ns % 1_000_000_000:  # a filesystem of whole seconds (or FAT's two)
         # would not tell a write in the same second as this one: never taken as unchanged
         _only_ours.add((info.st_dev, info.st_ino))

@@ -29,7 +29,9 @@ jobname but not their options are different jobs (two sections with one name) an
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +113,10 @@ def parse_fio_file(path: str | Path) -> FioOutput:
 def parse_fio_bytes(data: bytes, source: str) -> FioOutput:
     """Parse what a fio output file holds; `source` names it in error messages."""
     if data[:1] == b"{" and data[1:2] != b"\0":  # UTF-8 JSON: the quick reading takes bytes
-        quick = _quick(data, source)
-        if quick is not None:
-            return _unmeasured_left_out(quick)
+        with _unforeseen_as_damage(source):
+            quick = _quick(data, source)
+            if quick is not None:
+                return _unmeasured_left_out(quick)
     text, encoding = decode_fio_bytes(data)
     output = parse_fio_text(text, source=source)
     if encoding is not None:
@@ -163,8 +166,15 @@ def parse_fio_text(text: str, source: str = "<text>") -> FioOutput:
     Returns a FioOutput or raises FioOutputError; no other exception escapes, whatever the
     text holds.
     """
-    try:
+    with _unforeseen_as_damage(source):
         return _unmeasured_left_out(_parse(text, source))
+
+
+@contextlib.contextmanager
+def _unforeseen_as_damage(source: str) -> Iterator[None]:
+    """Any error of the reading but FioOutputError turned into one naming `source`."""
+    try:
+        yield
     except FioOutputError:
         raise
     except (
