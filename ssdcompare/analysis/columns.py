@@ -282,6 +282,16 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "because of that file still names it)"),
     # what the probes read around each run (ssdcompare.target.probes), in their order
     *(Column(c.name, c.type, c.unit, _PROBES, c.source) for c in probe_columns()),
+    Column("io_check", "str", "", _PROBES,
+           "fio's count of the run's I/O against the block layer's "
+           "([methodology.md](methodology.md#the-block-layers-count)): `ok` when the device moved"
+           " the bytes (and, with direct I/O on a block device, completed the requests) fio "
+           "counted, `mismatch` when not; None when either count is unknown (no `probes.json`, "
+           "a target on another host or on a filesystem without a block device)"),
+    Column("io_check_reason", "str", "", _PROBES,
+           "for a `mismatch`: the two counts and what the difference means (another process "
+           "used the device, the page cache served reads or held writes, or the output is not "
+           "this device's)"),
     Column("label", "str", "", _ID,
            "computed: the unit compared in tables. It is `device`, as `host:device` when the frame"
            " holds several hosts, and with ` @<folder name>` added when the same device appears in"

@@ -20,6 +20,7 @@ from ssdcompare.fio.result.merge import merge_jobs
 from ssdcompare.fio.result.models import DIRECTIONS, FioOutput, FioOutputError, JobResult
 from ssdcompare.fio.result.plausibility import job_problem, trace_problem
 from ssdcompare.judge.cpu import CpuStats, Thresholds, judge
+from ssdcompare.judge.iocount import Counts, check_io
 from ssdcompare.results.files import StoredFileError
 from ssdcompare.results.models import RunStatus
 from ssdcompare.results.store import ResultsDir
@@ -177,6 +178,7 @@ def run_rows(
         directions = [d for d in DIRECTIONS if d in job.directions]
     if job is not None:
         base.update(_measured_columns(results, status, workload, job, cpu_stats, thresholds))
+        base.update(_io_check_columns(job, base, workload))
     rows = []
     for direction in directions:
         row = dict(base, direction=direction)
@@ -256,6 +258,45 @@ def _measured_columns(
                           burst_bw_bytes=burst.bw_bytes,
                           burst_duty_pct=burst.duty_pct)  # fmt: skip
     return values
+
+
+def _io_check_columns(
+    job: JobResult, base: dict[str, object], workload: Workload | None
+) -> dict[str, object]:
+    """fio's count of the run's I/O against the block layer's (ssdcompare.judge.iocount): the
+    `io_check` columns, left out when either count is unknown."""
+    device = _counts(base, "disk_{}_bytes", "disk_{}_ios", "disk_{}_merges")
+    if workload is None or device is None:
+        return {}
+    merged = "mixed" in job.directions
+    mine = {"read": job.directions.get("mixed" if merged else "read"),
+            "write": None if merged else job.directions.get("write")}  # fmt: skip
+    numbers = {}
+    for name, direction in mine.items():
+        if direction is None:
+            numbers.update({f"{name}_bytes": 0, f"{name}_ios": 0})
+        elif direction.io_bytes is None or direction.total_ios is None:
+            return {}
+        else:
+            numbers.update({f"{name}_bytes": direction.io_bytes,
+                            f"{name}_ios": direction.total_ios})  # fmt: skip
+    fio = Counts(**{key: float(value) for key, value in numbers.items()})
+    found = check_io(fio, device, direct=workload.direct,
+                     whole_device=base.get("target_kind") == "block",
+                     ramped=bool(workload.ramp_s), merged_directions=merged)  # fmt: skip
+    return {"io_check": found.result, "io_check_reason": found.reason}
+
+
+def _counts(base: dict[str, object], *names: str) -> Counts | None:
+    """The device's counts among a run's probe columns; None when any is unknown."""
+    values = {}
+    for kind, pattern in zip(("bytes", "ios", "merges"), names, strict=True):
+        for direction in ("read", "write"):
+            value = base.get(pattern.format(direction))
+            if not isinstance(value, int | float) or isinstance(value, bool) or value != value:
+                return None
+            values[f"{direction}_{kind}"] = float(value)
+    return Counts(**values)
 
 
 def _member_rows(

@@ -79,6 +79,7 @@ def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDi
     found = [said for results in sweeps for said in _sweep_warnings(results)]
     found += _state_warnings(frame, sweeps)
     found += _result_warnings(summary)
+    found += _io_check_warnings(frame)
     damaged = damaged_runs(frame)
     if damaged:
         shown = "; ".join(damaged[:DAMAGED_LISTED])
@@ -141,6 +142,28 @@ def _result_warnings(summary: pd.DataFrame) -> list[str]:
             "INTERRUPTED or DAMAGED, never as numbers."
         )
     return found
+
+
+def _io_check_warnings(frame: pd.DataFrame) -> list[str]:
+    """Runs whose device did not see what fio counted (ssdcompare.judge.iocount), each named
+    with its reason."""
+    if "io_check" not in frame.columns:
+        return []
+    runs = frame[frame["io_check"] == "mismatch"].drop_duplicates(["sweep", "label", "job",
+                                                                   "repeat"])  # fmt: skip
+    if runs.empty:
+        return []
+    named = [f"{row['job']} on {row['label']} (repeat {row['repeat']}): {row['io_check_reason']}"
+             for row in records(runs.head(DAMAGED_LISTED), ["job", "label", "repeat",
+                                                            "io_check_reason"])]  # fmt: skip
+    more = len(runs) - DAMAGED_LISTED
+    return [
+        f"The block layer's count disagrees with fio's for {len(runs)} run(s): their figures "
+        "may not describe the drive alone. "
+        + "; ".join(named)
+        + (f"; and {more} more" if more > 0 else "")
+        + "."
+    ]
 
 
 def _placed(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:

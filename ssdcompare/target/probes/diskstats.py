@@ -76,6 +76,7 @@ def values(before: dict[str, Any], after: dict[str, Any], seconds: float) -> dic
     found: dict[str, Any] = {
         "disk_devices": "+".join(names),
         "disk_read_ios": sums["read_ios"], "disk_write_ios": sums["write_ios"],
+        "disk_read_merges": sums["read_merges"], "disk_write_merges": sums["write_merges"],
         "disk_read_bytes": sums["read_sectors"] * SECTOR,
         "disk_write_bytes": sums["write_sectors"] * SECTOR,
         "disk_discard_ios": sums["discard_ios"], "disk_flush_ios": sums["flush_ios"],
@@ -104,6 +105,14 @@ PROBE = Probe(
             "during the run (`stat` field 1, after − before), after merging",
         ),
         ProbeColumn("disk_write_ios", "float", "I/Os", "write requests completed (field 5)"),
+        ProbeColumn(
+            "disk_read_merges",
+            "float",
+            "I/Os",
+            "read requests merged into others before they reached the device (field 2): each "
+            "was one of fio's I/Os",
+        ),
+        ProbeColumn("disk_write_merges", "float", "I/Os", "write requests merged (field 6)"),
         ProbeColumn("disk_read_bytes", "float", "bytes", "sectors read (field 3) × 512"),
         ProbeColumn(
             "disk_write_bytes",

@@ -1,0 +1,185 @@
+"""fio's count of a run's I/O against the block layer's own (ssdcompare.judge.iocount): real
+runs on loop devices and a RAM disk agree with it; a run during which a process of the test
+writes to the device, and a buffered run whose reads the page cache serves, are told apart
+with the figures and their meaning; the rule itself on clear-cut counts."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from blockdevs import loop_device, zram_device
+from suitefiles import suite_file
+
+import ssdcompare
+from ssdcompare.judge.iocount import MISMATCH, OK, Counts, check_io
+from ssdcompare.report.build import write_report
+from ssdcompare.target import probes
+
+MB = 1 << 20
+
+
+def _suite(folder: Path, *workloads: str, span: str = "8m") -> str:
+    return str(suite_file(folder, "io", *workloads, defaults=f"{{size: {span}}}"))
+
+
+def _read_on_a_loop_device(folder: Path, suite: str, while_made: list[str] | None = None
+                           ) -> tuple[pd.Series, str, str | None]:  # fmt: skip
+    """A reading sweep of `suite` on a new loop device (named in `while_made` first): the
+    run's first row, its io_check and reason."""
+    with loop_device(folder / "disk.img", 16 * MB) as loop:
+        if while_made is not None:
+            while_made.append(loop)
+        run = ssdcompare.run_sweep([loop], suite=suite, out=folder / "r", read_only=True,
+                                   report=False)  # fmt: skip
+    assert run.complete
+    frame = run.frame()
+    return (frame.iloc[0], *_checked(frame))
+
+
+def _checked(frame: pd.DataFrame) -> tuple[str, str | None]:
+    """The run's io_check and reason (every row of a run carries the same)."""
+    assert frame["io_check"].nunique(dropna=False) == 1
+    row = frame.iloc[0]
+    return row["io_check"], row["io_check_reason"]
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_direct_reads_and_writes_on_a_loop_device_are_what_the_device_saw(
+    tmp_path: Path,
+) -> None:
+    suite = _suite(tmp_path, "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}",
+                   "{rw: randwrite, bs: 64k, iodepth: 2, runtime: 1}")  # fmt: skip
+    with loop_device(tmp_path / "disk.img", 16 * MB) as loop:
+        run = ssdcompare.run_sweep([loop], suite=suite, out=tmp_path / "r", report=False)
+    assert run.complete
+    frame = run.frame()
+    assert list(frame["io_check"]) == [OK, OK]
+    assert frame["io_check_reason"].isna().all()
+    reads = frame[frame["direction"] == "read"].iloc[0]
+    assert reads["disk_read_bytes"] == reads["io_bytes"] > 0  # every byte, and no more
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_ram_disk_agrees_too(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "{rw: randread, bs: 4k, iodepth: 8, runtime: 1}")
+    with zram_device(16 * MB) as ram:
+        run = ssdcompare.run_sweep([ram], suite=suite, out=tmp_path / "r", read_only=True,
+                                   report=False)  # fmt: skip
+    assert run.complete
+    assert _checked(run.frame()) == (OK, None)
+
+
+@pytest.fixture
+def writer_during_runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """A thread of this process that writes to the device the whole time each run lasts:
+    started once the probes have read the counters before fio starts, stopped (after at
+    least one write reached the device) before they read them again after fio ends. Append
+    the device's path to the list to make it write there."""
+    devices: list[str] = []
+    real = probes.snapshot
+    state: dict[str, object] = {}
+
+    def write(path: str, stop: threading.Event, wrote: threading.Event) -> None:
+        block = mmap.mmap(-1, MB)  # page-aligned, as O_DIRECT needs
+        fd = os.open(path, os.O_WRONLY | os.O_DIRECT)
+        try:
+            while not stop.is_set():
+                os.pwrite(fd, block, 8 * MB)  # in the second half of the device
+                wrote.set()
+        finally:
+            os.close(fd)
+            wrote.set()  # also when a write failed: the run's check then shows no writer
+
+    def snapshot(target: object) -> object:
+        running = state.pop("thread", None)
+        if running is not None:  # after the run: stop the writer once it has written
+            wrote, stop = state.pop("wrote"), state.pop("stop")
+            wrote.wait(30)  # type: ignore[attr-defined]
+            stop.set()  # type: ignore[attr-defined]
+            running.join(30)  # type: ignore[attr-defined]
+            return real(target)  # type: ignore[arg-type]
+        taken = real(target)  # type: ignore[arg-type]
+        if devices:
+            stop, wrote = threading.Event(), threading.Event()
+            thread = threading.Thread(target=write, args=(devices[0], stop, wrote))
+            state.update(thread=thread, stop=stop, wrote=wrote)
+            thread.start()
+        return taken
+
+    monkeypatch.setattr("ssdcompare.run.jobrun.probes.snapshot", snapshot)
+    yield devices
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_process_writing_to_the_device_during_a_run_is_told(
+    tmp_path: Path, writer_during_runs: list[str]
+) -> None:
+    suite = _suite(tmp_path, "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}")
+    row, check, reason = _read_on_a_loop_device(tmp_path, suite, writer_during_runs)
+    assert check == MISMATCH
+    assert row["disk_write_bytes"] >= MB  # the writer's, of a job that only reads
+    assert reason.startswith("the device wrote ") and "where fio counted 0 B" in reason
+    assert "another process used the device during the run" in reason
+    html = write_report([tmp_path / "r"], tmp_path / "report.html").read_text()
+    assert "another process used the device during the run" in html
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_buffered_reads_the_page_cache_served_are_told(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "{rw: randread, bs: 4k, iodepth: 1, runtime: 1, direct: false}",
+                   span="2m")  # fmt: skip
+    row, check, reason = _read_on_a_loop_device(tmp_path, suite)
+    assert check == MISMATCH
+    assert row["disk_read_bytes"] <= 2 * MB < row["io_bytes"]  # the span once, at most
+    assert "served from the page cache (buffered I/O, direct=0)" in reason
+    assert "measures memory, not the drive" in reason
+
+
+def _device(read: float = 0, write: float = 0, read_ios: float = 0, write_ios: float = 0,
+            read_merges: float = 0, write_merges: float = 0) -> Counts:  # fmt: skip
+    return Counts(read, write, read_ios, write_ios, read_merges, write_merges)
+
+
+def test_the_rule_on_clear_cut_counts() -> None:
+    fio = Counts(400 * MB, 0, 102_400, 0)
+    same = dict(direct=True, whole_device=True, ramped=False)
+    agreed = check_io(fio, _device(400 * MB, 0, 102_400), **same)
+    assert agreed.result == OK and agreed.reason is None
+    # within the tolerance: 2 % and what the kernel reads around a run
+    assert check_io(fio, _device(410 * MB, 3 * MB, 104_000), **same).result == OK
+    # requests merged on the way count as the I/Os they were
+    assert check_io(fio, _device(400 * MB, 0, 51_200, 0, 51_200), **same).result == OK
+    too_few = check_io(fio, _device(400 * MB, 0, 50_000), **same)
+    assert too_few.result == MISMATCH and "fio completed 102,400 reads" in too_few.reason
+    written = check_io(fio, _device(400 * MB, 64 * MB, 102_400, 1_000), **same)
+    assert written.result == MISMATCH and "another process" in written.reason
+    # a file target's device carries the filesystem and other files: only a shortfall counts
+    on_file = dict(direct=True, whole_device=False, ramped=False)
+    assert check_io(fio, _device(900 * MB, 64 * MB, 230_000, 1_000), **on_file).result == OK
+    short = check_io(fio, _device(40 * MB, 0, 10_240), **on_file)
+    assert short.result == MISMATCH and "not this device's" in short.reason
+    # a ramp the device counts and fio does not: more in the job's direction is no sign,
+    # writes to a reading job's device still are
+    ramped = dict(direct=True, whole_device=True, ramped=True)
+    assert check_io(fio, _device(520 * MB, 0, 133_000), **ramped).result == OK
+    assert check_io(fio, _device(520 * MB, 64 * MB, 133_000, 1_000), **ramped).result == MISMATCH
+    # buffered writes still in the page cache when the run ended
+    held = check_io(Counts(0, 400 * MB, 0, 102_400), _device(0, 100 * MB, 0, 800),
+                    direct=False, whole_device=True, ramped=False)  # fmt: skip
+    assert held.result == MISMATCH and "still held in the page cache" in held.reason
+    # fio's "mixed" section adds reads and writes up: so are the device's
+    mixed = check_io(Counts(400 * MB, 0, 102_400, 0), _device(280 * MB, 120 * MB, 71_680, 30_720),
+                     merged_directions=True, **same)  # fmt: skip
+    assert mixed.result == OK
+    with pytest.raises(ValueError):
+        check_io(fio, _device(float("nan")), **same)
