@@ -14,9 +14,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from blockdevs import loop_device, zram_device
+from reportbrowser import measure
 from suitefiles import suite_file
 
 import ssdcompare
+from ssdcompare.cli.terminal import summary_lines
 from ssdcompare.judge.iocount import MISMATCH, OK, Counts, check_io
 from ssdcompare.report.build import write_report
 from ssdcompare.target import probes
@@ -130,7 +132,20 @@ def test_a_process_writing_to_the_device_during_a_run_is_told(
     assert reason.startswith("the device wrote ") and "where fio counted 0 B" in reason
     assert "another process used the device during the run" in reason
     html = write_report([tmp_path / "r"], tmp_path / "report.html").read_text()
-    assert "another process used the device during the run" in html
+    # a reader sees it among the warnings at the top, before any table
+    seen = measure(html, """
+      var item = Array.from(document.querySelectorAll("#warnings li")).filter(function (li) {
+        return li.textContent.indexOf("The block layer's count disagrees") === 0; })[0];
+      if (!item) return null;
+      var box = item.getBoundingClientRect(), table = document.querySelector("table");
+      return {text: item.textContent, height: box.height, width: box.width,
+              beforeTables: !table || box.bottom <= table.getBoundingClientRect().top};
+      """, 1000, tmp_path)  # fmt: skip
+    assert seen is not None and seen["height"] > 0 and seen["width"] > 0 and seen["beforeTables"]
+    assert "another process used the device during the run" in seen["text"]
+    said = summary_lines(tmp_path / "r")  # what the terminal shows at the end of the sweep
+    at = said.index("The device did not see what fio counted (the block layer's count):")
+    assert "another process used the device during the run" in said[at + 1]
 
 
 @pytest.mark.root

@@ -392,8 +392,20 @@ def frame_given(value: object, what: str, made_by: str) -> pd.DataFrame:
 def damaged_runs(frame: pd.DataFrame) -> list[str]:
     """Each run whose stored files cannot be used (status `damaged`), in words: "loop0
     randread-4k-qd1 r1: runs/loop0/randread-4k-qd1/r1/fio.json is a symbolic link; ..."."""
-    rows = frame[frame["status"] == "damaged"].drop_duplicates(["sweep", "device", "job",
-                                                                "repeat"])  # fmt: skip
+    return _runs_in_words(frame, frame["status"] == "damaged", "error")
+
+
+def io_mismatches(frame: pd.DataFrame) -> list[str]:
+    """Each run whose device did not see what fio counted (`io_check` is `mismatch`), in
+    words: "loop0 randread-4k-qd1 r1: the device wrote 64 MiB where fio counted 0 B: ..."."""
+    if "io_check" not in frame.columns:
+        return []
+    return _runs_in_words(frame, frame["io_check"] == "mismatch", "io_check_reason")
+
+
+def _runs_in_words(frame: pd.DataFrame, chosen: pd.Series, column: str) -> list[str]:
+    rows = frame[chosen.fillna(False).astype(bool)].drop_duplicates(["sweep", "device", "job",
+                                                                     "repeat"])  # fmt: skip
     label = rows["label"] if "label" in rows.columns else rows["device"]
-    return [f"{name} {job} r{repeat}: {error}" for name, job, repeat, error
-            in zip(label, rows["job"], rows["repeat"], rows["error"], strict=True)]  # fmt: skip
+    return [f"{name} {job} r{repeat}: {said}" for name, job, repeat, said
+            in zip(label, rows["job"], rows["repeat"], rows[column], strict=True)]  # fmt: skip

@@ -240,7 +240,7 @@ def summary_lines(path: Path) -> list[str]:
     import pandas as pd  # only now: the command starts without pandas
 
     from ssdcompare.analysis.answer import headline
-    from ssdcompare.analysis.frame import known_true, load
+    from ssdcompare.analysis.frame import io_mismatches, known_true, load
     from ssdcompare.analysis.summary import job_summary
 
     frame = load(path)
@@ -267,6 +267,10 @@ def summary_lines(path: Path) -> list[str]:
         for _, row in chosen.iterrows():
             reason = row["verdict_reason"] or row["cpu_bound_reason"]
             lines.append(f"  {row['job']} on {row['label']}: {reason}")
+    mismatched = io_mismatches(frame)
+    if mismatched:
+        lines += ["", "The device did not see what fio counted (the block layer's count):",
+                  *(f"  {run}" for run in mismatched)]  # fmt: skip
     if summary["label"].nunique() >= 2:
         lines += ["", *(h.sentence for h in headline(summary))]
     return lines

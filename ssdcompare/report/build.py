@@ -13,7 +13,7 @@ import pandas as pd
 
 from ssdcompare.analysis.answer import headline
 from ssdcompare.analysis.compare import side_by_side
-from ssdcompare.analysis.frame import damaged_runs, known_true, load
+from ssdcompare.analysis.frame import damaged_runs, io_mismatches, known_true, load
 from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.verdict import VERDICTS
@@ -147,20 +147,14 @@ def _result_warnings(summary: pd.DataFrame) -> list[str]:
 def _io_check_warnings(frame: pd.DataFrame) -> list[str]:
     """Runs whose device did not see what fio counted (ssdcompare.judge.iocount), each named
     with its reason."""
-    if "io_check" not in frame.columns:
+    runs = io_mismatches(frame)
+    if not runs:
         return []
-    runs = frame[frame["io_check"] == "mismatch"].drop_duplicates(["sweep", "label", "job",
-                                                                   "repeat"])  # fmt: skip
-    if runs.empty:
-        return []
-    named = [f"{row['job']} on {row['label']} (repeat {row['repeat']}): {row['io_check_reason']}"
-             for row in records(runs.head(DAMAGED_LISTED), ["job", "label", "repeat",
-                                                            "io_check_reason"])]  # fmt: skip
     more = len(runs) - DAMAGED_LISTED
     return [
         f"The block layer's count disagrees with fio's for {len(runs)} run(s): their figures "
         "may not describe the drive alone. "
-        + "; ".join(named)
+        + "; ".join(runs[:DAMAGED_LISTED])
         + (f"; and {more} more" if more > 0 else "")
         + "."
     ]
