@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from blockdevs import loop_device, zram_device
 from reportbrowser import measure
 from suitefiles import suite_file
+from test_safety_files import mounted
 
 import ssdcompare
 from ssdcompare.cli.terminal import summary_lines
@@ -158,6 +160,27 @@ def test_buffered_reads_the_page_cache_served_are_told(tmp_path: Path) -> None:
     assert row["disk_read_bytes"] <= 2 * MB < row["io_bytes"]  # the span once, at most
     assert "served from the page cache (buffered I/O, direct=0)" in reason
     assert "measures memory, not the drive" in reason
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_file_is_checked_on_the_device_under_its_filesystem(tmp_path: Path) -> None:
+    """Direct reads of a file reach the loop device its ext4 lives on (with the filesystem's
+    own I/O besides: only a shortfall could be told); buffered ones the page cache serves."""
+    suite = _suite(tmp_path, "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}",
+                   "{rw: randread, bs: 4k, iodepth: 1, runtime: 1, direct: false}",
+                   span="2m")  # fmt: skip
+    with loop_device(tmp_path / "disk.img", 64 * MB) as loop:
+        subprocess.run(["mkfs.ext4", "-q", "-F", loop], check=True)
+        with mounted(loop, tmp_path / "mnt") as mnt:
+            run = ssdcompare.run_sweep([str(mnt / "t.img")], suite=suite, out=tmp_path / "r",
+                                       size="2m", report=False)  # fmt: skip
+    assert run.complete
+    frame = run.frame().set_index("job")
+    assert set(frame["disk_devices"]) == {Path(loop).name}
+    assert frame.loc["randread-4k-qd4", "io_check"] == OK
+    assert frame.loc["randread-4k-qd1-buffered", "io_check"] == MISMATCH
+    assert "served from the page cache" in frame.loc["randread-4k-qd1-buffered", "io_check_reason"]
 
 
 def _device(read: float = 0, write: float = 0, read_ios: float = 0, write_ios: float = 0,
