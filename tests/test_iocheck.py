@@ -28,8 +28,8 @@ from ssdcompare.target import probes
 MB = 1 << 20
 
 
-def _suite(folder: Path, *workloads: str, span: str = "8m") -> str:
-    return str(suite_file(folder, "io", *workloads, defaults=f"{{size: {span}}}"))
+def _suite(folder: Path, *workloads: str, span: str = "8m", name: str = "io") -> str:
+    return str(suite_file(folder, name, *workloads, defaults=f"{{size: {span}}}"))
 
 
 def _read_on_a_loop_device(folder: Path, suite: str, while_made: list[str] | None = None
@@ -148,6 +148,31 @@ def test_a_process_writing_to_the_device_during_a_run_is_told(
     said = summary_lines(tmp_path / "r")  # what the terminal shows at the end of the sweep
     at = said.index("The device did not see what fio counted (the block layer's count):")
     assert "another process used the device during the run" in said[at + 1]
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_group_is_checked_on_its_members_devices_together(
+    tmp_path: Path, writer_during_runs: list[str]
+) -> None:
+    """A group of two loop devices: a mixed job's reads and writes agree with what both
+    devices saw; a writer on one member during another sweep is told on every row of it."""
+    mixed_suite = _suite(tmp_path, "{rw: randrw, rwmixread: 70, bs: 4k, iodepth: 4, runtime: 1}",
+                         name="mixed")  # fmt: skip
+    reads_suite = _suite(tmp_path, "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}")
+    with loop_device(tmp_path / "a.img", 16 * MB) as one, \
+            loop_device(tmp_path / "b.img", 16 * MB) as two:  # fmt: skip
+        group = f"{one}+{two}"
+        first = ssdcompare.run_sweep([group], suite=mixed_suite,
+                                     out=tmp_path / "mixed", report=False)  # fmt: skip
+        writer_during_runs.append(two)
+        second = ssdcompare.run_sweep([group], suite=reads_suite, out=tmp_path / "reads",
+                                      read_only=True, report=False)  # fmt: skip
+    assert first.complete and second.complete
+    mixed, reads = first.frame(), second.frame()
+    assert len(mixed) == 2 * 3 and set(mixed["io_check"]) == {OK}  # the group's and each member's
+    assert len(reads) == 3 and set(reads["io_check"]) == {MISMATCH}
+    assert "another process used the device" in reads.iloc[0]["io_check_reason"]
 
 
 @pytest.mark.root

@@ -178,7 +178,7 @@ def run_rows(
         directions = [d for d in DIRECTIONS if d in job.directions]
     if job is not None:
         base.update(_measured_columns(results, status, workload, job, cpu_stats, thresholds))
-        base.update(_io_check_columns(job, base, workload))
+        base.update(_io_check_columns(job, base, workload, members))
     rows = []
     for direction in directions:
         row = dict(base, direction=direction)
@@ -261,13 +261,19 @@ def _measured_columns(
 
 
 def _io_check_columns(
-    job: JobResult, base: dict[str, object], workload: Workload | None
+    job: JobResult,
+    base: dict[str, object],
+    workload: Workload | None,
+    members: Sequence[Target],
 ) -> dict[str, object]:
     """fio's count of the run's I/O against the block layer's (ssdcompare.judge.iocount): the
-    `io_check` columns, left out when either count is unknown."""
+    `io_check` columns, left out when either count is unknown, or when a group has members
+    on other hosts (fio counts their I/O, this machine's counters do not)."""
     device = _counts(base, "disk_{}_bytes", "disk_{}_ios", "disk_{}_merges")
-    if workload is None or device is None:
+    if workload is None or device is None or any(m.host or m.remote for m in members):
         return {}
+    whole = all(m.kind == "block" for m in members) if members else (
+        base.get("target_kind") == "block")  # fmt: skip
     merged = "mixed" in job.directions
     mine = {"read": job.directions.get("mixed" if merged else "read"),
             "write": None if merged else job.directions.get("write")}  # fmt: skip
@@ -282,7 +288,7 @@ def _io_check_columns(
                             f"{name}_ios": direction.total_ios})  # fmt: skip
     fio = Counts(**{key: float(value) for key, value in numbers.items()})
     found = check_io(fio, device, direct=workload.direct,
-                     whole_device=base.get("target_kind") == "block",
+                     whole_device=whole,
                      ramped=bool(workload.ramp_s), merged_directions=merged)  # fmt: skip
     return {"io_check": found.result, "io_check_reason": found.reason}
 
