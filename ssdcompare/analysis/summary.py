@@ -27,6 +27,8 @@ from ssdcompare.analysis.frame import (
     label_devices,
     whole_numbers,
 )
+from ssdcompare.analysis.likeness import like_for_like
+from ssdcompare.analysis.outliers import group_outliers, outlier_lines
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.stats import AGGREGATES, aggregate_values, find_knee
 from ssdcompare.judge.verdict import Verdict, judge_repeats
@@ -131,6 +133,8 @@ def job_summary(
         compare_repeats(summary, chosen)
         summary["compared_to"] = chosen
         summary["knee_qd"] = _knees(summary)
+    summary.attrs["like_for_like"] = like_for_like(frame).lines()
+    summary.attrs["group_outliers"] = outlier_lines(group_outliers(summary))
     return summary
 
 
