@@ -54,14 +54,14 @@ class Difference:
     expected: bool = False  # only between devices of different kinds: information
 
     def said(self) -> str:
-        """"1.0 on nvme0; 2.0 on nvme1": each value once, with its devices."""
+        """Each value once, with its devices: "1.0 on nvme0; 2.0 on nvme1"."""
         by_value: dict[str, list[str]] = {}
         for label, value in self.values.items():
             by_value.setdefault(value, []).append(label)
         return "; ".join(f"{value} on {', '.join(labels)}" for value, labels in by_value.items())
 
     def words(self) -> str:
-        """"firmware: 1.0 on nvme0; 2.0 on nvme1"."""
+        """The fact and its values: "firmware: 1.0 on nvme0; 2.0 on nvme1"."""
         return f"{self.fact}: {self.said()}"
 
 
@@ -111,7 +111,7 @@ def _link(unit: Unit) -> str | None:
 
 
 def _speed_width(speed: str | None, width: int | None) -> str:
-    """"8 GT/s x4" from the kernel's "8.0 GT/s PCIe" and 4."""
+    """A link in short: "8 GT/s x4" from the kernel's "8.0 GT/s PCIe" and 4 lanes."""
     if speed is None and width is None:
         return "?"
     words = (speed or "?").replace(" PCIe", "").replace(".0 GT/s", " GT/s")

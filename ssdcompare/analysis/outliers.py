@@ -33,7 +33,7 @@ class Outlier:
         return (1 - self.iops / self.median_iops) * 100
 
     def words(self) -> str:
-        """"randread-4k-qd1: 1,200 IOPS, 45 % below the members' median of 2,180"."""
+        """In words: "randread-4k-qd1: 1,200 IOPS, 45 % below the members' median of 2,180"."""
         return (f"{self.job}: {self.iops:,.0f} IOPS, {self.below_pct:.0f} % below the "
                 f"members' median of {self.median_iops:,.0f}")  # fmt: skip
 
