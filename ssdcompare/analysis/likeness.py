@@ -77,16 +77,20 @@ class Likeness:
     def lines(self) -> list[str]:
         """The findings in words, one line each: what differs that matters first, then what
         differs because the devices are of different kinds, then the notes."""
-        found = [d.words() for d in self.differences]
-        if self.kind_differences:
-            kinds = {}
-            for unit in self.units:
-                kinds.setdefault(unit.kind or "unknown", []).append(unit.label)
-            named = ", ".join(f"{kind} ({', '.join(labels)})" for kind, labels in kinds.items())
-            differ = ", ".join(f"{d.fact} ({d.said()})" for d in self.kind_differences)
-            found.append(f"Different kinds of device, {named}: as such devices do, they "
-                         f"also differ in {differ}.")  # fmt: skip
-        return found + self.notes
+        kinds = self.kind_line()
+        return [d.words() for d in self.differences] + ([kinds] if kinds else []) + self.notes
+
+    def kind_line(self) -> str | None:
+        """What the devices differ in because they are of different kinds, in one line."""
+        if not self.kind_differences:
+            return None
+        kinds: dict[str, list[str]] = {}
+        for unit in self.units:
+            kinds.setdefault(unit.kind or "unknown", []).append(unit.label)
+        named = ", ".join(f"{kind} ({', '.join(labels)})" for kind, labels in kinds.items())
+        differ = ", ".join(f"{d.fact} ({d.said()})" for d in self.kind_differences)
+        return (f"Different kinds of device, {named}: as such devices do, they also differ "
+                f"in {differ}.")  # fmt: skip
 
     def headline(self) -> str | None:
         """One sentence for the top of a report ("Not like for like: PCIe link ..."); None
@@ -101,7 +105,9 @@ class Likeness:
 _Fact = tuple[str, bool, Callable[[Unit], str | None]]
 
 
-def _link(unit: Unit) -> str | None:
+def link_words(unit: Unit) -> str | None:
+    """The device's PCIe link: "8 GT/s x4", "8 GT/s x4 (of 16 GT/s x4)" when it runs below
+    its maximum; None without one."""
     info = unit.device
     if info is None or (info.pcie_link_speed is None and info.pcie_link_width is None):
         return None
@@ -186,7 +192,7 @@ def placement(unit: Unit) -> str | None:
 
 
 FACTS: list[_Fact] = [
-    ("PCIe link", True, _link),
+    ("PCIe link", True, link_words),
     ("NUMA placement", False, placement),
     ("firmware", True, _device_fact("firmware")),
     ("scheduler", True, _device_fact("scheduler")),
@@ -236,7 +242,7 @@ def _within_kinds(units: list[Unit], values: dict[str, str]) -> dict[str, str]:
 def _notes(units: list[Unit]) -> list[str]:
     """How to read the facts: a virtual machine's PCIe links are the ones it emulates."""
     virtual = sorted({u.host.hostname for u in units if u.host is not None
-                      and u.host.virtual_machine and _link(u) is not None})  # fmt: skip
+                      and u.host.virtual_machine and link_words(u) is not None})  # fmt: skip
     if not virtual:
         return []
     return [f"{', '.join(virtual)} is a virtual machine: its PCIe links are the ones the "
