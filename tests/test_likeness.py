@@ -163,8 +163,8 @@ def test_two_loop_devices_set_up_differently_are_told_apart_in_the_report(
     shown = measure(run.report.read_text(), """
         var block = document.getElementById("likeness");
         var top = document.getElementById("headline") || document.getElementById("what");
-        return {text: block ? block.innerText : null,
-                first: block && block.getBoundingClientRect().top < top.getBoundingClientRect().top};
+        var above = block && block.getBoundingClientRect().top < top.getBoundingClientRect().top;
+        return {text: block ? block.innerText : null, first: above};
     """, 1280, tmp_path)  # fmt: skip
     assert "Not like for like" in shown["text"] and "mq-deadline" in shown["text"]
     assert shown["first"]
