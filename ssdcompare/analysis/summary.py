@@ -27,6 +27,8 @@ from ssdcompare.analysis.frame import (
     label_devices,
     whole_numbers,
 )
+from ssdcompare.analysis.likeness import Difference, like_for_like
+from ssdcompare.analysis.outliers import Outlier, group_outliers
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.stats import AGGREGATES, aggregate_values, find_knee
 from ssdcompare.judge.verdict import Verdict, judge_repeats
@@ -131,7 +133,31 @@ def job_summary(
         compare_repeats(summary, chosen)
         summary["compared_to"] = chosen
         summary["knee_qd"] = _knees(summary)
+        summary["like_for_like"] = _unlike(summary, like_for_like(frame).differences)
+        summary["group_outlier"] = _outlying(summary, group_outliers(summary))
     return summary
+
+
+def _unlike(summary: pd.DataFrame, differences: list[Difference]) -> list[str | None]:
+    """Per row, what its device differs in from the others compared (a group's row: what any
+    of its members differs in), in words; None when nothing that matters differs."""
+    groups = dict(zip(summary["label"], summary["group"], strict=True))
+    said = []
+    for label, group, member in zip(summary["label"], summary["group"], summary["member"],
+                                    strict=True):  # fmt: skip
+        whole_group = isinstance(group, str) and pd.isna(member)
+        mine = [d.words() for d in differences if label in d.values or (
+            whole_group and any(groups.get(other) == group for other in d.values))]  # fmt: skip
+        said.append("; ".join(mine) or None)
+    return said
+
+
+def _outlying(summary: pd.DataFrame, outliers: list[Outlier]) -> list[str | None]:
+    """Per group member's row, how far below its fellow members' median IOPS it is when that
+    is an outlier; None elsewhere."""
+    found = {(o.member, o.job): o.words() for o in outliers}
+    return [found.get((label, job)) for label, job in zip(summary["label"], summary["job"],
+                                                          strict=True)]  # fmt: skip
 
 
 def _jobs(runs: pd.DataFrame) -> list[list[int]]:

@@ -117,6 +117,9 @@ class CpuTrace(BaseModel):
     worker_names: dict[str, str] = Field(default_factory=dict)
     sampler_cpu_pct: float | None = None  # the sampler thread's own CPU use, % of one core
     errors: int = 0  # samples that failed (recorded, never fatal)
+    # the CPUs fio's threads were seen on (looked at every few samples); compared with the
+    # device's NUMA node. Empty in older traces and where it could not be read.
+    worker_cpus: list[int] = Field(default_factory=list)
 
     @field_validator("format_version")
     @classmethod

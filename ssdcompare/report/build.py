@@ -14,6 +14,8 @@ import pandas as pd
 from ssdcompare.analysis.answer import headline
 from ssdcompare.analysis.compare import side_by_side
 from ssdcompare.analysis.frame import damaged_runs, io_mismatches, known_true, load
+from ssdcompare.analysis.likeness import Unit, like_for_like, link_words
+from ssdcompare.analysis.outliers import group_outliers, outlier_lines
 from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.verdict import VERDICTS
@@ -34,6 +36,7 @@ from ssdcompare.results.files import write_atomic
 from ssdcompare.results.outputs import check_report_path
 from ssdcompare.results.store import ResultsDir, unique_folders
 from ssdcompare.suite.options import OPT_IN
+from ssdcompare.target.metadata import DeviceInfo
 from ssdcompare.units import format_bytes, format_count, format_duration, format_rate
 from ssdcompare.version import __version__
 
@@ -233,10 +236,19 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
                         ("backing file", info.loop_backing_file),
                         ("compression", info.zram_comp_algorithm),
                         ("filesystem", info.filesystem),
-                    ) if v
+                        ("PCIe", _link_words(info)),
+                        ("NUMA node", info.numa_node),
+                        ("nr_requests", info.nr_requests),
+                        ("write cache", info.write_cache),
+                    ) if v is not None and v != ""
                 ),
             })  # fmt: skip
     return rows
+
+
+def _link_words(info: DeviceInfo) -> str | None:
+    """A device's PCIe link in words ("8 GT/s x4 (of 16 GT/s x4)"), None without one."""
+    return link_words(Unit(label=info.name, kind=info.transport, device=info, host=None))
 
 
 def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str | None = None,
@@ -261,6 +273,8 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "groups": groups,
         "footnotes": footnotes,
         "headline": [h.sentence for h in answers],
+        "likeness": _likeness(frame, sweeps),
+        "outliers": outlier_lines(group_outliers(summary)),
         "advice": advice(answers, summary, frame, sweeps),
         "verdict_counts": _verdict_counts(summary),
         "state_pairs": _state_pairs(limited, labels),
@@ -275,6 +289,17 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "cpu_bound_count": int(
             (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()
         ),
+    }
+
+
+def _likeness(frame: pd.DataFrame, sweeps: list[ResultsDir]) -> dict[str, object]:
+    """What the devices differ in besides the drive, for the block at the top: the
+    differences that matter, what follows from devices of different kinds, the notes."""
+    found = like_for_like(frame, sweeps)
+    return {
+        "differences": [d.words() for d in found.differences],
+        "kinds": found.kind_line(),
+        "notes": found.notes,
     }
 
 

@@ -60,6 +60,8 @@ class RunStatus(BaseModel):
     stderr_tail: str | None = None
     command: list[str] = Field(default_factory=list)
     sampler_cpu_pct: float | None = None
+    # the CPUs fio's threads were seen on (the sampler's worker_cpus); empty in older results
+    fio_cpus: list[int] = Field(default_factory=list)
     device_unusable: bool = False  # the failure means the next job on this target fails too
     # its fio server could not be reached or went away (ssdcompare.fio.client)
     host_lost: bool = False

@@ -73,6 +73,7 @@ class RunOutcome:
     device_unusable: bool = False
     interrupted: bool = False
     sampler_cpu_pct: float | None = None
+    fio_cpus: list[int] = field(default_factory=list)  # the CPUs fio's threads were seen on
     command: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stopped_by: str | None = None  # "Ctrl-C", "SIGTERM", ... for an interrupted run
@@ -326,6 +327,7 @@ def _conclude(
         stderr_tail=_tail(folder / STDERR),
         interrupted=watch.interrupted is not None,
         sampler_cpu_pct=getattr(watch.trace, "sampler_cpu_pct", None),
+        fio_cpus=list(getattr(watch.trace, "worker_cpus", None) or []),
         command=command,
     )
     if watch.interrupted is not None:

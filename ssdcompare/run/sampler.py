@@ -29,6 +29,9 @@ _LATE_REFRESH_EVERY = 10
 # Other processes' CPU use (not fio, not ssdcompare, not kernel threads) is read from every
 # /proc/<pid>/stat every this many samples: a busy neighbour disturbs a measurement.
 _OTHERS_EVERY = 10
+# Which CPU each fio thread is on is looked at every this many samples (one read a thread):
+# enough to see where the scheduler keeps them, at a fifth of the cost of every sample.
+_CPU_LOOK_EVERY = 5
 _PF_KTHREAD = 0x00200000  # /proc/<pid>/stat flags: a kernel thread
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _SCHEDSTAT = os.path.exists("/proc/self/schedstat")  # a kernel with CONFIG_SCHED_INFO
@@ -190,6 +193,15 @@ class ProcFiles:
             except (OSError, ValueError, IndexError):
                 return None
         return self._last_pid
+
+    def processor(self, pid: int, tid: int) -> int | None:
+        """The CPU a thread last ran on (field 39 of /proc/<pid>/task/<tid>/stat); None when
+        the thread is gone or the field cannot be read."""
+        try:
+            data = self.read(f"/proc/{pid}/task/{tid}/stat")
+            return int(data[data.rfind(b")") + 2 :].split()[36])
+        except (OSError, ValueError, IndexError):
+            return None
 
     def process(self, pid: int) -> ProcProcess:
         return ProcProcess(self, pid)
@@ -412,8 +424,10 @@ class CpuSampler:
 
     Inject `cpu_times` (per-CPU times, like psutil.cpu_times(percpu=True)), `process`
     (pid -> psutil.Process-like), `schedstat` ((pid, tid) -> seconds runnable, or None),
-    `others` (pid -> (name, CPU seconds) of every process) and `clock` to drive it
-    deterministically in tests. By default all of them read /proc directly.
+    `others` (pid -> (name, CPU seconds) of every process), `processor` ((pid, tid) -> the
+    CPU the thread last ran on, or None) and `clock` to drive it deterministically in tests.
+    By default all of them read /proc directly (`processor` only with the default
+    `process`: a given process is no real one to look up).
     """
 
     def __init__(
@@ -424,6 +438,7 @@ class CpuSampler:
         process: Callable[[int], Any] | None = None,
         schedstat: Callable[[int, int], float | None] | None = None,
         others: Callable[[], dict[int, tuple[str, float]]] | None = None,
+        processor: Callable[[int, int], int | None] | None = None,
     ) -> None:
         self.interval_s = interval_s
         self._clock = clock
@@ -433,6 +448,11 @@ class CpuSampler:
         else:
             self._cpu_times = lambda: [_cpu_fields(times) for times in cpu_times()]
         self._process = process if process is not None else self._files.process
+        if processor is None and process is None:
+            processor = self._files.processor
+        self._processor = processor
+        self._threads_seen: list[tuple[int, int]] = []  # (pid, tid) read by the last sample
+        self._cpus_seen: set[int] = set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._trace: CpuTrace | None = None
@@ -499,6 +519,8 @@ class CpuSampler:
         if self._count % _OTHERS_EVERY == 0:
             sample.others_pct, sample.others_top = self._other_processes(now)
         self._trace.samples.append(sample)
+        if self._processor is not None and self._count % _CPU_LOOK_EVERY == 1:
+            self._note_cpus()
         window = _EARLY_REFRESH_SERVER_S if self._servers else _EARLY_REFRESH_S
         early = now - self._started < window
         if early or self._count % _LATE_REFRESH_EVERY == 0:
@@ -518,6 +540,15 @@ class CpuSampler:
         wall = time.monotonic() - wall_start
         if wall > 0:
             self._trace.sampler_cpu_pct = round((time.thread_time() - cpu_start) / wall * 100, 2)
+
+    def _note_cpus(self) -> None:
+        """Add the CPUs fio's threads are on now to the trace's `worker_cpus`."""
+        assert self._trace is not None and self._processor is not None
+        for pid, tid in self._threads_seen:
+            cpu = self._processor(pid, tid)
+            if cpu is not None:
+                self._cpus_seen.add(cpu)
+        self._trace.worker_cpus = sorted(self._cpus_seen)
 
     def _other_processes(self, now: float) -> tuple[float | None, str | None]:
         """CPU used since the last look by processes that are neither fio's nor ours, in %
@@ -581,6 +612,7 @@ class CpuSampler:
         shares: dict[str, float] = {}
         runnable: dict[str, float] = {}
         assert self._trace is not None
+        self._threads_seen = []
         for pid, proc in list(self._tracked.items()):
             try:
                 threads = _threads(proc)
@@ -592,6 +624,7 @@ class CpuSampler:
                     close()
                 continue
             for tid, used in threads:
+                self._threads_seen.append((pid, tid))
                 before = self._thread_seconds.get(tid)
                 self._thread_seconds[tid] = used
                 waited = self._note_runnable(proc, tid)

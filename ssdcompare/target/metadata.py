@@ -13,6 +13,7 @@ import psutil
 from pydantic import BaseModel, ConfigDict
 
 from ssdcompare.target.devices import Target, read_value
+from ssdcompare.target.topology import machine, numa_nodes, pci_link
 from ssdcompare.version import __version__
 
 
@@ -33,6 +34,11 @@ class HostInfo(BaseModel):
     fio_path: str | None = None
     python: str | None = None
     ssdcompare_version: str = __version__
+    # what makes results comparable across hosts (ssdcompare.target.topology); older
+    # manifests lack them and read as unknown
+    numa_nodes: dict[str, str] = {}  # node -> its CPUs, as the kernel lists them ("0-15")
+    virtual_machine: bool | None = None  # None: cannot tell
+    hypervisor: str | None = None  # its vendor, where the machine names it
 
 
 class DeviceInfo(BaseModel):
@@ -60,6 +66,16 @@ class DeviceInfo(BaseModel):
     filesystem: str | None = None  # file targets: the filesystem type holding the file
     filesystem_device: str | None = None
     file_existed: bool | None = None
+    # the PCI function the device is reached through and its link, as the kernel reports it
+    # (a virtual machine's are the emulated ones); None where there is none (loop, zram)
+    pci_address: str | None = None
+    pcie_link_speed: str | None = None  # current, "8.0 GT/s PCIe"
+    pcie_link_width: int | None = None  # current, lanes
+    pcie_max_link_speed: str | None = None
+    pcie_max_link_width: int | None = None
+    numa_node: int | None = None  # the node the device hangs off; None where none is known
+    nr_requests: int | None = None  # queue/nr_requests
+    write_cache: str | None = None  # queue/write_cache: "write back" or "write through"
 
 
 def _read_int(path: Path) -> int | None:
@@ -96,6 +112,7 @@ def host_info(
         for line in release.splitlines():
             if line.startswith("PRETTY_NAME="):
                 os_name = line.split("=", 1)[1].strip('"')
+    vm = machine(sys_root, proc_root)
     return HostInfo(
         hostname=socket.gethostname(),
         cpu_model=_cpu_model(proc_root),
@@ -108,6 +125,9 @@ def host_info(
         fio_version=fio_version,
         fio_path=fio_path,
         python=platform.python_version(),
+        numa_nodes=numa_nodes(sys_root),
+        virtual_machine=vm.virtual,
+        hypervisor=vm.hypervisor,
     )
 
 
@@ -161,7 +181,16 @@ def device_info(target: Target, sys_root: Path = Path("/sys")) -> DeviceInfo:
         rotational=None if rotational is None else rotational == "1",
         scheduler=scheduler,
         parent=parent,
+        nr_requests=_read_int(queue / "nr_requests"),
+        write_cache=read_value(queue / "write_cache"),
     )
+    _add_link(info, disk_dir.name, sys_root)
+    _add_virtual(info, disk_dir)
+    return info
+
+
+def _add_virtual(info: DeviceInfo, disk_dir: Path) -> None:
+    """What a loop device or zram RAM disk is made of."""
     if disk_dir.name.startswith("loop"):
         info.loop_backing_file = read_value(disk_dir / "loop" / "backing_file")
         dio = read_value(disk_dir / "loop" / "dio")
@@ -173,7 +202,17 @@ def device_info(target: Target, sys_root: Path = Path("/sys")) -> DeviceInfo:
             algorithm = algorithm.split("[", 1)[1].split("]", 1)[0]
         info.zram_comp_algorithm = algorithm
         info.model = info.model or "zram RAM disk"
-    return info
+
+
+def _add_link(info: DeviceInfo, disk: str, sys_root: Path) -> None:
+    """The device's PCI function, link and NUMA node, where it has one."""
+    link = pci_link(disk, sys_root)
+    if link is None:
+        return
+    info.pci_address = link.address
+    info.pcie_link_speed, info.pcie_link_width = link.current_speed, link.current_width
+    info.pcie_max_link_speed, info.pcie_max_link_width = link.max_speed, link.max_width
+    info.numa_node = link.numa_node
 
 
 def _file_info(target: Target) -> DeviceInfo:
