@@ -369,3 +369,14 @@ def test_a_watch_that_hangs_never_holds_the_run(monkeypatch: pytest.MonkeyPatch)
     release.set()  # its late reading is not the run's
     time.sleep(0.05)
     assert watch.stop() == {"stuck": []}
+
+
+def test_a_recorded_cliff_without_a_health_log_cannot_rule_out_thermal(tmp_path: Path) -> None:
+    from test_plot import CLIFF_DEVICE, CLIFF_JOB, with_a_cliff
+
+    frame = ssdcompare.load(with_a_cliff(tmp_path))
+    mine = frame[(frame["job"] == CLIFF_JOB) & (frame["label"] == CLIFF_DEVICE)]
+    assert set(mine["cliff_s"]) == {7.0}
+    assert all(cause.startswith("cache or thermal: ") for cause in mine["cliff_cause"])
+    others = frame[frame["cliff_s"].isna()]
+    assert others["cliff_cause"].isna().all() and others["cliff_written_bytes"].isna().all()
