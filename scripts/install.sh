@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what ssdcompare needs: fio (Debian/Ubuntu package) and a virtual environment in
-# .venv with ssdcompare and its test tools. Safe to run again; it only adds what is missing.
+# Installs what ssdcompare needs: fio, nvme-cli and smartmontools (Debian/Ubuntu packages) and
+# a virtual environment in .venv with ssdcompare and its test tools. Safe to run again; it only
+# adds what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,9 @@ as_root() {
 
 apt_packages=()
 command -v fio >/dev/null || apt_packages+=(fio)
+# the drives' own health logs (temperature, thermal throttling, bytes written): NVMe, SATA/SAS
+command -v nvme >/dev/null || [ -x /usr/sbin/nvme ] || apt_packages+=(nvme-cli)
+command -v smartctl >/dev/null || [ -x /usr/sbin/smartctl ] || apt_packages+=(smartmontools)
 python3 -c 'import venv, ensurepip' 2>/dev/null || apt_packages+=(python3-venv)
 if [ "${SSDCOMPARE_TEST_DEPS:-0}" = 1 ]; then
     # the tests open the report in a real browser and make filesystems on loop devices

@@ -4,8 +4,8 @@
 baseline, from job_summary's rows:
 
 - the jobs that count are those both devices ran successfully from the same jobfile, with
-  the verdict `drive` on both sides (ssdcompare.judge.verdict): a CPU-bound, host-bound or
-  disturbed result says nothing about the drives;
+  the verdict `drive` on both sides (ssdcompare.judge.verdict): a CPU-bound, host-bound,
+  throttled or disturbed result says nothing about the drives as they work;
 - `iops_ratio` is the geometric mean of the per-job IOPS ratios over those jobs (one job
   twice as fast and one half as fast average to 1.0, as they should), `p99_ratio` the same
   for p99 latency (below 1: lower latency). A job's ratio is that of the figures the table
@@ -118,6 +118,7 @@ _OF_RUNS = {"median": " of the median runs", "best": " of the best runs"}
 
 _WHY = {
     "cpu": "measured the CPU", "host": "reached the host's ceiling",
+    "throttled": "{were} measured on a throttling drive",
     "disturbed": "{were} disturbed", "unknown": "had no CPU samples",
     "differs": "ran from different jobfiles", "failed": "failed or did not run",
     "idle": "did no I/O", "unknown figures": "had no IOPS figure",

@@ -211,8 +211,9 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("verdict", "str", "", _CPU,
            "what limited the result "
            "([methodology.md](methodology.md#verdicts-what-limited-each-result)): `host`, `cpu`, "
-           "`disturbed`, `unknown` or `drive`, from the columns above; None for runs that are not "
-           "`ok`"),
+           "`throttled`, `disturbed`, `unknown` or `drive`, from the columns above and the "
+           "drive's health log (`throttle_*`, `warning_temp_min`, `critical_temp_min`); None "
+           "for runs that are not `ok`"),
     Column("verdict_reason", "str", "", _CPU,
            "why, in words with the figures; None for `drive`"),
     Column("cliff_s", "float", "s", _STATE,
@@ -225,6 +226,15 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "the median IOPS of the first 3 seconds"),
     Column("cliff_after_iops", "float", "I/Os per second", _STATE,
            "the median IOPS from the cliff to the end"),
+    Column("cliff_written_bytes", "float", "bytes", _STATE,
+           "what the job had written when its IOPS fell: its write bandwidth "
+           "(`timeseries_bw.*.log`, processes added) over the seconds before `cliff_s`"),
+    Column("cliff_cause", "str", "", _STATE,
+           "the cliff's likely cause ([methodology.md](methodology.md#write-cliffs)): "
+           "`thermal: ...` (the drive's health log counted throttling during the run), "
+           "`CPU: ...` (the sampler saw a fio worker at 90 % of a core or more), `cache: ...` "
+           "(no throttling; the bytes written when it fell), or `cache or thermal: ...` "
+           "without a health log"),
     Column("drive_state", "str", "", _STATE,
            "the state preconditioning put the drive in before the run "
            '([methodology.md](methodology.md#preconditioning-and-steady-state)): "as found" when '

@@ -49,7 +49,7 @@ from ssdcompare.fio.result.models import DIRECTIONS
 from ssdcompare.fio.result.plausibility import job_problem
 from ssdcompare.fio.result.reader import parse_fio_file
 from ssdcompare.judge.cpu import Thresholds, judge
-from ssdcompare.judge.verdict import RunFacts, Verdict, judge_run
+from ssdcompare.judge.verdict import RunFacts, Throttling, Verdict, judge_run
 from ssdcompare.results.store import ResultsDir, given_paths, unique_folders
 from ssdcompare.units import parse_size
 
@@ -307,7 +307,9 @@ def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
 _VerdictInputs = namedtuple("_VerdictInputs", [
     "status", "io_size_bytes", "runtime_s", "measured_s", "cpu_bound", "cpu_bound_reason",
     "steal_pct", "others_pct", "others_top", "ceiling_pct", "remote", "host",
-    "fio_cpu_usr_pct", "fio_cpu_sys_pct"])  # fmt: skip
+    "fio_cpu_usr_pct", "fio_cpu_sys_pct", "throttle_t1_events", "throttle_t1_s",
+    "throttle_t2_events", "throttle_t2_s", "warning_temp_min", "critical_temp_min",
+    "temp_after_c"])  # fmt: skip
 
 
 def _na_as_none(column: pd.Series) -> list[Any]:
@@ -350,7 +352,11 @@ def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:
         others_top=row.others_top if isinstance(row.others_top, str) else None,
         runtime_s=known(row.measured_s), planned_s=known(row.runtime_s) if timed else None,
         ceiling_pct=known(row.ceiling_pct), ceiling_worst_pct=known(ceiling_worst_pct),
-        unsampled=_unsampled(row),
+        unsampled=_unsampled(row), throttling=Throttling(
+            t1_events=known(row.throttle_t1_events), t1_s=known(row.throttle_t1_s),
+            t2_events=known(row.throttle_t2_events), t2_s=known(row.throttle_t2_s),
+            warning_min=known(row.warning_temp_min), critical_min=known(row.critical_temp_min),
+            temp_after_c=known(row.temp_after_c)),
     ))  # fmt: skip
 
 

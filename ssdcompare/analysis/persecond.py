@@ -19,10 +19,17 @@ thermal throttle, a drive that starts garbage collecting. `find_cliff` marks the
 second from which the job's IOPS (all directions) stay below CLIFF_FRACTION of its level in
 the first seconds: the second itself is below, the median of all seconds from there on is
 below, and at least CLIFF_HOLD of them are. It needs MIN_SECONDS of series at least.
+
+A cliff says its likely cause (`cliff_cause`): **thermal** when the drive's health log counted
+throttling during the run (ssdcompare.target.probes.health), **CPU** when the sampler saw a fio
+worker saturated, **cache** when the drive did not throttle (its log says so) and the CPU had
+room: a cache (an SLC cache, a controller's buffer) ran out, after the bytes the job had
+written by then. Without a health log, thermal cannot be ruled out and the cause says so.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -57,6 +64,8 @@ class Cliff:
     t_s: float  # the first second below
     before_iops: float  # the level of the first seconds
     after_iops: float  # the median from the cliff on
+    # what the job had written when it fell: its logged write bandwidth over the seconds before
+    written_bytes: float | None = None
 
 
 def logged_each_io(results: ResultsDir, status: RunStatus) -> bool:
@@ -221,7 +230,28 @@ def run_cliff(results: ResultsDir, status: RunStatus) -> Cliff | None:
     t_s = seconds["t_s"][order]
     starts = np.flatnonzero(np.concatenate([[True], t_s[1:] != t_s[:-1]]))
     # all directions added; NaN where none was logged
-    return find_cliff(t_s[starts], _sums(seconds["iops"][order], starts))
+    cliff = find_cliff(t_s[starts], _sums(seconds["iops"][order], starts))
+    if cliff is None:
+        return None
+    # each logged second's bytes per second is what that second wrote
+    before = (seconds["direction"] == "write") & (seconds["t_s"] < cliff.t_s)
+    written = float(np.nansum(seconds["bw_bytes"][before])) if before.any() else None
+    return dataclasses.replace(cliff, written_bytes=written)
+
+
+def cliff_cause(thermal: bool | None, worker_saturated: bool, written_bytes: float | None) -> str:
+    """The likely cause of a run's write cliff in words (see the module): `thermal` whether
+    the drive's health log counted throttling during the run (None: no log), whether the
+    sampler saw a fio worker saturated, and the bytes the job had written when it fell."""
+    if thermal:
+        return "thermal: the drive throttled during the run (its health log counted it)"
+    if worker_saturated:
+        return "CPU: the sampler saw a fio worker saturated"
+    written = f"{written_bytes / 1e9:.1f} GB" if written_bytes is not None else "an unknown amount"
+    if thermal is None:
+        return (f"cache or thermal: the job had written {written} when it fell; no health log "
+                "tells whether the drive throttled")  # fmt: skip
+    return f"cache: no throttling; the device had written {written} when it fell"
 
 
 def gather(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ssdcompare.analysis.perburst import run_summary
-from ssdcompare.analysis.persecond import run_cliff
+from ssdcompare.analysis.persecond import cliff_cause, run_cliff
 from ssdcompare.fio.check import JobfileError, read_jobfile
 from ssdcompare.fio.jobfile import member_section, rendered_size, span_words
 from ssdcompare.fio.result.merge import merge_jobs
@@ -177,7 +177,8 @@ def run_rows(
         # unified_rw_reporting: fio adds reads and writes up in one "mixed" section
         directions = [d for d in DIRECTIONS if d in job.directions]
     if job is not None:
-        base.update(_measured_columns(results, status, workload, job, cpu_stats, thresholds))
+        base.update(_measured_columns(results, status, workload, job, cpu_stats, thresholds,
+                                      _thermal(base)))  # fmt: skip
         base.update(_io_check_columns(job, base, workload, members))
     rows = []
     for direction in directions:
@@ -223,6 +224,18 @@ def _run_columns(
     }
 
 
+def _thermal(base: dict[str, object]) -> bool | None:
+    """Whether the drive's health log counted throttling (or time above its warning or
+    critical temperature) during the run; None when it has no thermal counters."""
+    counts = [
+        base.get(column)
+        for column in ("throttle_events", "throttle_s", "warning_temp_min", "critical_temp_min")
+    ]
+    if any(isinstance(count, float) and count > 0 for count in counts):
+        return True
+    return None if base.get("throttle_events") is None else False
+
+
 def _measured_columns(
     results: ResultsDir,
     status: RunStatus,
@@ -230,10 +243,12 @@ def _measured_columns(
     job: JobResult,
     cpu_stats: CpuStats | None,
     thresholds: Thresholds,
+    thermal: bool | None = None,
 ) -> dict[str, object]:
     """What a run that measured tells besides its figures per direction: fio's own CPU
-    figures, whether the CPU bounded it, its write cliff, its share of the host's ceiling
-    and, for a bursty job, its bursts."""
+    figures, whether the CPU bounded it, its write cliff and its likely cause (`thermal`:
+    whether the drive throttled, see _thermal), its share of the host's ceiling and, for a
+    bursty job, its bursts."""
     cpu_threads = results.manifest.host.cpu_threads
     verdict = judge(cpu_stats, job.usr_cpu_pct, job.sys_cpu_pct, cpu_threads, thresholds)
     values: dict[str, object] = {
@@ -244,8 +259,12 @@ def _measured_columns(
     }
     cliff = run_cliff(results, status)
     if cliff is not None:
+        saturated = (cpu_stats is not None and cpu_stats.fio_worker_max_pct is not None
+                     and cpu_stats.fio_worker_max_pct >= thresholds.worker_pct)  # fmt: skip
+        cause = cliff_cause(thermal, saturated, cliff.written_bytes)
         values.update(cliff_s=cliff.t_s, cliff_before_iops=cliff.before_iops,
-                      cliff_after_iops=cliff.after_iops)  # fmt: skip
+                      cliff_after_iops=cliff.after_iops,
+                      cliff_written_bytes=cliff.written_bytes, cliff_cause=cause)  # fmt: skip
     # only reading jobs have a ceiling (results made before that may hold others)
     writes = workload is None or workload.writes
     ceiling = results.ceiling_iops(status.job) if not writes else None

@@ -225,14 +225,15 @@ def _summary_cell(row: pd.Series) -> str:
 _NOT_DRIVE = (
     ("host", "Host-bound: at the host's ceiling for the job, these numbers measure the host:"),
     ("cpu", "CPU-bound: these numbers measure the CPU, not the drive:"),
+    ("throttled", "Throttled: the drive slowed itself to cool down while these ran:"),
     ("disturbed", "Disturbed: something besides the workload perturbed these numbers:"),
 )
 
 
 def summary_lines(path: Path) -> list[str]:
     """Per job, one line per device; results that did not measure the drive marked (CPU- or
-    host-bound, disturbed) with their reasons listed at the end; then, with several devices,
-    the answer (ssdcompare.headline) in a line per device.
+    host-bound, throttled, disturbed) with their reasons listed at the end; then, with several
+    devices, the answer (ssdcompare.headline) in a line per device.
 
     A job that sets fio options beyond the typed fields names them after its id, e.g.
     "randread-4k-qd1+rate_iops200  (+ rate_iops=200)".

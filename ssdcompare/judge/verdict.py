@@ -8,6 +8,14 @@ compared as drives.
   disk is not slower than a device); that ceiling is then not used, and the reason says so.
 - `cpu`: the CPU-bound rule of ssdcompare.judge.cpu fired (a fio worker saturated, all CPUs busy,
   or one CPU in interrupt handling).
+- `throttled`: the drive's own health log says it throttled itself to cool down while the
+  job ran: a thermal management transition count or time (T1, T2) went up, or the minutes
+  above its warning or critical temperature did (ssdcompare.target.probes.health). The number
+  is the drive's, but of a drive slowing itself, not of the drive at work: it is not compared
+  as one. It comes after `host` and `cpu`, which say the number did not measure the drive at
+  all (a CPU-bound run that also throttled is `cpu`, the throttling added to its reason), and
+  before `disturbed`: the drive's own count is more direct evidence than a busy host, whose
+  disturbances are added to its reason.
 - `disturbed`: something besides the workload perturbed the measurement: CPU steal (the
   hypervisor ran other guests) of STEAL_PCT or more of the CPUs' time, other processes using
   OTHERS_PCT or more of a core, fio reporting an error or a run much shorter than planned,
@@ -27,9 +35,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-VERDICTS = ("host", "cpu", "disturbed", "unknown", "drive")  # the first that applies wins
+VERDICTS = ("host", "cpu", "throttled", "disturbed", "unknown", "drive")  # the first applies
 # what limited a result, in a word for tables and summary lines (none for the drive)
-LIMIT_WORDS = {"host": "host-bound", "cpu": "CPU-bound", "disturbed": "disturbed"}
+LIMIT_WORDS = {"host": "host-bound", "cpu": "CPU-bound", "throttled": "throttled",
+               "disturbed": "disturbed"}  # fmt: skip
 
 
 def limit_word(verdict: object, cpu_bound: bool = False) -> str:
@@ -40,7 +49,7 @@ def limit_word(verdict: object, cpu_bound: bool = False) -> str:
         return LIMIT_WORDS["host"]
     if verdict == "cpu" or cpu_bound:
         return LIMIT_WORDS["cpu"]
-    return LIMIT_WORDS["disturbed"] if verdict == "disturbed" else ""
+    return LIMIT_WORDS.get(verdict, "") if isinstance(verdict, str) else ""
 
 
 STEAL_PCT = 5.0  # % of the CPUs' time given to other guests while the job ran
@@ -76,6 +85,56 @@ class RunFacts:
     # discredits it for every run (None: this run's own)
     ceiling_worst_pct: float | None = None
     unsampled: str | None = None  # why there are no CPU samples, when known (a remote host)
+    throttling: Throttling | None = None  # the drive's thermal counters over the run
+
+
+@dataclass(frozen=True)
+class Throttling:
+    """What a drive's health log counted over one run (None: not known)."""
+
+    t1_events: float | None = None  # thermal management transitions to T1
+    t1_s: float | None = None  # seconds at T1
+    t2_events: float | None = None
+    t2_s: float | None = None
+    warning_min: float | None = None  # minutes above the warning temperature
+    critical_min: float | None = None  # minutes above the critical temperature
+    temp_after_c: float | None = None  # the drive's temperature at the end
+
+
+def throttled_reason(counts: Throttling | None) -> str | None:
+    """The drive's throttling over a run in words, figures included ("thermal throttling 2
+    times, 41 s at T1; 71 °C at the end"); None when no counter went up."""
+    if counts is None:
+        return None
+    levels = [
+        _level(events, seconds, name)
+        for events, seconds, name in (
+            (counts.t1_events, counts.t1_s, "T1"),
+            (counts.t2_events, counts.t2_s, "T2"),
+        )
+    ]
+    said = [level for level in levels if level]
+    found = [f"thermal throttling {' and '.join(said)}"] if said else []
+    for minutes, what in ((counts.warning_min, "warning"), (counts.critical_min, "critical")):
+        if minutes:
+            found.append(f"{minutes:.0f} min above its {what} temperature")
+    if not found:
+        return None
+    if counts.temp_after_c is not None:
+        found.append(f"{counts.temp_after_c:.0f} °C at the end")
+    return "; ".join(found)
+
+
+def _level(events: float | None, seconds: float | None, name: str) -> str | None:
+    """One thermal management level's part of the reason ("2 times, 41 s at T1")."""
+    if not events and not seconds:
+        return None
+    words = []
+    if events:
+        words.append(f"{events:.0f} time{'s' if round(events) != 1 else ''}")
+    if seconds:
+        words.append(f"{seconds:.0f} s")
+    return f"{', '.join(words)} at {name}"
 
 
 def judge_run(facts: RunFacts) -> Verdict:
@@ -92,6 +151,8 @@ def judge_run(facts: RunFacts) -> Verdict:
                 "RAM disk) was itself disturbed")  # fmt: skip
     elif ceiling is not None and ceiling >= HOST_PCT:
         also = [facts.cpu_reason] if facts.cpu_bound and facts.cpu_reason else []
+        throttled = throttled_reason(facts.throttling)
+        also += [throttled] if throttled else []
         return Verdict("host", "; ".join([
             f"at {ceiling} % of this host's ceiling for the job (its IOPS on a RAM disk): the "
             "host is the limit", *also, *_disturbances(facts)]))  # fmt: skip
@@ -115,9 +176,11 @@ def _disturbances(facts: RunFacts) -> list[str]:
 
 def _judge_without_ceiling(facts: RunFacts) -> Verdict:
     disturbed = _disturbances(facts)
+    throttled = throttled_reason(facts.throttling)
     if facts.cpu_bound:
-        # the CPU was the limit; what else used it is part of why
-        return Verdict("cpu", "; ".join([facts.cpu_reason or "CPU-bound", *disturbed]))
+        # the CPU was the limit; what else used it (or a throttling drive) is part of why
+        also = [throttled] if throttled else []
+        return Verdict("cpu", "; ".join([facts.cpu_reason or "CPU-bound", *also, *disturbed]))
     if facts.fio_error:
         disturbed.append(f"fio reported an error: {facts.fio_error}")
     if (
@@ -126,6 +189,8 @@ def _judge_without_ceiling(facts: RunFacts) -> Verdict:
         and facts.runtime_s < SHORT_RUN * facts.planned_s
     ):
         disturbed.append(f"ran {facts.runtime_s:.1f} s of the {facts.planned_s:.0f} s planned")
+    if throttled:
+        return Verdict("throttled", "; ".join([throttled, *disturbed]))
     if disturbed:
         return Verdict("disturbed", "; ".join(disturbed))
     if facts.cpu_bound is None:

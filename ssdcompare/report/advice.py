@@ -24,6 +24,7 @@ RAM_DISKS = ("zram", "ramdisk")  # transports of devices whose medium is memory
 
 _VERDICT_WORDS = {
     "host": "at the host's ceiling", "cpu": "CPU-bound", "disturbed": "disturbed",
+    "throttled": "throttled (the drive slowed itself to cool down)",
     "unknown": "not judged (no CPU samples)", "drive": "measured the drive",
 }  # fmt: skip
 
@@ -57,6 +58,9 @@ def advice(
         said.append(f"{failed} did not complete")
     found = Advice(len(summary), ", ".join(said))
     found.helps += _host_helps(verdicts, sweeps)
+    if verdicts["throttled"]:
+        found.helps.append("Cool the drives: air over them, a heatsink, or pauses between "
+                           "jobs; compare drives only while none throttles.")  # fmt: skip
     found.helps += _disturbance_helps(causes, frame, sweeps)
     return found
 

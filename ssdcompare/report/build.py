@@ -21,6 +21,7 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.verdict import VERDICTS
 from ssdcompare.report import svg as charts
 from ssdcompare.report.advice import advice
+from ssdcompare.report.health import health_section
 from ssdcompare.report.jobfiles import quoted_jobfiles
 from ssdcompare.report.sections import chart_sections
 from ssdcompare.report.table import (
@@ -279,6 +280,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "verdict_counts": _verdict_counts(summary),
         "state_pairs": _state_pairs(limited, labels),
         "burst_rows": _burst_rows(limited_runs, labels),
+        "health": health_section(frame),
         "chart_sections": drawn.sections,
         "charts": [chart for section in drawn.sections for chart in section.charts],
         "chart_notes": drawn.notes,

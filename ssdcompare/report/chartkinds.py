@@ -561,7 +561,9 @@ def _ratio_cell(inputs: ChartInputs, job: str, label: str) -> Cell | None:
     elif is_false(row.get("significant")):
         tip += ", not significant"
     worst = worst_limit(limits)
-    return Cell(ratio, tip, "bound" if worst.endswith("bound") else worst)
+    # a throttling drive is hatched as a disturbance is; the tip says which
+    mark = "bound" if worst.endswith("bound") else "disturbed" if worst == "throttled" else worst
+    return Cell(ratio, tip, mark)
 
 
 # every kind, in the order a report section shows them

@@ -36,7 +36,9 @@ class Cell:
     cv: str = ""
     cpu_bound: bool = False  # the CPU or the host was the limit (verdict cpu or host)
     limit: str = ""  # "CPU-bound" or "host-bound", for the tooltip
-    disturbed: bool = False  # verdict disturbed: steal, other processes, spread, short run
+    # verdict disturbed (steal, other processes, spread, short run) or throttled (the drive
+    # slowed itself to cool down): hatched alike, the reason says which
+    disturbed: bool = False
     reason: str | None = None
     footnote: int | None = None
     # False when this device ran the job from another jobfile than the baseline (different
@@ -231,9 +233,9 @@ def _limit(cell: Cell, row: dict[str, Any], footnotes: Footnotes) -> None:
         cell.cpu_bound = True
         cell.limit = limit_word(verdict, cpu_bound=True)
         cell.reason = str(row["verdict_reason"] or row["cpu_bound_reason"])
-    elif verdict == "disturbed":
+    elif verdict in ("throttled", "disturbed"):
         cell.disturbed = True
-        cell.reason = f"disturbed: {row['verdict_reason']}"
+        cell.reason = f"{verdict}: {row['verdict_reason']}"
     elif isinstance(row.get("verdict_reason"), str):  # a drive result with a note
         cell.reason = str(row["verdict_reason"])
     if cell.reason:

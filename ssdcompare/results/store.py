@@ -17,6 +17,7 @@ Layout (format_version 2)::
         status.json                     written last: ok / failed / interrupted / skipped
     runs/<target>/<job id>/r<repeat>.attempt-<n>/   earlier unfinished attempts, kept
     precondition/<target>/fill/, <job>/round-<k>/, states/<NNNN>-<state>/
+                                        each with its jobfile, fio's output and probes.json
     ceiling/<job>/                      a job's run on a RAM disk, its files named as a run's
 
 Every file is read through `ResultsFiles` and written through `write_atomic`
@@ -351,7 +352,8 @@ class ResultsDir:
         write_atomic(folder / STATUS, status.model_dump_json(indent=2) + "\n")
 
     def write_probes(self, folder: Path, readings: dict[str, Any]) -> None:
-        """What the probes read around a run (ssdcompare.target.probes.record), in its folder."""
+        """What the probes read around a run, a fill or a round (ssdcompare.target.probes
+        .record), in its folder."""
         write_atomic(folder / PROBES_JSON, json.dumps(readings, indent=1) + "\n")
 
     def probes(self, status: RunStatus) -> Any:

@@ -6,7 +6,8 @@
    checked once more;
 3. the target claimed (a writing job's block devices held exclusively) and, for a writing
    job, looked at once more for a signature someone made since the sweep started;
-4. the probes read (ssdcompare.target.probes), fio run, the probes read again;
+4. the probes read (ssdcompare.target.probes), fio run while they watch, the probes read
+   again;
 5. everything stored: the probes' readings, large logs compressed, the status last.
 
 The checks before a run (is the target still usable) are ssdcompare.run.access's; with
@@ -76,14 +77,13 @@ def run_one(
             made = made_meanwhile(results, job)  # nothing can make one from here on
             if made is not None:
                 return skip(results, job, repeat, made)
-            before = probes.snapshot(job.target)  # 4. read around the run, never failing it
-            try:
-                ran = run()
-            finally:
-                if job.writes:  # what fio wrote, even cut short, is the sweep's own
-                    wrote(fds)
-            after = probes.snapshot(job.target)
-        results.write_probes(folder, probes.record(before, after))  # 5. stored
+            with probes.around(job.target) as readings:  # 4. read around the run
+                try:
+                    ran = run()
+                finally:
+                    if job.writes:  # what fio wrote, even cut short, is the sweep's own
+                        wrote(fds)
+        results.write_probes(folder, readings)  # 5. stored
     return store_run(results, folder, job, repeat, ran, started_at, state_step)
 
 

@@ -22,7 +22,9 @@ A `--states` sweep measures the drive in named states instead, one pass over the
   every run names the step it followed, so the frame says which state each result is from.
 
 Everything preconditioning runs is kept under `precondition/<target>/` in the results folder:
-the fill's jobfile and fio output, each round's, and `steady.json` per job (the rounds' IOPS,
+the fill's jobfile and fio output, each round's, what the probes read around each of them
+(`probes.json`, as a run's: the drive's temperature and throttling while it was being put in
+its state), and `steady.json` per job (the rounds' IOPS,
 whether and when steady state was attained, the window's figures). fio's own steady-state
 detection (`ss=`) judges per-second samples inside one run against one criterion and stops
 the job there; the PTS judges whole rounds against two, so ssdcompare runs the rounds itself
@@ -51,6 +53,7 @@ from ssdcompare.results.models import FillRecord, StateRecord, SteadyRecord, now
 from ssdcompare.results.store import FIO_JSON, JOBFILE, ResultsDir
 from ssdcompare.run.runner import raise_if_stopped, run_fio, timeout_for
 from ssdcompare.suite.options import TIMESERIES_PREFIX
+from ssdcompare.target import probes
 from ssdcompare.units import format_bytes, parse_size
 
 BLKDISCARD = 0x1277  # _IO(0x12, 119): discard a byte range of a block device
@@ -81,7 +84,7 @@ def fill(
     started = now_iso()
     size = fill_span(jobs)
     ok, error, io_bytes = _run_fill(
-        fio, results.fill_dir(target.name), jobs, suite, ioengine, access
+        fio, results, results.fill_dir(target.name), jobs, suite, ioengine, access
     )
     record = FillRecord(
         target=target.name, ok=ok, size=size, started_at=started, finished_at=now_iso(),
@@ -93,21 +96,25 @@ def fill(
 
 def _run_fill(
     fio: FioInfo,
+    results: ResultsDir,
     folder: Path,
     jobs: list[RenderedJob],
     suite: str,
     ioengine: str,
     access: Access,
 ) -> tuple[bool, str | None, int | None]:
-    """Run the fill jobfile of one target in `folder`: (ok, error, bytes written)."""
+    """Run the fill jobfile of one target in `folder`, the probes read around it: (ok, error,
+    bytes written)."""
     target = jobs[0].target
     folder.mkdir(parents=True, exist_ok=True)
     text = render_fill(target, fill_span(jobs), suite, ioengine)
     span_bytes = target.size_bytes or 0
     with access() as fds:
         write_atomic(folder / JOBFILE, opened_text(text, fds))
-        outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(2 * span_bytes / 20e6),
-                          pass_fds=list(fds.values()))  # fmt: skip
+        with probes.around(target) as readings:
+            outcome = run_fio(fio, folder / JOBFILE, folder, timeout_for(2 * span_bytes / 20e6),
+                              pass_fds=list(fds.values()))  # fmt: skip
+    results.write_probes(folder, readings)
     raise_if_stopped(outcome)
     if outcome.state != "ok":
         return False, outcome.error, None
@@ -195,7 +202,7 @@ def _take_state_step(
     what = f"the first {format_bytes(span_bytes)}"
     record.how = f"{what} written twice, sequential 128 KiB writes (fio, fill.fio)"
     record.ok, record.error, _ = _run_fill(
-        fio, folder, jobs, results.manifest.suite.name, ioengine, access
+        fio, results, folder, jobs, results.manifest.suite.name, ioengine, access
     )
 
 
@@ -266,9 +273,11 @@ def until_steady(
                 results.save_steady_record(record)
                 raise
             write_atomic(folder / JOBFILE, opened_text(job.text, fds))
-            outcome = run_fio(fio, folder / JOBFILE, folder,
-                              timeout_for(job.workload.duration_s),
-                              pass_fds=list(fds.values()))  # fmt: skip
+            with probes.around(job.target) as readings:
+                outcome = run_fio(fio, folder / JOBFILE, folder,
+                                  timeout_for(job.workload.duration_s),
+                                  pass_fds=list(fds.values()))  # fmt: skip
+        results.write_probes(folder, readings)
         compress_large(folder, TIMESERIES_PREFIX)
         raise_if_stopped(outcome)
         iops = file_iops(folder / FIO_JSON) if outcome.state == "ok" else None

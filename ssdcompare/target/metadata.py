@@ -131,6 +131,13 @@ def host_info(
     )
 
 
+def transport_of(kernel_name: str, sys_root: Path = Path("/sys")) -> str:
+    """How a whole disk is attached, by its kernel name: its device's own `transport` (an
+    NVMe controller's: pcie, tcp, rdma, fc, loop), else its kind by name (nvme, scsi, loop,
+    zram, virtio, ...); "unknown" when neither says."""
+    return _transport(kernel_name, sys_root / "class" / "block" / kernel_name)
+
+
 def _transport(name: str, dev_dir: Path) -> str:
     transport = read_value(dev_dir / "device" / "transport")
     if transport:

@@ -7,26 +7,35 @@ columns (registered in ssdcompare.analysis.columns under "Probes"). A probe neve
 run: one that cannot read (no such counter on this target, a remote host) gives no snapshot
 and its columns are NaN; one that raises is recorded with the error, and the run goes on.
 
+A probe may also watch the run (`Probe.watch`, read every `Probe.every_s` seconds on a thread
+of its own, ssdcompare.target.probes.watch): its readings are stored with its snapshots
+(`during`) and handed to its `values`.
+
 Adding a probe: a module in this package with a `PROBE` object (name, columns, read, values;
 see `Probe`), and one line in PROBES below.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from ssdcompare.target.devices import Target
-from ssdcompare.target.probes import diskstats
-from ssdcompare.target.probes.probe import Probe, ProbeColumn, Snapshot
+from ssdcompare.target.probes import diskstats, health
+from ssdcompare.target.probes.probe import Probe, ProbeColumn, Sample, Snapshot
+from ssdcompare.target.probes.watch import watching
 
-__all__ = ["PROBES", "Probe", "ProbeColumn", "columns_of", "probe_columns", "record", "snapshot"]
+__all__ = ["PROBES", "Probe", "ProbeColumn", "around", "columns_of", "probe_columns", "record",
+           "snapshot"]  # fmt: skip
 FORMAT = 1
 
 
 PROBES: tuple[Probe, ...] = (
     diskstats.PROBE,
+    health.PROBE,
 )  # fmt: skip
 
 
@@ -41,18 +50,34 @@ def snapshot(target: Target) -> Snapshot:
     return {"t_s": time.monotonic(), "readings": readings}
 
 
-def record(before: Snapshot, after: Snapshot) -> dict[str, Any]:
-    """What is stored in a run's probes.json: each probe's snapshots before and after, and
-    the seconds between them."""
+def record(
+    before: Snapshot, after: Snapshot, during: dict[str, list[Sample]] | None = None
+) -> dict[str, Any]:
+    """What is stored in a run's probes.json: each probe's snapshots before and after, the
+    seconds between them, and a watching probe's readings while the run went on."""
+    during = during or {}
     return {
         "format_version": FORMAT,
         "seconds": round(after["t_s"] - before["t_s"], 6),
         "probes": {
             probe.name: {"before": before["readings"].get(probe.name),
-                         "after": after["readings"].get(probe.name)}
+                         "after": after["readings"].get(probe.name),
+                         **({"during": during.get(probe.name, [])} if probe.watch else {})}
             for probe in PROBES
         },
     }  # fmt: skip
+
+
+@contextlib.contextmanager
+def around(target: Target) -> Iterator[dict[str, Any]]:
+    """Every probe read around the block (a run of fio): a snapshot before, the watching
+    probes' readings while it runs, a snapshot after. The dict given is filled with what to
+    store (`record`) once the block has ended without an error."""
+    found: dict[str, Any] = {}
+    before = snapshot(target)
+    with watching(target, PROBES, before["t_s"]) as during:
+        yield found
+    found.update(record(before, snapshot(target), during()))
 
 
 def columns_of(stored: Any) -> dict[str, Any]:
@@ -65,9 +90,11 @@ def columns_of(stored: Any) -> dict[str, Any]:
         pair = probes.get(probe.name) if isinstance(probes, dict) else None
         found: dict[str, Any] = {}
         if _usable(pair) and _number(seconds):
+            during = pair.get("during") if isinstance(pair.get("during"), list) else []
+            extra = (during,) if probe.watch else ()
             try:
-                found = probe.values(pair["before"], pair["after"], float(seconds))
-            except (KeyError, TypeError, ValueError, ArithmeticError):
+                found = probe.values(pair["before"], pair["after"], float(seconds), *extra)
+            except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError):
                 found = {}
         for column in probe.columns:
             value = found.get(column.name)

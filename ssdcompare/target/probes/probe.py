@@ -9,6 +9,11 @@ from typing import Any
 from ssdcompare.target.devices import Target
 
 Snapshot = dict[str, Any]
+# a reading taken while a run goes on: its seconds since the snapshot before the run, and what
+# the probe's watch read then ({"t_s": 5.0, "reading": {...}})
+Sample = dict[str, Any]
+# a probe's watch made for one target: what to read at each turn (None: nothing to watch)
+Watcher = Callable[[], Snapshot | None]
 
 
 @dataclass(frozen=True)
@@ -27,9 +32,18 @@ class Probe:
     """Something read before and after each run. `read(target)` gives a snapshot (a JSON
     object) or None when there is nothing to read for that target; `values(before, after,
     seconds)` turns two stored snapshots and the seconds between them into column values
-    (what cannot be worked out is left out, and reads as NaN)."""
+    (what cannot be worked out is left out, and reads as NaN).
+
+    A probe may also watch the run (`watch`): `watch(target)` is called once as the run starts
+    (on the watch's own thread, never in the run's way) and gives the reader to call every
+    `every_s` seconds until the run ends, or None when there is nothing to watch on that
+    target. A watching probe's `values` gets the readings as a fourth argument, `samples`
+    (`Sample`s, in the order taken). `every_s` is the probe's own: a reading that costs the
+    device something (a drive's temperature is a SMART command) is taken seldom."""
 
     name: str
     columns: tuple[ProbeColumn, ...]
     read: Callable[[Target], Snapshot | None]
-    values: Callable[[Snapshot, Snapshot, float], dict[str, Any]]
+    values: Callable[..., dict[str, Any]]
+    watch: Callable[[Target], Watcher | None] | None = None
+    every_s: float = 5.0
