@@ -235,6 +235,9 @@ def test_a_cliff_says_its_likely_cause() -> None:
         "cache: no throttling; the device had written 42.4 GB when it fell"
     )
     assert cliff_cause(None, False, 1e9).startswith("cache or thermal: ")
+    # a job that had written nothing filled no write cache
+    assert cliff_cause(False, False, 0).startswith("not a write cache: ")
+    assert "the drive did not throttle" in cliff_cause(False, False, 0)
 
 
 _NVME = """import json, pathlib, sys

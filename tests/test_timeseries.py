@@ -114,6 +114,10 @@ def test_a_device_throttled_partway_shows_a_cliff_at_that_second(tmp_path: Path)
     row = run.frame().iloc[0]
     assert abs(row["cliff_s"] - throttle.applied_at) <= 2, (row["cliff_s"], throttle.applied_at)
     assert row["cliff_after_iops"] < 100 < 10 * 100 < row["cliff_before_iops"]
+    # its likely cause: a reading job fills no write cache, a loop device has no health log
+    assert row["cliff_written_bytes"] == 0
+    assert row["cliff_cause"].startswith("not a write cache: the job had written nothing")
+    assert "no health log tells whether the drive throttled" in row["cliff_cause"]
     seconds = ssdcompare.timeseries(out)
     assert set(seconds["direction"]) == {"read"}
     ticks = sorted(seconds["t_s"])

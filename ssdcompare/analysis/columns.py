@@ -228,7 +228,8 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "the median IOPS from the cliff to the end"),
     Column("cliff_written_bytes", "float", "bytes", _STATE,
            "what the job had written when its IOPS fell: its write bandwidth "
-           "(`timeseries_bw.*.log`, processes added) over the seconds before `cliff_s`"),
+           "(`timeseries_bw.*.log`, processes added) over the seconds before `cliff_s`; 0 when"
+           " no write was logged before it (a reading job)"),
     Column("cliff_cause", "str", "", _STATE,
            "the cliff's likely cause ([methodology.md](methodology.md#write-cliffs)): "
            "`thermal: ...` (the drive's health log counted throttling during the run), "

@@ -24,7 +24,9 @@ A cliff says its likely cause (`cliff_cause`): **thermal** when the drive's heal
 throttling during the run (ssdcompare.target.probes.health), **CPU** when the sampler saw a fio
 worker saturated, **cache** when the drive did not throttle (its log says so) and the CPU had
 room: a cache (an SLC cache, a controller's buffer) ran out, after the bytes the job had
-written by then. Without a health log, thermal cannot be ruled out and the cause says so.
+written by then. Without a health log, thermal cannot be ruled out and the cause says so. A
+job that had written nothing when it fell (a reading job) filled no write cache: something
+else slowed the device (another process, a limit on the host), unless the heat did.
 """
 
 from __future__ import annotations
@@ -233,9 +235,12 @@ def run_cliff(results: ResultsDir, status: RunStatus) -> Cliff | None:
     cliff = find_cliff(t_s[starts], _sums(seconds["iops"][order], starts))
     if cliff is None:
         return None
-    # each logged second's bytes per second is what that second wrote
+    # each logged second's bytes per second is what that second wrote; no write logged
+    # before the cliff: nothing was written (a reading job), a true 0
     before = (seconds["direction"] == "write") & (seconds["t_s"] < cliff.t_s)
-    written = float(np.nansum(seconds["bw_bytes"][before])) if before.any() else None
+    rates = seconds["bw_bytes"][before]
+    written = 0.0 if not before.any() else (
+        float(np.nansum(rates)) if not np.isnan(rates).all() else None)  # fmt: skip
     return dataclasses.replace(cliff, written_bytes=written)
 
 
@@ -248,6 +253,13 @@ def cliff_cause(thermal: bool | None, worker_saturated: bool, written_bytes: flo
     if worker_saturated:
         return "CPU: the sampler saw a fio worker saturated"
     written = f"{written_bytes / 1e9:.1f} GB" if written_bytes is not None else "an unknown amount"
+    if written_bytes == 0:
+        heat = ("no health log tells whether the drive throttled" if thermal is None
+                else "the drive did not throttle")  # fmt: skip
+        return (
+            f"not a write cache: the job had written nothing when it fell; {heat}, so "
+            "something else slowed the device (another process, a limit on the host)"
+        )
     if thermal is None:
         return (f"cache or thermal: the job had written {written} when it fell; no health log "
                 "tells whether the drive throttled")  # fmt: skip
