@@ -21,7 +21,17 @@ from test_safety_files import mounted
 
 import ssdcompare
 from ssdcompare.cli.terminal import summary_lines
-from ssdcompare.judge.iocount import MISMATCH, OK, Counts, check_io
+from ssdcompare.judge.iocount import (
+    CACHED,
+    ELSEWHERE,
+    OK,
+    SHARED,
+    UNWRITTEN,
+    Counts,
+    Run,
+    check_io,
+)
+from ssdcompare.judge.verdict import RunFacts, Verdict, judge_run
 from ssdcompare.report.build import write_report
 from ssdcompare.target import probes
 
@@ -129,16 +139,19 @@ def test_a_process_writing_to_the_device_during_a_run_is_told(
 ) -> None:
     suite = _suite(tmp_path, "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}")
     row, check, reason = _read_on_a_loop_device(tmp_path, suite, writer_during_runs)
-    assert check == MISMATCH
+    assert check == SHARED
     assert row["disk_write_bytes"] >= MB  # the writer's, of a job that only reads
     assert reason.startswith("the device wrote ") and "where fio counted 0 B" in reason
     assert "another process used the device during the run" in reason
+    assert row["verdict"] == "disturbed" and reason in row["verdict_reason"]
     html = write_report([tmp_path / "r"], tmp_path / "report.html").read_text()
     # a reader sees it among the warnings at the top, before any table
     seen = measure(html, """
-      var item = Array.from(document.querySelectorAll("#warnings li")).filter(function (li) {
-        return li.textContent.indexOf("The block layer's count disagrees") === 0; })[0];
-      if (!item) return null;
+      var items = Array.from(document.querySelectorAll("#warnings li"));
+      var at = items.findIndex(function (li) {
+        return li.textContent.indexOf("The block layer's count disagrees") === 0; });
+      if (at < 0 || at + 1 >= items.length) return null;
+      var item = items[at + 1];  // the run, on a line of its own
       var box = item.getBoundingClientRect(), table = document.querySelector("table");
       return {text: item.textContent, height: box.height, width: box.width,
               beforeTables: !table || box.bottom <= table.getBoundingClientRect().top};
@@ -171,7 +184,7 @@ def test_a_group_is_checked_on_its_members_devices_together(
     assert first.complete and second.complete
     mixed, reads = first.frame(), second.frame()
     assert len(mixed) == 2 * 3 and set(mixed["io_check"]) == {OK}  # the group's and each member's
-    assert len(reads) == 3 and set(reads["io_check"]) == {MISMATCH}
+    assert len(reads) == 3 and set(reads["io_check"]) == {SHARED}
     assert "another process used the device" in reads.iloc[0]["io_check_reason"]
 
 
@@ -181,10 +194,12 @@ def test_buffered_reads_the_page_cache_served_are_told(tmp_path: Path) -> None:
     suite = _suite(tmp_path, "{rw: randread, bs: 4k, iodepth: 1, runtime: 1, direct: false}",
                    span="2m")  # fmt: skip
     row, check, reason = _read_on_a_loop_device(tmp_path, suite)
-    assert check == MISMATCH
+    assert check == CACHED
     assert row["disk_read_bytes"] <= 2 * MB < row["io_bytes"]  # the span once, at most
     assert "served from the page cache (buffered I/O, direct=0)" in reason
-    assert "measures memory, not the drive" in reason
+    assert "measures the host's memory, not the drive" in reason
+    # not compared as the drive's: the host answered
+    assert row["verdict"] == "host" and row["verdict_reason"].startswith(reason)
 
 
 @pytest.mark.root
@@ -204,7 +219,7 @@ def test_a_file_is_checked_on_the_device_under_its_filesystem(tmp_path: Path) ->
     frame = run.frame().set_index("job")
     assert set(frame["disk_devices"]) == {Path(loop).name}
     assert frame.loc["randread-4k-qd4", "io_check"] == OK
-    assert frame.loc["randread-4k-qd1-buffered", "io_check"] == MISMATCH
+    assert frame.loc["randread-4k-qd1-buffered", "io_check"] == CACHED
     assert "served from the page cache" in frame.loc["randread-4k-qd1-buffered", "io_check_reason"]
 
 
@@ -215,34 +230,65 @@ def _device(read: float = 0, write: float = 0, read_ios: float = 0, write_ios: f
 
 def test_the_rule_on_clear_cut_counts() -> None:
     fio = Counts(400 * MB, 0, 102_400, 0)
-    same = dict(direct=True, whole_device=True, ramped=False)
-    agreed = check_io(fio, _device(400 * MB, 0, 102_400), **same)
+    same = Run(direct=True, whole_device=True)
+    agreed = check_io(fio, _device(400 * MB, 0, 102_400), same)
     assert agreed.result == OK and agreed.reason is None
     # within the tolerance: 2 % and what the kernel reads around a run
-    assert check_io(fio, _device(410 * MB, 3 * MB, 104_000), **same).result == OK
+    assert check_io(fio, _device(410 * MB, 3 * MB, 104_000), same).result == OK
     # requests merged on the way count as the I/Os they were
-    assert check_io(fio, _device(400 * MB, 0, 51_200, 0, 51_200), **same).result == OK
-    too_few = check_io(fio, _device(400 * MB, 0, 50_000), **same)
-    assert too_few.result == MISMATCH and "fio completed 102,400 reads" in too_few.reason
-    written = check_io(fio, _device(400 * MB, 64 * MB, 102_400, 1_000), **same)
-    assert written.result == MISMATCH and "another process" in written.reason
+    assert check_io(fio, _device(400 * MB, 0, 51_200, 0, 51_200), same).result == OK
+    too_few = check_io(fio, _device(400 * MB, 0, 50_000), same)
+    assert too_few.result == ELSEWHERE and "fio completed 102,400 reads" in too_few.reason
+    written = check_io(fio, _device(400 * MB, 64 * MB, 102_400, 1_000), same)
+    assert written.result == SHARED and "another process" in written.reason
     # a file target's device carries the filesystem and other files: only a shortfall counts
-    on_file = dict(direct=True, whole_device=False, ramped=False)
-    assert check_io(fio, _device(900 * MB, 64 * MB, 230_000, 1_000), **on_file).result == OK
-    short = check_io(fio, _device(40 * MB, 0, 10_240), **on_file)
-    assert short.result == MISMATCH and "not this device's" in short.reason
+    on_file = Run(direct=True, whole_device=False)
+    assert check_io(fio, _device(900 * MB, 64 * MB, 230_000, 1_000), on_file).result == OK
+    sparse = check_io(fio, _device(0, 0, 0), on_file)  # reads of blocks never written
+    assert sparse.result == UNWRITTEN and "sparse or preallocated" in sparse.reason
+    lost = check_io(Counts(0, 400 * MB, 0, 102_400), _device(0, 40 * MB, 0, 10_240), on_file)
+    assert lost.result == ELSEWHERE and "not this device's" in lost.reason
     # a ramp the device counts and fio does not: more in the job's direction is no sign,
     # writes to a reading job's device still are
-    ramped = dict(direct=True, whole_device=True, ramped=True)
-    assert check_io(fio, _device(520 * MB, 0, 133_000), **ramped).result == OK
-    assert check_io(fio, _device(520 * MB, 64 * MB, 133_000, 1_000), **ramped).result == MISMATCH
-    # buffered writes still in the page cache when the run ended
-    held = check_io(Counts(0, 400 * MB, 0, 102_400), _device(0, 100 * MB, 0, 800),
-                    direct=False, whole_device=True, ramped=False)  # fmt: skip
-    assert held.result == MISMATCH and "still held in the page cache" in held.reason
+    ramped = Run(direct=True, whole_device=True, ramped=True)
+    assert check_io(fio, _device(520 * MB, 0, 133_000), ramped).result == OK
+    assert check_io(fio, _device(520 * MB, 64 * MB, 133_000, 1_000), ramped).result == SHARED
+    # through the page cache: what is short was the cache's; what is more (read-ahead, a
+    # page read before part of it is written) is the kernel's own, and no sign
+    buffered = Run(direct=False, whole_device=True)
+    held = check_io(Counts(0, 400 * MB, 0, 102_400), _device(30 * MB, 100 * MB, 7_000, 800),
+                    buffered)  # fmt: skip
+    assert held.result == CACHED and "still held in the page cache" in held.reason
+    read_ahead = check_io(fio, _device(460 * MB, 0, 3_700), buffered)
+    assert read_ahead.result == OK
+    # the mmap engine goes through the page cache whatever direct says
+    mapped = check_io(fio, _device(8 * MB, 0, 2_048), Run(direct=True, whole_device=True,
+                                                          engine="mmap"))  # fmt: skip
+    assert mapped.result == CACHED and "the mmap engine" in mapped.reason
     # fio's "mixed" section adds reads and writes up: so are the device's
     mixed = check_io(Counts(400 * MB, 0, 102_400, 0), _device(280 * MB, 120 * MB, 71_680, 30_720),
-                     merged_directions=True, **same)  # fmt: skip
+                     Run(direct=True, whole_device=True, merged_directions=True))  # fmt: skip
     assert mixed.result == OK
     with pytest.raises(ValueError):
-        check_io(fio, _device(float("nan")), **same)
+        check_io(fio, _device(float("nan")), same)
+
+
+def test_what_the_count_shows_becomes_the_verdict() -> None:
+    """A run the host answered (page cache, a file's unwritten blocks) is `host`; one whose
+    device did more, or less than fio counted with direct I/O, is `disturbed`."""
+    for check, verdict in ((CACHED, "host"), (UNWRITTEN, "host"), (SHARED, "disturbed"),
+                           (ELSEWHERE, "disturbed"), (OK, "drive")):  # fmt: skip
+        reason = None if check == OK else f"the reason of {check}"
+        found = judge_run(RunFacts(cpu_bound=False, cpu_reason=None, io_check=check,
+                                   io_reason=reason))  # fmt: skip
+        assert found.verdict == verdict and found.reason == reason, check
+    # the CPU's reason joins the host's
+    found = judge_run(
+        RunFacts(
+            cpu_bound=True,
+            cpu_reason="fio worker saturated",
+            io_check=CACHED,
+            io_reason="served from the page cache",
+        )
+    )
+    assert found == Verdict("host", "served from the page cache; fio worker saturated")

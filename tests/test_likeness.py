@@ -127,6 +127,22 @@ def test_fio_on_the_far_numa_node_is_told() -> None:
     assert placement(far) is None and not compare_units([near, far]).differences
 
 
+def test_odd_numa_facts_from_an_edited_manifest_are_unknown_or_left_out() -> None:
+    """What a results folder from someone else may hold: a CPU list of a billion CPUs (no
+    set of them is made), a node named otherwise than by a number, a node below 0."""
+    assert parse_cpulist("0-999999999") == set() and parse_cpulist("7-3,-2,x") == set()
+    assert parse_cpulist("0-3,8") == {0, 1, 2, 3, 8}
+    assert parse_cpulist(",".join(["1"] * 100_000)) == {1}
+    unit = _unit("nvme1", numa_node=1)
+    unit.fio_cpus = (0, 1)
+    assert unit.host is not None
+    unit.host.numa_nodes = {"0": "0-999999999", "1": "2-3", "x": "0-1"}
+    assert placement(unit) == "device on node 1, fio on CPUs 0-1 (node ?)"
+    assert unit.device is not None
+    unit.device.numa_node = -5
+    assert placement(unit) is None
+
+
 @pytest.mark.root
 @pytest.mark.fio
 def test_two_loop_devices_set_up_differently_are_told_apart_in_the_report(

@@ -295,14 +295,17 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     *(Column(c.name, c.type, c.unit, _PROBES, c.source) for c in probe_columns()),
     Column("io_check", "str", "", _PROBES,
            "fio's count of the run's I/O against the block layer's "
-           "([methodology.md](methodology.md#the-block-layers-count)): `ok` when the device moved"
-           " the bytes (and, with direct I/O on a block device, completed the requests) fio "
-           "counted, `mismatch` when not; None when either count is unknown (no `probes.json`, "
-           "a target on another host or on a filesystem without a block device)"),
+           "([methodology.md](methodology.md#the-block-layers-count)): `ok` when nothing the "
+           "device counted contradicts fio (with direct I/O on a block device: it moved the "
+           "bytes and completed the requests fio counted); `shared` (the device moved more: "
+           "another process used it; the verdict is `disturbed`), `cached` (less, through the "
+           "page cache: the verdict is `host`), `unwritten` (less read from a file whose blocks"
+           " were never written: `host`), `elsewhere` (less, or fewer requests, with direct "
+           "I/O: not this device's output; `disturbed`). None when either count is unknown (no"
+           " `probes.json`, a target on another host or on a filesystem without a block "
+           "device)"),
     Column("io_check_reason", "str", "", _PROBES,
-           "for a `mismatch`: the two counts and what the difference means (another process "
-           "used the device, the page cache served reads or held writes, or the output is not "
-           "this device's)"),
+           "when not `ok`: the two counts and what the difference means, in words"),
     Column("label", "str", "", _ID,
            "computed: the unit compared in tables. It is `device`, as `host:device` when the frame"
            " holds several hosts, and with ` @<folder name>` added when the same device appears in"

@@ -309,7 +309,7 @@ _VerdictInputs = namedtuple("_VerdictInputs", [
     "steal_pct", "others_pct", "others_top", "ceiling_pct", "remote", "host",
     "fio_cpu_usr_pct", "fio_cpu_sys_pct", "throttle_t1_events", "throttle_t1_s",
     "throttle_t2_events", "throttle_t2_s", "warning_temp_min", "critical_temp_min",
-    "temp_after_c"])  # fmt: skip
+    "temp_after_c", "io_check", "io_check_reason"])  # fmt: skip
 
 
 def _na_as_none(column: pd.Series) -> list[Any]:
@@ -357,6 +357,8 @@ def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:
             t2_events=known(row.throttle_t2_events), t2_s=known(row.throttle_t2_s),
             warning_min=known(row.warning_temp_min), critical_min=known(row.critical_temp_min),
             temp_after_c=known(row.temp_after_c)),
+        io_check=row.io_check if isinstance(row.io_check, str) else None,
+        io_reason=row.io_check_reason if isinstance(row.io_check_reason, str) else None,
     ))  # fmt: skip
 
 
@@ -402,11 +404,12 @@ def damaged_runs(frame: pd.DataFrame) -> list[str]:
 
 
 def io_mismatches(frame: pd.DataFrame) -> list[str]:
-    """Each run whose device did not see what fio counted (`io_check` is `mismatch`), in
+    """Each run whose device did not see what fio counted (`io_check` other than `ok`), in
     words: "loop0 randread-4k-qd1 r1: the device wrote 64 MiB where fio counted 0 B: ..."."""
     if "io_check" not in frame.columns:
         return []
-    return _runs_in_words(frame, frame["io_check"] == "mismatch", "io_check_reason")
+    chosen = frame["io_check"].notna() & (frame["io_check"] != "ok")
+    return _runs_in_words(frame, chosen, "io_check_reason")
 
 
 def _runs_in_words(frame: pd.DataFrame, chosen: pd.Series, column: str) -> list[str]:

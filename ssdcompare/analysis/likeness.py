@@ -178,12 +178,13 @@ def placement(unit: Unit) -> str | None:
     "fio on its node (1)" or "device on node 1, fio on CPUs 0-7 (node 0)"; None on a host
     of one node, or where the device's node or fio's CPUs are not known."""
     host, info = unit.host, unit.device
-    if host is None or info is None or len(host.numa_nodes) < 2 or info.numa_node is None:
+    if host is None or info is None or not _several_nodes(unit) or not unit.fio_cpus:
         return None
-    if not unit.fio_cpus:
+    if info.numa_node is None or info.numa_node < 0:  # the kernel's -1: no node
         return None
+    # nodes as the kernel names them (a number each): anything else is no node
     nodes = {node for node, cpus in host.numa_nodes.items()
-             if parse_cpulist(cpus) & set(unit.fio_cpus)}  # fmt: skip
+             if node.isdigit() and parse_cpulist(cpus) & set(unit.fio_cpus)}  # fmt: skip
     if nodes == {str(info.numa_node)}:
         return f"fio on the device's node ({info.numa_node})"
     where = ", ".join(sorted(nodes, key=int)) or "?"
@@ -269,6 +270,7 @@ def units_of(frame: pd.DataFrame, opened: dict[str, ResultsDir] | None = None) -
     frame = frame.assign(**dict.fromkeys(missing)) if missing else frame
     devices = frame[~(frame["group"].notna() & frame["member"].isna())]
     units = []
+    seen_on: dict[str, dict[str, set[int]]] = {}  # per sweep: its targets' fio CPUs
     for label, rows in devices.groupby("label", sort=False):
         first = rows.iloc[0]
         results = _sweep(first["sweep"], opened)
@@ -276,8 +278,10 @@ def units_of(frame: pd.DataFrame, opened: dict[str, ResultsDir] | None = None) -
         unit.ioengines = tuple(sorted({str(e) for e in rows["ioengine"].dropna()}))
         versions = rows["fio_version"].dropna()
         unit.fio_version = str(versions.iloc[0]) if len(versions) else None
-        if results is not None and _several_nodes(unit):
-            unit.fio_cpus = _fio_cpus(results, rows)
+        if results is not None and _placed(unit):
+            if str(results.path) not in seen_on:
+                seen_on[str(results.path)] = _fio_cpus(results)
+            unit.fio_cpus = _cpus_of(seen_on[str(results.path)], rows)
         units.append(unit)
     return units
 
@@ -325,11 +329,22 @@ def _several_nodes(unit: Unit) -> bool:
     return unit.host is not None and len(unit.host.numa_nodes) > 1
 
 
-def _fio_cpus(results: ResultsDir, rows: pd.DataFrame) -> tuple[int, ...]:
-    """The CPUs fio's threads were seen on in the device's runs (their stored statuses)."""
-    targets = set(rows["group"].dropna()) | set(rows.loc[rows["group"].isna(), "device"])
-    cpus: set[int] = set()
+def _placed(unit: Unit) -> bool:
+    """Whether where fio ran can matter: a host of several nodes and a device on one."""
+    node = unit.device.numa_node if unit.device is not None else None
+    return _several_nodes(unit) and node is not None and node >= 0
+
+
+def _fio_cpus(results: ResultsDir) -> dict[str, set[int]]:
+    """The CPUs fio's threads were seen on, per target, over a sweep's stored statuses
+    (read once per sweep)."""
+    cpus: dict[str, set[int]] = {}
     for status in results.statuses():
-        if status.target in targets:
-            cpus.update(status.fio_cpus)
-    return tuple(sorted(cpus))
+        cpus.setdefault(status.target, set()).update(status.fio_cpus)
+    return cpus
+
+
+def _cpus_of(seen: dict[str, set[int]], rows: pd.DataFrame) -> tuple[int, ...]:
+    """The CPUs fio ran on for a device's runs (a group member: its group's)."""
+    targets = set(rows["group"].dropna()) | set(rows.loc[rows["group"].isna(), "device"])
+    return tuple(sorted(set().union(*(seen.get(target, set()) for target in targets))))

@@ -20,7 +20,7 @@ from ssdcompare.fio.result.merge import merge_jobs
 from ssdcompare.fio.result.models import DIRECTIONS, FioOutput, FioOutputError, JobResult
 from ssdcompare.fio.result.plausibility import job_problem, trace_problem
 from ssdcompare.judge.cpu import CpuStats, Thresholds, judge
-from ssdcompare.judge.iocount import Counts, check_io
+from ssdcompare.judge.iocount import Counts, Run, check_io
 from ssdcompare.results.files import StoredFileError
 from ssdcompare.results.models import RunStatus
 from ssdcompare.results.store import ResultsDir
@@ -306,9 +306,10 @@ def _io_check_columns(
             numbers.update({f"{name}_bytes": direction.io_bytes,
                             f"{name}_ios": direction.total_ios})  # fmt: skip
     fio = Counts(**{key: float(value) for key, value in numbers.items()})
-    found = check_io(fio, device, direct=workload.direct,
-                     whole_device=whole,
-                     ramped=bool(workload.ramp_s), merged_directions=merged)  # fmt: skip
+    engine = base.get("ioengine")
+    found = check_io(fio, device, Run(
+        direct=workload.direct, whole_device=whole, ramped=bool(workload.ramp_s),
+        merged_directions=merged, engine=engine if isinstance(engine, str) else None))  # fmt: skip
     return {"io_check": found.result, "io_check_reason": found.reason}
 
 

@@ -6,26 +6,34 @@ that reached the device's queue (`/sys/class/block/<name>/stat`, read before and
 run by the diskstats probe). With direct I/O on a block device the two agree: every byte fio
 read or wrote went through the device, and every I/O fio completed is a request the device
 completed, or one merged into another (the kernel counts merges apart). Where they disagree
-beyond that, the number does not describe the device alone:
+beyond that, the number does not describe the device alone, and the check says how:
 
-- the device moved more bytes than fio asked for: another process used the device during
-  the run (or the run's figures are not this device's);
-- fewer bytes than fio counted, with buffered I/O (`direct=0`): the page cache served reads
-  or held writes, and the figure measured memory;
-- fewer bytes or requests than fio counted, with direct I/O: fio's output is not this
+- SHARED: the device moved more bytes than fio asked for: another process used the device
+  during the run;
+- CACHED: fewer bytes than fio counted, with I/O through the page cache (`direct=0`, or an
+  engine that maps the file, which ignores `direct`): the cache served reads or held writes,
+  and the figure measured the host's memory;
+- UNWRITTEN: fewer bytes read than fio counted from a file with direct I/O: its blocks were
+  never written (a sparse or preallocated file), so the filesystem returned zeros without
+  reading the device, and the figure measured the filesystem;
+- ELSEWHERE: fewer bytes or requests than fio counted otherwise: fio's output is not this
   device's, or its I/O went elsewhere.
 
-Which comparisons are made depends on what can be known:
+What cannot be known is not compared:
 - a file target is counted on the device under its filesystem, which also carries the
-  filesystem's journal and metadata and any other file's I/O: only a shortfall is told;
+  filesystem's journal and metadata and every other file's I/O: only a shortfall is told;
+- through the page cache the kernel adds I/O of its own (read-ahead past what fio reads, a
+  page read before part of it is written, earlier writes written back): only a shortfall is
+  told;
 - a run with a ramp time counts the ramp on the device but not in fio's figures: in the
   directions the job does, only a shortfall is told (a reading job's device that was
   written to is still told);
 - a merged "mixed" direction (unified_rw_reporting) is compared as reads and writes added.
 
-The tolerance is BYTES_TOLERANCE of fio's count plus SLACK_BYTES (reads the kernel or udev
-makes when a device is opened and closed: a partition-table scan, blkid's look after a write)
-and, for requests, IOS_TOLERANCE plus SLACK_IOS. Trims and flushes are not compared.
+Shortfalls are looked for before excesses: they say what the figure measured. The tolerance
+is BYTES_TOLERANCE of fio's count plus SLACK_BYTES (reads the kernel or udev makes when a
+device is opened and closed: a partition-table scan, blkid's look after a write) and, for
+requests, IOS_TOLERANCE plus SLACK_IOS. Trims and flushes are not compared.
 """
 
 from __future__ import annotations
@@ -40,7 +48,10 @@ SLACK_BYTES = 4 << 20  # what the kernel and udev read around a run besides fio
 IOS_TOLERANCE = 0.02
 SLACK_IOS = 256
 
-OK, MISMATCH = "ok", "mismatch"
+OK, SHARED, CACHED, UNWRITTEN, ELSEWHERE = "ok", "shared", "cached", "unwritten", "elsewhere"
+RESULTS = (OK, SHARED, CACHED, UNWRITTEN, ELSEWHERE)
+# fio's engines that reach a file through the page cache whatever `direct` says
+PAGE_CACHE_ENGINES = frozenset({"mmap"})
 
 
 @dataclass(frozen=True)
@@ -58,57 +69,78 @@ class Counts:
 
 @dataclass(frozen=True)
 class IoCheck:
-    result: str  # OK or MISMATCH
+    result: str  # one of RESULTS
     reason: str | None  # None when OK
 
 
-def check_io(fio: Counts, device: Counts, *, direct: bool, whole_device: bool,
-             ramped: bool, merged_directions: bool = False) -> IoCheck:  # fmt: skip
-    """fio's counts of a run against the device's, or why they disagree (module docstring).
-    `whole_device`: the target is the block device itself (not a file on a filesystem);
-    `ramped`: the run had a ramp time, which the device counts and fio does not;
-    `merged_directions`: fio reported reads and writes added up (its "mixed" section), so
-    `fio.read_*` holds both and `fio.write_*` is 0."""
+@dataclass(frozen=True)
+class Run:
+    """How a run reached its device: what decides which comparisons mean something."""
+
+    direct: bool  # the workload's `direct`
+    whole_device: bool  # the target is the block device itself, not a file on a filesystem
+    ramped: bool = False  # a ramp time: the device counts it, fio does not
+    merged_directions: bool = False  # fio's "mixed" section: reads and writes added
+    engine: str | None = None  # fio's ioengine
+
+    @property
+    def cached(self) -> bool:
+        """Whether the I/O went through the page cache."""
+        return not self.direct or self.engine in PAGE_CACHE_ENGINES
+
+
+def check_io(fio: Counts, device: Counts, run: Run) -> IoCheck:
+    """fio's counts of a run against the device's, or how they disagree (module docstring).
+    With `run.merged_directions`, `fio.read_*` holds reads and writes and `fio.write_*` 0."""
     values = [*vars(fio).values(), *vars(device).values()]
     if any(not math.isfinite(v) or v < 0 for v in values):
         raise ValueError("counts are non-negative numbers")
-    if merged_directions:
+    if run.merged_directions:
         device = Counts(device.read_bytes + device.write_bytes, 0.0,
                         device.read_ios + device.write_ios, 0.0,
                         device.read_merges + device.write_merges, 0.0)  # fmt: skip
     sides = (("read", "reads", fio.read_bytes, device.read_bytes),
              ("wrote", "writes", fio.write_bytes, device.write_bytes))  # fmt: skip
     for verb, noun, asked, seen in sides:
-        slack = asked * BYTES_TOLERANCE + SLACK_BYTES
-        if seen < asked - slack:
-            return IoCheck(MISMATCH, _shortfall(verb, noun, asked, seen, direct))
-        excess_told = whole_device and not (ramped and asked > 0)
-        if excess_told and seen > asked + slack:
-            return IoCheck(MISMATCH, (
+        if seen < asked - _slack(asked):
+            return _shortfall(verb, noun, asked, seen, run)
+    for verb, _, asked, seen in sides:
+        told = run.whole_device and not run.cached and not (run.ramped and asked > 0)
+        if told and seen > asked + _slack(asked):
+            return IoCheck(SHARED, (
                 f"the device {verb} {format_bytes(seen)} where fio counted "
                 f"{format_bytes(asked)}: {format_bytes(seen - asked)} more than the job asked "
-                "for, so another process used the device during the run (or fio's output is "
-                "not this device's)"))  # fmt: skip
-    if direct and whole_device and not merged_directions:
+                "for, so another process used the device during the run"))  # fmt: skip
+    if run.whole_device and not run.cached and not run.merged_directions:
         for noun, completed, requests, merges in (
             ("reads", fio.read_ios, device.read_ios, device.read_merges),
             ("writes", fio.write_ios, device.write_ios, device.write_merges),
         ):
             if requests + merges < completed * (1 - IOS_TOLERANCE) - SLACK_IOS:
-                return IoCheck(MISMATCH, (
+                return IoCheck(ELSEWHERE, (
                     f"fio completed {completed:,.0f} {noun} with direct I/O but the device "
                     f"completed {requests + merges:,.0f} (merges counted): fio's output is "
                     "not this device's, or its I/O went elsewhere"))  # fmt: skip
     return IoCheck(OK, None)
 
 
-def _shortfall(verb: str, noun: str, asked: float, seen: float, direct: bool) -> str:
+def _slack(asked: float) -> float:
+    return asked * BYTES_TOLERANCE + SLACK_BYTES
+
+
+def _shortfall(verb: str, noun: str, asked: float, seen: float, run: Run) -> IoCheck:
     said = (f"fio counted {format_bytes(asked)} of {noun} but the device {verb} only "
             f"{format_bytes(seen)}")  # fmt: skip
-    if not direct:
+    if run.cached:
         where = "served from" if noun == "reads" else "still held in"
-        return (
-            f"{said}: the rest was {where} the page cache (buffered I/O, direct=0), so "
-            "the figure measures memory, not the drive"
-        )
-    return f"{said}: fio's output is not this device's, or its I/O went elsewhere"
+        how = ("the mmap engine goes through it whatever direct says" if run.direct
+               else "buffered I/O, direct=0")  # fmt: skip
+        return IoCheck(CACHED, f"{said}: the rest was {where} the page cache ({how}), so the "
+                               "figure measures the host's memory, not the drive")  # fmt: skip
+    if noun == "reads" and not run.whole_device:
+        return IoCheck(UNWRITTEN, (
+            f"{said}: the file's blocks were never written (a sparse or preallocated file), so "
+            "the filesystem returned zeros without reading the device, and the figure "
+            "measures the filesystem, not the drive"))  # fmt: skip
+    return IoCheck(ELSEWHERE, f"{said}: fio's output is not this device's, or its I/O went "
+                              "elsewhere")  # fmt: skip

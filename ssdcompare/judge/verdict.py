@@ -3,7 +3,10 @@ compared as drives.
 
 - `host`: the job reached HOST_PCT of the host's ceiling for the same job (the job measured
   on a RAM disk, `sweep --ceiling`): a device at the ceiling measures the host, whatever the
-  CPU percentages say. It comes first: it is the most direct evidence. A run above
+  CPU percentages say; or the block layer's count shows the device never saw what fio
+  counted, the page cache or the filesystem having answered instead
+  (ssdcompare.judge.iocount: `cached`, `unwritten`). It comes first: it is the most direct
+  evidence. A run above
   SUSPECT_CEILING_PCT of its ceiling shows that the ceiling run itself was disturbed (a RAM
   disk is not slower than a device); that ceiling is then not used, and the reason says so.
 - `cpu`: the CPU-bound rule of ssdcompare.judge.cpu fired (a fio worker saturated, all CPUs busy,
@@ -19,7 +22,9 @@ compared as drives.
 - `disturbed`: something besides the workload perturbed the measurement: CPU steal (the
   hypervisor ran other guests) of STEAL_PCT or more of the CPUs' time, other processes using
   OTHERS_PCT or more of a core, fio reporting an error or a run much shorter than planned,
-  or (over repeats) a run-to-run spread of SPREAD_CV_PCT or more.
+  the block layer's count disagreeing with fio's (another process used the device, or the
+  output is not this device's: `shared`, `elsewhere`), or (over repeats) a run-to-run
+  spread of SPREAD_CV_PCT or more.
 - `unknown`: nothing to judge on (no CPU samples: a raw fio file).
 - `drive`: none of the above; the number says something about the device.
 
@@ -86,6 +91,8 @@ class RunFacts:
     ceiling_worst_pct: float | None = None
     unsampled: str | None = None  # why there are no CPU samples, when known (a remote host)
     throttling: Throttling | None = None  # the drive's thermal counters over the run
+    io_check: str | None = None  # the block layer's count against fio's (judge.iocount)
+    io_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -150,16 +157,28 @@ def judge_run(facts: RunFacts) -> Verdict:
         note = (f"the host's ceiling for the job is not used: {got}, so the ceiling run (on a "
                 "RAM disk) was itself disturbed")  # fmt: skip
     elif ceiling is not None and ceiling >= HOST_PCT:
-        also = [facts.cpu_reason] if facts.cpu_bound and facts.cpu_reason else []
-        throttled = throttled_reason(facts.throttling)
-        also += [throttled] if throttled else []
-        return Verdict("host", "; ".join([
-            f"at {ceiling} % of this host's ceiling for the job (its IOPS on a RAM disk): the "
-            "host is the limit", *also, *_disturbances(facts)]))  # fmt: skip
+        return _host(facts, f"at {ceiling} % of this host's ceiling for the job (its IOPS on a "
+                            "RAM disk): the host is the limit")  # fmt: skip
+    if facts.io_check in _HOST_ANSWERED and facts.io_reason:
+        return _host(facts, facts.io_reason)
     found = _judge_without_ceiling(facts)
     if note is None:
         return found
     return Verdict(found.verdict, f"{found.reason}; {note}" if found.reason else note)
+
+
+# the block layer's count showing that the host answered instead of the device
+_HOST_ANSWERED = ("cached", "unwritten")
+_DEVICE_SHARED = ("shared", "elsewhere")  # ... that more than the job's I/O was counted
+
+
+def _host(facts: RunFacts, why: str) -> Verdict:
+    """The `host` verdict: `why`, and what else was seen (the CPU's reason, throttling,
+    disturbances)."""
+    also = [facts.cpu_reason] if facts.cpu_bound and facts.cpu_reason else []
+    throttled = throttled_reason(facts.throttling)
+    also += [throttled] if throttled else []
+    return Verdict("host", "; ".join([why, *also, *_disturbances(facts)]))
 
 
 def _disturbances(facts: RunFacts) -> list[str]:
@@ -171,6 +190,8 @@ def _disturbances(facts: RunFacts) -> list[str]:
         # the share is a mean over the run; the busiest process is named at its peak
         top = f"; the busiest at its peak: {facts.others_top}" if facts.others_top else ""
         found.append(f"other processes used {facts.others_pct:.0f} % of a core on average{top}")
+    if facts.io_check in _DEVICE_SHARED and facts.io_reason:
+        found.append(facts.io_reason)
     return found
 
 

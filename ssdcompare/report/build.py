@@ -149,18 +149,17 @@ def _result_warnings(summary: pd.DataFrame) -> list[str]:
 
 
 def _io_check_warnings(frame: pd.DataFrame) -> list[str]:
-    """Runs whose device did not see what fio counted (ssdcompare.judge.iocount), each named
-    with its reason."""
+    """Runs whose device did not see what fio counted (ssdcompare.judge.iocount): a line
+    saying so, then one per run with its reason."""
     runs = io_mismatches(frame)
     if not runs:
         return []
     more = len(runs) - DAMAGED_LISTED
     return [
         f"The block layer's count disagrees with fio's for {len(runs)} run(s): their figures "
-        "may not describe the drive alone. "
-        + "; ".join(runs[:DAMAGED_LISTED])
-        + (f"; and {more} more" if more > 0 else "")
-        + "."
+        "do not describe the drive alone, and their verdicts say so:",
+        *(f"{run}." for run in runs[:DAMAGED_LISTED]),
+        *([f"And {more} more run(s) like them."] if more > 0 else []),
     ]
 
 

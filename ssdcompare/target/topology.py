@@ -107,15 +107,22 @@ def numa_nodes(sys_root: Path = Path("/sys")) -> dict[str, str]:
     return dict(sorted(nodes.items(), key=lambda item: int(item[0])))
 
 
+MAX_CPUS = 8192  # the most CPUs a Linux kernel can be built for (NR_CPUS)
+
+
 def parse_cpulist(text: str | None) -> set[int]:
-    """A kernel CPU list ("0-3,8,10-11") as a set of CPU numbers; empty for None or junk."""
+    """A kernel CPU list ("0-3,8,10-11") as a set of CPU numbers; empty for None or junk.
+    Numbers no kernel gives (negative, MAX_CPUS or more, a range backwards) are left out: a
+    list from an edited file cannot make a set of a billion numbers."""
     cpus: set[int] = set()
-    for part in (text or "").split(","):
+    for part in (text or "").split(",")[:MAX_CPUS]:
         low, _, high = part.strip().partition("-")
         try:
-            cpus.update(range(int(low), int(high or low) + 1))
+            first, last = int(low), int(high or low)
         except ValueError:
             continue
+        if 0 <= first <= last < MAX_CPUS:
+            cpus.update(range(first, last + 1))
     return cpus
 
 
