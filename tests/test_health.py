@@ -182,7 +182,7 @@ def test_the_logs_before_and_after_become_the_runs_columns() -> None:
                                  thm_temp1_total_time=141, data_units_written=1230,
                                  written=200_000)  # fmt: skip
     during = [{"t_s": 5.0, "reading": {"temperature_c": {"nvme0n1": 73.5, "other": 99.0}}}]
-    values = probes.columns_of({"seconds": 12.0, "probes": {"health": {
+    values = probes.columns_of({"format_version": 1, "seconds": 12.0, "probes": {"health": {
         "before": {"drives": {"nvme0n1": before}}, "after": {"drives": {"nvme0n1": after}},
         "during": during}}})  # fmt: skip
     assert values["health_drives"] == "nvme0n1" and values["health_unavailable"] is None
@@ -197,7 +197,7 @@ def test_the_logs_before_and_after_become_the_runs_columns() -> None:
 
 def test_a_drive_without_a_log_says_why_and_its_columns_are_unknown() -> None:
     missing = {"drives": {"loop0": {"unavailable": "a loop device has no health log"}}}
-    values = probes.columns_of({"seconds": 1.0, "probes": {"health": {
+    values = probes.columns_of({"format_version": 1, "seconds": 1.0, "probes": {"health": {
         "before": missing, "after": missing, "during": []}}})  # fmt: skip
     assert values["health_unavailable"] == "loop0: not available: a loop device has no health log"
     assert all(values[c.name] is None for c in health.PROBE.columns

@@ -85,13 +85,24 @@ def test_a_probe_that_fails_costs_no_run_and_its_columns_are_unknown(
     assert run.frame().iloc[0]["status"] == "ok"
 
 
+_V = {"format_version": probes.FORMAT}
+_COUNTS = {"before": {"devices": {"sda": [1] * 17}}, "after": {"devices": {"sda": [5] * 17}}}
+
+
 @pytest.mark.parametrize("stored", [
-    None, [], {"probes": "x"}, {"seconds": 1.0, "probes": {"diskstats": {"before": {}}}},
-    {"seconds": -1, "probes": {}},
-    {"seconds": 1.0, "probes": {"diskstats": {"before": {"devices": {"sda": [5] * 17}},
-                                              "after": {"devices": {"sda": [1] * 17}}}}},
-    {"seconds": 1.0, "probes": {"diskstats": {"before": {"devices": {"sda": ["a"]}},
-                                              "after": {"devices": {"sda": [1]}}}}},
+    None, [], {**_V, "probes": "x"},
+    {**_V, "seconds": 1.0, "probes": {"diskstats": {"before": {}}}},
+    {**_V, "seconds": -1, "probes": {}},
+    {**_V, "seconds": 1.0, "probes": {"diskstats": {"before": {"devices": {"sda": [5] * 17}},
+                                                    "after": {"devices": {"sda": [1] * 17}}}}},
+    {**_V, "seconds": 1.0, "probes": {"diskstats": {"before": {"devices": {"sda": ["a"]}},
+                                                    "after": {"devices": {"sda": [1]}}}}},
+    {**_V, "seconds": 1.0, "probes": {"diskstats": {"before": {"devices": {"sda": [False] * 17}},
+                                                    "after": {"devices": {"sda": [True] * 17}}}}},
+    # a format this version does not know, or none: not read as if it were this one
+    {"format_version": 99, "seconds": 1.0, "probes": {"diskstats": _COUNTS}},
+    {"format_version": True, "seconds": 1.0, "probes": {"diskstats": _COUNTS}},
+    {"seconds": 1.0, "probes": {"diskstats": _COUNTS}},
 ])  # fmt: skip
 def test_a_damaged_or_impossible_reading_is_unknown_never_an_error(stored: object) -> None:
     values = probes.columns_of(stored)
@@ -99,10 +110,20 @@ def test_a_damaged_or_impossible_reading_is_unknown_never_an_error(stored: objec
     assert all(value is None for value in values.values())
 
 
+def test_a_counter_an_older_kernel_does_not_have_is_unknown_not_zero() -> None:
+    """Kernels before 4.18 print 11 fields (no discards), before 5.5 15 (no flushes)."""
+    for fields, known, unknown in ((11, "disk_read_ios", "disk_discard_ios"),
+                                   (15, "disk_discard_ios", "disk_flush_ios")):  # fmt: skip
+        pair = {"before": {"devices": {"sda": [1] * fields}},
+                "after": {"devices": {"sda": [3] * fields}}}  # fmt: skip
+        values = probes.columns_of({**_V, "seconds": 1.0, "probes": {"diskstats": pair}})
+        assert values[known] == 2 and values[unknown] is None, fields
+
+
 def test_counters_become_the_runs_counts() -> None:
     before = {"devices": {"sda": [10, 0, 80, 5, 20, 1, 160, 7, 0, 100, 300] + [0] * 6}}
     after = {"devices": {"sda": [110, 0, 880, 9, 20, 1, 160, 7, 0, 600, 2300] + [0] * 6}}
-    values = probes.columns_of({"seconds": 1.0, "probes": {
+    values = probes.columns_of({**_V, "seconds": 1.0, "probes": {
         "diskstats": {"before": before, "after": after}}})  # fmt: skip
     assert values["disk_read_ios"] == 100 and values["disk_read_bytes"] == 800 * 512
     assert values["disk_write_ios"] == 0

@@ -85,6 +85,9 @@ def columns_of(stored: Any) -> dict[str, Any]:
     Anything missing, damaged or impossible is NaN; this never raises."""
     values: dict[str, Any] = {}
     probes = stored.get("probes") if isinstance(stored, dict) else None
+    version = stored.get("format_version") if isinstance(stored, dict) else None
+    if not (type(version) is int and 1 <= version <= FORMAT):  # a newer one, read wrongly
+        probes = None
     seconds = stored.get("seconds") if isinstance(stored, dict) else None
     for probe in PROBES:
         pair = probes.get(probe.name) if isinstance(probes, dict) else None

@@ -58,33 +58,45 @@ def read(target: Target, sys_root: Path = Path("/sys")) -> dict[str, Any] | None
 
 def values(before: dict[str, Any], after: dict[str, Any], seconds: float) -> dict[str, Any]:
     """The run's counts, added over the devices (busy: the busiest device's share of the
-    time); a device whose counters went back (reset, replaced) makes them unknown."""
+    time); a device whose counters went back (reset, replaced) makes them unknown, and so
+    does a counter an older kernel does not have (its `stat` line is shorter)."""
     sums = dict.fromkeys(FIELDS, 0)
     busy = 0.0
     names = sorted(set(before["devices"]) & set(after["devices"]))
     if not names or seconds <= 0:
         return {}
+    present = set(FIELDS)
     for name in names:
         old, new = before["devices"][name], after["devices"][name]
         deltas = {field: new[i] - old[i] for i, field in enumerate(FIELDS)
                   if i < len(old) and i < len(new) and field != "in_flight"}  # fmt: skip
-        if any(not isinstance(d, int) or d < 0 for d in deltas.values()):
+        if any(isinstance(v, bool) for v in (*old, *new)) or any(
+            not isinstance(d, int) or d < 0 for d in deltas.values()
+        ):
             return {}
+        present &= set(deltas)
         for field, delta in deltas.items():
             sums[field] += delta
         busy = max(busy, deltas.get("io_ticks", 0) / (seconds * 1000) * 100)
-    found: dict[str, Any] = {
-        "disk_devices": "+".join(names),
-        "disk_read_ios": sums["read_ios"], "disk_write_ios": sums["write_ios"],
-        "disk_read_merges": sums["read_merges"], "disk_write_merges": sums["write_merges"],
-        "disk_read_bytes": sums["read_sectors"] * SECTOR,
-        "disk_write_bytes": sums["write_sectors"] * SECTOR,
-        "disk_discard_ios": sums["discard_ios"], "disk_flush_ios": sums["flush_ios"],
-        "disk_mean_inflight": sums["time_in_queue"] / (seconds * 1000),
-    }  # fmt: skip
-    if busy <= _BUSY_SLACK_PCT:
+    found: dict[str, Any] = {"disk_devices": "+".join(names)}
+    for column, fields, scale in _COLUMNS:
+        if set(fields) <= present:
+            found[column] = sum(sums[f] for f in fields) * scale
+    if "time_in_queue" in present:
+        found["disk_mean_inflight"] = sums["time_in_queue"] / (seconds * 1000)
+    if "io_ticks" in present and busy <= _BUSY_SLACK_PCT:
         found["disk_busy_pct"] = min(busy, 100.0)
     return found
+
+
+# the columns that are a counter's change over the run: (column, its fields, a factor)
+_COLUMNS = (
+    ("disk_read_ios", ("read_ios",), 1), ("disk_write_ios", ("write_ios",), 1),
+    ("disk_read_merges", ("read_merges",), 1), ("disk_write_merges", ("write_merges",), 1),
+    ("disk_read_bytes", ("read_sectors",), SECTOR),
+    ("disk_write_bytes", ("write_sectors",), SECTOR),
+    ("disk_discard_ios", ("discard_ios",), 1), ("disk_flush_ios", ("flush_ios",), 1),
+)  # fmt: skip
 
 
 PROBE = Probe(
