@@ -17,7 +17,14 @@ from reportbrowser import measure
 from suitefiles import suite_file
 
 import ssdcompare
-from ssdcompare.analysis.likeness import Unit, compare_units, like_for_like, placement
+from ssdcompare.analysis import summary as summary_module
+from ssdcompare.analysis.likeness import (
+    Difference,
+    Unit,
+    compare_units,
+    like_for_like,
+    placement,
+)
 from ssdcompare.analysis.outliers import group_outliers, outlier_lines
 from ssdcompare.fio.binary import FioInfo
 from ssdcompare.target.devices import resolve_targets
@@ -252,3 +259,26 @@ def test_a_real_group_is_checked_member_by_member(fio: FioInfo, tmp_path: Path) 
     # the members are the devices compared: three loop devices set up alike
     assert [u.label for u in like_for_like(run.frame()).units] == list(members["label"])
     assert not like_for_like(run.frame()).differences
+
+
+def test_each_summary_row_names_what_its_own_device_differs_in() -> None:
+    """Of three devices two alike, only the odd one's rows carry the difference (a group
+    member's, and its group's); of two that differ, both do."""
+    summary = pd.DataFrame({
+        "label": ["loop0", "loop1", "loop5+loop6", "loop5 in loop5+loop6", "loop6 in loop5+loop6"],
+        "group": [None, None, "loop5+loop6", "loop5+loop6", "loop5+loop6"],
+        "member": [pd.NA, pd.NA, pd.NA, 1, 2],
+    })  # fmt: skip
+    odd = Difference(
+        "nr_requests",
+        {
+            "loop0": "128",
+            "loop1": "128",
+            "loop5 in loop5+loop6": "128",
+            "loop6 in loop5+loop6": "4",
+        },
+    )
+    said = summary_module._unlike(summary, [odd])
+    assert said == [None, None, odd.words(), None, odd.words()]
+    two = Difference("firmware", {"loop0": "1.0", "loop1": "2.0"})
+    assert summary_module._unlike(summary, [two]) == [two.words()] * 2 + [None] * 3

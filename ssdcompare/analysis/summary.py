@@ -9,6 +9,7 @@ I/O count), then its repeats: failed ones are counted, never averaged in as zero
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 import pandas as pd
@@ -139,17 +140,28 @@ def job_summary(
 
 
 def _unlike(summary: pd.DataFrame, differences: list[Difference]) -> list[str | None]:
-    """Per row, what its device differs in from the others compared (a group's row: what any
-    of its members differs in), in words; None when nothing that matters differs."""
+    """Per row, in words, what its device differs in from most of the others compared (a
+    group's row: what any of its members does); with no majority (two devices, or every one
+    alike with none), every device differs. None when nothing that matters differs."""
     groups = dict(zip(summary["label"], summary["group"], strict=True))
+    odd = [(d, _odd_ones(d.values)) for d in differences]
     said = []
     for label, group, member in zip(summary["label"], summary["group"], summary["member"],
                                     strict=True):  # fmt: skip
         whole_group = isinstance(group, str) and pd.isna(member)
-        mine = [d.words() for d in differences if label in d.values or (
-            whole_group and any(groups.get(other) == group for other in d.values))]  # fmt: skip
+        mine = [d.words() for d, labels in odd if label in labels or (
+            whole_group and any(groups.get(other) == group for other in labels))]  # fmt: skip
         said.append("; ".join(mine) or None)
     return said
+
+
+def _odd_ones(values: dict[str, str]) -> set[str]:
+    """The labels whose value is not the one most devices have (all, when none has most)."""
+    counts = Counter(values.values())
+    (common, most), *rest = counts.most_common()
+    if rest and rest[0][1] == most:
+        return set(values)
+    return {label for label, value in values.items() if value != common}
 
 
 def _outlying(summary: pd.DataFrame, outliers: list[Outlier]) -> list[str | None]:
