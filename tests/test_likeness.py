@@ -46,6 +46,7 @@ def test_a_loop_device_has_its_queue_settings_and_no_pci_link(tmp_path: Path) ->
         info = device_info(target)
         queue = Path(f"/sys/block/{Path(dev).name}/queue")
         assert info.nr_requests == int((queue / "nr_requests").read_text())
+        assert info.max_sectors_kb == int((queue / "max_sectors_kb").read_text()) > 0
     assert info.write_cache in ("write back", "write through")
     # a loop device hangs off no PCI function: nothing is made up
     assert info.pci_address is None and info.pcie_link_speed is None and info.numa_node is None

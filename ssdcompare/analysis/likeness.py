@@ -199,6 +199,7 @@ FACTS: list[_Fact] = [
     ("scheduler", True, _device_fact("scheduler")),
     ("nr_requests", True, _device_fact("nr_requests")),
     ("write cache", True, _device_fact("write_cache")),
+    ("max_sectors_kb", True, _device_fact("max_sectors_kb")),
     ("rotational", True, _rotational),
     ("block size", True, _block_sizes),
     ("CPU governor", False, _host_fact(_governors)),

@@ -240,6 +240,7 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
                         ("NUMA node", info.numa_node),
                         ("nr_requests", info.nr_requests),
                         ("write cache", info.write_cache),
+                        ("max_sectors_kb", info.max_sectors_kb),
                     ) if v is not None and v != ""
                 ),
             })  # fmt: skip

@@ -76,6 +76,7 @@ class DeviceInfo(BaseModel):
     numa_node: int | None = None  # the node the device hangs off; None where none is known
     nr_requests: int | None = None  # queue/nr_requests
     write_cache: str | None = None  # queue/write_cache: "write back" or "write through"
+    max_sectors_kb: int | None = None  # queue/max_sectors_kb: the largest request sent
 
 
 def _read_int(path: Path) -> int | None:
@@ -190,6 +191,7 @@ def device_info(target: Target, sys_root: Path = Path("/sys")) -> DeviceInfo:
         parent=parent,
         nr_requests=_read_int(queue / "nr_requests"),
         write_cache=read_value(queue / "write_cache"),
+        max_sectors_kb=_read_int(queue / "max_sectors_kb"),
     )
     _add_link(info, disk_dir.name, sys_root)
     _add_virtual(info, disk_dir)
