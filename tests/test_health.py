@@ -429,4 +429,6 @@ def test_a_cliff_while_the_drive_throttled_is_said_to_be_thermal(
     assert row["cliff_cause"] == (
         "thermal: the drive throttled during the run (its health log counted it)"
     )
-    assert row["verdict"] == "throttled" and row["throttle_events"] == 1
+    # throttled (or CPU-bound on a busy host, the throttling added to the reason)
+    assert row["verdict"] in ("throttled", "cpu") and row["throttle_events"] == 1
+    assert "thermal throttling 1 time" in row["verdict_reason"]

@@ -143,7 +143,8 @@ def test_a_process_writing_to_the_device_during_a_run_is_told(
     assert row["disk_write_bytes"] >= MB  # the writer's, of a job that only reads
     assert reason.startswith("the device wrote ") and "where fio counted 0 B" in reason
     assert "another process used the device during the run" in reason
-    assert row["verdict"] == "disturbed" and reason in row["verdict_reason"]
+    # not the drive's alone: disturbed (or CPU-bound on a busy host, the reason added)
+    assert row["verdict"] in ("disturbed", "cpu") and reason in row["verdict_reason"]
     html = write_report([tmp_path / "r"], tmp_path / "report.html").read_text()
     # a reader sees it among the warnings at the top, before any table
     seen = measure(html, """
