@@ -112,16 +112,15 @@ def writer_during_runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
             os.close(fd)
             wrote.set()  # also when a write failed: the run's check then shows no writer
 
-    def snapshot(target: object) -> object:
+    def snapshot(target: object, before: bool = True) -> object:
         running = state.pop("thread", None)
         if running is not None:  # after the run: stop the writer once it has written
             wrote, stop = state.pop("wrote"), state.pop("stop")
             wrote.wait(30)  # type: ignore[attr-defined]
             stop.set()  # type: ignore[attr-defined]
             running.join(30)  # type: ignore[attr-defined]
-            return real(target)  # type: ignore[arg-type]
-        taken = real(target)  # type: ignore[arg-type]
-        if devices:
+        taken = real(target, before)  # type: ignore[arg-type]
+        if before and devices:
             stop, wrote = threading.Event(), threading.Event()
             thread = threading.Thread(target=write, args=(devices[0], stop, wrote))
             state.update(thread=thread, stop=stop, wrote=wrote)

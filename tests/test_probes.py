@@ -8,6 +8,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,11 @@ from blockdevs import loop_device
 from suitefiles import suite_file
 
 import ssdcompare
+from ssdcompare.results.files import LIMITS
 from ssdcompare.target import probes
 from ssdcompare.target.probes import diskstats
 from ssdcompare.target.probes.probe import Probe, ProbeColumn
+from ssdcompare.target.probes.watch import MAX_SAMPLES, Watch
 
 DISK_COLUMNS = [column.name for column in diskstats.PROBE.columns]
 
@@ -167,3 +170,71 @@ def test_a_new_probe_is_one_module_and_one_registered_line(tmp_path: Path) -> No
     stored = json.loads(next((tmp_path / "r" / "runs").glob("*/*/r1/probes.json")).read_text())
     assert stored["probes"]["size"]["before"] == {"bytes": 8 << 20}
     assert stored["probes"]["size"]["after"] == {"bytes": 8 << 20}
+
+
+def _probe(name: str, read: object) -> Probe:
+    return Probe(name, (ProbeColumn(f"{name}_x", "float", "", "a test probe"),), read,  # type: ignore[arg-type]
+                 lambda before, after, seconds: {})  # fmt: skip
+
+
+def test_the_block_layers_count_is_read_nearest_to_fio(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first probe (diskstats) is read last before the run and first after it, and the
+    run's seconds are taken beside it: a slow probe (a drive's health tool) lies outside."""
+    calls: list[str] = []
+    slow = _probe("slow", lambda target: calls.append("slow") or time.sleep(0.3) or {})
+    first = _probe("first", lambda target: calls.append("first") or {})
+    monkeypatch.setattr(probes, "PROBES", (first, slow))
+    before = probes.snapshot(None, before=True)  # type: ignore[arg-type]
+    after = probes.snapshot(None, before=False)  # type: ignore[arg-type]
+    assert calls == ["slow", "first", "first", "slow"]
+    assert after["t_s"] - before["t_s"] < 0.3  # neither slow reading in the window
+
+
+@pytest.mark.fio
+def test_a_stop_while_the_probes_read_after_a_run_keeps_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while a probe reads after fio has finished (a drive's health tool can take
+    seconds): the measured run is stored, with the probes read so far, and the sweep stops
+    as interrupted."""
+    answers = iter([{}])  # the reading before the run; the one after it is stopped
+
+    def stopping(target: object) -> dict[str, object]:
+        try:
+            return next(answers)
+        except StopIteration:
+            raise KeyboardInterrupt from None
+
+    monkeypatch.setattr(probes, "PROBES", (*probes.PROBES, _probe("stopping", stopping)))
+    suite = suite_file(tmp_path, "two", "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}",
+                       "{rw: randread, bs: 4k, iodepth: 8, runtime: 1}",
+                       defaults="{size: 8m}")  # fmt: skip
+    run = ssdcompare.run_sweep([str(tmp_path / "t.img")], suite=str(suite), out=tmp_path / "r",
+                               size="8m", report=False)  # fmt: skip
+    assert run.outcome.interrupted and run.outcome.stop_reason == "Ctrl-C" and not run.complete
+    assert [s.status for s in run.outcome.statuses] == ["ok"]  # counted as the sweep's own
+    frame = run.frame()
+    assert list(frame["status"]) == ["ok"]  # the second never ran
+    (path,) = (tmp_path / "r" / "runs").glob("*/*/r1/probes.json")
+    stored = json.loads(path.read_text())["probes"]
+    said = {"error": "not read: the sweep was asked to stop"}
+    # the probes read before the one stopped kept their readings
+    assert stored["stopping"]["after"] == said
+    assert stored["health"]["after"] != said and stored["diskstats"]["after"] != said
+
+
+def test_a_long_watch_keeps_its_peak_in_a_bounded_number_of_readings() -> None:
+    """Readings beyond MAX_SAMPLES are merged in pairs keeping each number's highest value;
+    a run of days of four drives' temperatures stays far under what probes.json may hold."""
+    probe = Probe("temps", (ProbeColumn("t", "float", "", "a test probe"),), lambda t: {},
+                  lambda *a: {}, lambda t: (lambda: None), 5.0)  # fmt: skip
+    watch = Watch(None, [probe], 0.0)  # type: ignore[arg-type]
+    for second in range(0, 5 * 50_000, 5):  # about 3 days
+        hot = 80.0 if second == 123_455 else 40.0 + (second % 7)
+        watch._keep("temps", {"t_s": float(second), "reading": {"temperature_c": {
+            f"nvme{n}n1": hot - n for n in range(4)}}})  # fmt: skip
+    (samples,) = watch.stop().values()
+    assert len(samples) <= MAX_SAMPLES
+    assert max(s["reading"]["temperature_c"]["nvme0n1"] for s in samples) == 80.0
+    assert [s["t_s"] for s in samples] == sorted(s["t_s"] for s in samples)
+    assert len(json.dumps(samples, separators=(",", ":"))) < LIMITS["probes"] // 2

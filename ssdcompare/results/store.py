@@ -354,7 +354,7 @@ class ResultsDir:
     def write_probes(self, folder: Path, readings: dict[str, Any]) -> None:
         """What the probes read around a run, a fill or a round (ssdcompare.target.probes
         .record), in its folder."""
-        write_atomic(folder / PROBES_JSON, json.dumps(readings, indent=1) + "\n")
+        write_atomic(folder / PROBES_JSON, json.dumps(readings, separators=(",", ":")) + "\n")
 
     def probes(self, status: RunStatus) -> Any:
         """A run's stored probe readings; None when it has none or they cannot be used (a

@@ -84,7 +84,19 @@ def run_one(
                     if job.writes:  # what fio wrote, even cut short, is the sweep's own
                         wrote(fds)
         results.write_probes(folder, readings)  # 5. stored
-    return store_run(results, folder, job, repeat, ran, started_at, state_step)
+    status = store_run(results, folder, job, repeat, ran, started_at, state_step)
+    if readings.stop is not None:  # asked to stop while the probes read after the run
+        raise StoppedAfterRun(status, readings.stop)
+    return status
+
+
+class StoppedAfterRun(KeyboardInterrupt):
+    """A stop (Ctrl-C, SIGTERM) asked for while the probes read after a run that fio had
+    finished: the run is stored (`status`), then the sweep stops as `stop` asked."""
+
+    def __init__(self, status: RunStatus, stop: KeyboardInterrupt) -> None:
+        super().__init__()
+        self.status, self.stop = status, stop
 
 
 def prepare(

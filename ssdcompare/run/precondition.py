@@ -116,6 +116,8 @@ def _run_fill(
                               pass_fds=list(fds.values()))  # fmt: skip
     results.write_probes(folder, readings)
     raise_if_stopped(outcome)
+    if readings.stop is not None:  # asked to stop while the probes read after the fill
+        raise readings.stop
     if outcome.state != "ok":
         return False, outcome.error, None
     output = parse_fio_file(folder / FIO_JSON)
@@ -280,6 +282,8 @@ def until_steady(
         results.write_probes(folder, readings)
         compress_large(folder, TIMESERIES_PREFIX)
         raise_if_stopped(outcome)
+        if readings.stop is not None:  # asked to stop while the probes read after the round
+            raise readings.stop
         iops = file_iops(folder / FIO_JSON) if outcome.state == "ok" else None
         if iops is None:
             record.error = f"round {number}: {outcome.error or 'no IOPS in fio output'}"

@@ -32,7 +32,7 @@ from ssdcompare.results.store import ResultsDir, check_own_folder, own_writes
 from ssdcompare.run.access import Unusable, after_run, blocked
 from ssdcompare.run.ceiling import measure as measure_ceiling
 from ssdcompare.run.drivestate import Unreachable, in_state, preconditioned
-from ssdcompare.run.jobrun import SamplerFactory, run_one, run_together, skip
+from ssdcompare.run.jobrun import SamplerFactory, StoppedAfterRun, run_one, run_together, skip
 from ssdcompare.run.order import Run, batches, pending
 from ssdcompare.run.plan import JOB_OVERHEAD_S, Plan
 from ssdcompare.run.precondition import note_trimmed
@@ -383,6 +383,10 @@ class _Sweep:
             else:
                 statuses = run_together(self.plan, self.results, runnable, self.sampler_factory,
                                         self.job_timeout_s)  # fmt: skip
+        except StoppedAfterRun as stop:  # the run measured and stored, then a stop
+            self._took(runnable, [stop.status], started)
+            self.stopped(stop_reason(stop.stop))
+            return False
         except KeyboardInterrupt as stop:
             # a stop outside fio (e.g. while preparing): nothing of this run was measured
             self.stopped(stop_reason(stop))

@@ -28,8 +28,8 @@ from ssdcompare.target.probes import diskstats, health
 from ssdcompare.target.probes.probe import Probe, ProbeColumn, Sample, Snapshot
 from ssdcompare.target.probes.watch import watching
 
-__all__ = ["PROBES", "Probe", "ProbeColumn", "around", "columns_of", "probe_columns", "record",
-           "snapshot"]  # fmt: skip
+__all__ = ["PROBES", "Probe", "ProbeColumn", "Readings", "around", "columns_of",
+           "probe_columns", "record", "snapshot"]  # fmt: skip
 FORMAT = 1
 
 
@@ -39,15 +39,30 @@ PROBES: tuple[Probe, ...] = (
 )  # fmt: skip
 
 
-def snapshot(target: Target) -> Snapshot:
-    """Every probe's reading of `target` now, and when (a monotonic clock's seconds)."""
+def snapshot(target: Target, before: bool = True) -> Snapshot:
+    """Every probe's reading of `target` now, and when (a monotonic clock's seconds). The
+    first of PROBES (the block layer's count, which must cover fio's I/O and no more) is
+    read nearest to fio: last before it, first after it, and the time is taken beside it, so
+    a slow probe (a drive's health tool) adds nothing to its window.
+
+    A stop (Ctrl-C, SIGTERM) while the probes read is kept in the snapshot (`stop`) with
+    what was read so far; the probes not read then are marked so."""
     readings: dict[str, Any] = {}
-    for probe in PROBES:
+    stop: KeyboardInterrupt | None = None
+    taken = None if before else time.monotonic()
+    for probe in reversed(PROBES) if before else PROBES:
+        if stop is not None:
+            readings[probe.name] = {"error": "not read: the sweep was asked to stop"}
+            continue
         try:
             readings[probe.name] = probe.read(target)
+        except KeyboardInterrupt as err:
+            stop = err
+            readings[probe.name] = {"error": "not read: the sweep was asked to stop"}
         except Exception as err:  # noqa: BLE001 - a probe never fails a run
             readings[probe.name] = {"error": f"{type(err).__name__}: {err}"}
-    return {"t_s": time.monotonic(), "readings": readings}
+    return {"t_s": time.monotonic() if taken is None else taken, "readings": readings,
+            "stop": stop}  # fmt: skip
 
 
 def record(
@@ -68,16 +83,28 @@ def record(
     }  # fmt: skip
 
 
+class Readings(dict[str, Any]):
+    """What the probes read around a run, to store (`record`), and a stop asked for while
+    they read after it (`stop`, None without one): the run it follows is stored first."""
+
+    stop: KeyboardInterrupt | None = None
+
+
 @contextlib.contextmanager
-def around(target: Target) -> Iterator[dict[str, Any]]:
+def around(target: Target) -> Iterator[Readings]:
     """Every probe read around the block (a run of fio): a snapshot before, the watching
-    probes' readings while it runs, a snapshot after. The dict given is filled with what to
-    store (`record`) once the block has ended without an error."""
-    found: dict[str, Any] = {}
-    before = snapshot(target)
+    probes' readings while it runs, a snapshot after. The Readings given are filled once the
+    block has ended without an error. A stop while the probes read before the block is
+    raised there (nothing was measured); one while they read after it is kept in `stop`."""
+    found = Readings()
+    before = snapshot(target, before=True)
+    if before["stop"] is not None:
+        raise before["stop"]
     with watching(target, PROBES, before["t_s"]) as during:
         yield found
-    found.update(record(before, snapshot(target), during()))
+    after = snapshot(target, before=False)
+    found.update(record(before, after, during()))
+    found.stop = after["stop"]
 
 
 def columns_of(stored: Any) -> dict[str, Any]:

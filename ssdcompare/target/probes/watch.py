@@ -21,7 +21,10 @@ from ssdcompare.target.devices import Target
 from ssdcompare.target.probes.probe import Probe, Sample, Watcher
 
 STOP_WAIT_S = 0.5  # how long stopping waits for a reading under way
-MAX_SAMPLES = 10_000  # per probe: a run of days at one reading every 5 s stays bounded
+# per probe: at one reading every 5 s, close to 3 hours before readings are merged in pairs
+# (keeping each number's highest value: a temperature's peak stays), so a run of days keeps
+# a probes.json well under what its reader takes
+MAX_SAMPLES = 2_000
 
 
 class Watch:
@@ -93,11 +96,35 @@ class Watch:
         if self._stop.is_set():
             return  # the run has ended: a reading that came back late is not the run's
         with self._lock:
-            if len(self._samples[name]) < MAX_SAMPLES:
-                self._samples[name].append(sample)
+            samples = self._samples[name]
+            samples.append(sample)
+            if len(samples) > MAX_SAMPLES:
+                samples[:] = [_merged(samples[i : i + 2]) for i in range(0, len(samples), 2)]
 
 
 _FAILED = object()
+
+
+def _merged(pair: list[Sample]) -> Sample:
+    """Two readings as one: the later one's time, and each number the highest of the two
+    (in readings that are dicts of numbers, or of dicts of numbers)."""
+    if len(pair) == 1:
+        return pair[0]
+    first, second = pair
+    if "reading" not in first or "reading" not in second:
+        return second if "reading" in second else first  # an error kept beside a reading
+    return {**second, "reading": _highest(first["reading"], second["reading"])}
+
+
+def _highest(one: Any, other: Any) -> Any:
+    if isinstance(one, dict) and isinstance(other, dict):
+        return {
+            key: _highest(one[key], value) if key in one else value for key, value in other.items()
+        } | {k: v for k, v in one.items() if k not in other}
+    numbers = (int, float)
+    if isinstance(one, numbers) and isinstance(other, numbers) and not isinstance(one, bool):
+        return max(one, other)
+    return other
 
 
 @contextlib.contextmanager
