@@ -303,7 +303,7 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            " were never written: `host`), `elsewhere` (less, or fewer requests, with direct "
            "I/O: not this device's output; `disturbed`). None when either count is unknown (no"
            " `probes.json`, a target on another host or on a filesystem without a block "
-           "device)"),
+           "device), and on a group member's rows (the group's rows carry its check)"),
     Column("io_check_reason", "str", "", _PROBES,
            "when not `ok`: the two counts and what the difference means, in words"),
     Column("label", "str", "", _ID,

@@ -28,6 +28,7 @@ from ssdcompare.suite.workload import Workload
 from ssdcompare.target.devices import Target
 from ssdcompare.target.hosts import Host
 from ssdcompare.target.probes import columns_of
+from ssdcompare.target.probes.health import PROBE as HEALTH_PROBE
 from ssdcompare.units import parse_size
 
 # Columns taken as they are from the CpuStats of a run's samples (cpu_count comes from the
@@ -325,6 +326,10 @@ def _counts(base: dict[str, object], *names: str) -> Counts | None:
     return Counts(**values)
 
 
+# the columns only a group's own rows carry (see _member_rows)
+_GROUP_ONLY = (*(c.name for c in HEALTH_PROBE.columns), "io_check", "io_check_reason")
+
+
 def _member_rows(
     base: dict[str, object],
     directions: list[str],
@@ -334,11 +339,14 @@ def _member_rows(
     info: dict[str, dict[str, object]],
 ) -> list[dict[str, object]]:
     """A group run's rows per member, from the member's own section of fio's output (the
-    group's rows add them up)."""
+    group's rows add them up). What was read of the group's drives as a whole (their health
+    logs, the block layer's count against fio's) is the group's rows' alone: on a member's
+    it would name the member for what another drive did, and count it once per member."""
     rows = []
     for number, member in enumerate(members, start=1):
         part = parts.get(member_section(status.job, number))
         mine = dict(base, **info.get(member.name, {}), device=member.device, member=number)
+        mine.update(dict.fromkeys(_GROUP_ONLY))
         if member.host is not None:  # a group across hosts: each member on its own
             mine.update(host=member.host.name, port=member.host.port, remote=member.remote)
         if part is not None:
