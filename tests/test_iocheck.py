@@ -295,3 +295,22 @@ def test_what_the_count_shows_becomes_the_verdict() -> None:
         )
     )
     assert found == Verdict("host", "served from the page cache; fio worker saturated")
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_results_the_page_cache_answered_get_advice_of_their_own(tmp_path: Path) -> None:
+    """Two loop devices read through the page cache: both results are the host's, left out
+    of the answer as such, and the advice is about direct I/O, not about the CPU."""
+    suite = _suite(tmp_path, "{rw: randread, bs: 4k, iodepth: 1, runtime: 1, direct: false}",
+                   span="2m")  # fmt: skip
+    with loop_device(tmp_path / "a.img", 16 * MB) as one, \
+            loop_device(tmp_path / "b.img", 16 * MB) as two:  # fmt: skip
+        run = ssdcompare.run_sweep([one, two], suite=suite, out=tmp_path / "r", read_only=True)
+    assert run.complete and run.report is not None
+    assert set(run.frame()["verdict"]) == {"host"}
+    html = run.report.read_text()
+    assert "The page cache or the filesystem, not the device, answered 2 result(s)" in html
+    assert "use direct I/O (direct: true, the default)" in html and "measured the host)" in html
+    said = summary_lines(tmp_path / "r")
+    assert any(line.startswith("Host-bound: these numbers measure the host") for line in said)

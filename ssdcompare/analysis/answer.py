@@ -117,7 +117,7 @@ class Headline:
 _OF_RUNS = {"median": " of the median runs", "best": " of the best runs"}
 
 _WHY = {
-    "cpu": "measured the CPU", "host": "reached the host's ceiling",
+    "cpu": "measured the CPU", "host": "measured the host",
     "throttled": "{were} measured on a throttling drive",
     "disturbed": "{were} disturbed", "unknown": "had no CPU samples",
     "differs": "ran from different jobfiles", "failed": "failed or did not run",

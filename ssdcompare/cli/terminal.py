@@ -223,7 +223,11 @@ def _summary_cell(row: pd.Series) -> str:
 
 # what the end of the summary lists, by verdict: its heading and the rows' reasons
 _NOT_DRIVE = (
-    ("host", "Host-bound: at the host's ceiling for the job, these numbers measure the host:"),
+    (
+        "host",
+        "Host-bound: these numbers measure the host (at its ceiling for the job, or its "
+        "page cache or filesystem answered instead of the device):",
+    ),
     ("cpu", "CPU-bound: these numbers measure the CPU, not the drive:"),
     ("throttled", "Throttled: the drive slowed itself to cool down while these ran:"),
     ("disturbed", "Disturbed: something besides the workload perturbed these numbers:"),

@@ -23,7 +23,7 @@ LONG_ENOUGH_S = 30  # seconds a job runs for a passing disturbance to weigh litt
 RAM_DISKS = ("zram", "ramdisk")  # transports of devices whose medium is memory
 
 _VERDICT_WORDS = {
-    "host": "at the host's ceiling", "cpu": "CPU-bound", "disturbed": "disturbed",
+    "host": "host-bound", "cpu": "CPU-bound", "disturbed": "disturbed",
     "throttled": "throttled (the drive slowed itself to cool down)",
     "unknown": "not judged (no CPU samples)", "drive": "measured the drive",
 }  # fmt: skip
@@ -57,12 +57,32 @@ def advice(
     if failed:
         said.append(f"{failed} did not complete")
     found = Advice(len(summary), ", ".join(said))
+    answered = _answered_by_host(ok, frame)
+    if answered:
+        verdicts["host"] -= answered  # not the CPU's or the host's speed: its memory
+        found.helps.append(
+            f"The page cache or the filesystem, not the device, answered {answered} result(s) "
+            "(the block layer counted less than fio): use direct I/O (direct: true, the "
+            "default) and an engine other than mmap, and read files only after writing them."
+        )  # fmt: skip
     found.helps += _host_helps(verdicts, sweeps)
     if verdicts["throttled"]:
         found.helps.append("Cool the drives: air over them, a heatsink, or pauses between "
                            "jobs; compare drives only while none throttles.")  # fmt: skip
     found.helps += _disturbance_helps(causes, frame, sweeps)
     return found
+
+
+def _answered_by_host(ok: pd.DataFrame, frame: pd.DataFrame) -> int:
+    """The host-bound results some run of which the page cache or the filesystem answered
+    (ssdcompare.judge.iocount's `cached` and `unwritten`)."""
+    if "io_check" not in frame.columns:
+        return 0
+    runs = frame[frame["io_check"].isin(["cached", "unwritten"])]
+    answered = set(zip(runs["sweep"], runs["label"], runs["job"], strict=True))
+    host = ok[ok["verdict"] == "host"]
+    return sum(key in answered for key in zip(host["sweep"], host["label"], host["job"],
+                                              strict=True))  # fmt: skip
 
 
 def _disturbances(ok: pd.DataFrame, frame: pd.DataFrame) -> Counter[str]:
@@ -91,6 +111,9 @@ def _run_causes(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[object, ...]
         "other processes": runs["others_pct"].round() >= OTHERS_PCT,
         "a run cut short": timed & (runs["measured_s"] < SHORT_RUN * runs["runtime_s"]),
     }
+    if "io_check" in runs.columns:  # the block layer's count (ssdcompare.judge.iocount)
+        flags["another process using the device"] = runs["io_check"] == "shared"
+        flags["an output not the device's"] = runs["io_check"] == "elsewhere"
     found: dict[tuple[object, ...], set[str]] = {}
     results = list(zip(*(runs[k].tolist() for k in keys), strict=True))
     for key in results:
@@ -142,6 +165,10 @@ def _disturbance_helps(
     if "a run cut short" in causes:
         helps.append("Some runs ended before their runtime: each run's status.json and "
                      "fio.stderr.txt in the results folder say why.")  # fmt: skip
+    if "another process using the device" in causes:
+        helps.append("Another process read or wrote a device while its jobs ran (the block "
+                     "layer counted more than fio): find it (iotop, fuser -v on the device) "
+                     "and measure when it is idle.")  # fmt: skip
     repeats = min((s.manifest.repeat for s in sweeps), default=1)
     if repeats < 3:
         helps.append(f"Sweep with --repeat 3 or more ({repeats} here): repeats measure the "
