@@ -71,6 +71,14 @@ def test_functions_taking_frames_say_what_is_not_a_frame() -> None:
     ):
         with pytest.raises(SsdcompareError, match=f"{takes} is not a frame; give the frame"):
             call()
+    # the results frame where the summary belongs: said, not a KeyError
+    frame = ssdcompare.load(Path(__file__).parent.parent / "examples/results/ramdisk-vs-loop")
+    with pytest.raises(
+        SsdcompareError,
+        match="headline: the frame given has no iops_value "
+        "column; give the frame ssdcompare.job_summary",
+    ):
+        ssdcompare.headline(frame)
 
 
 def test_runtimes_are_bounded_in_suites_on_the_command_line_and_in_python(

@@ -141,7 +141,12 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
     """One Headline per device against `baseline` (default: the device job_summary compared
     the others to, else the first label). The significance counts are job_summary's, so a
     baseline other than the summary's is an error: make the summary with that baseline."""
-    summary = frame_given(summary, "headline", "ssdcompare.job_summary")
+    summary = frame_given(
+        summary,
+        "headline",
+        "ssdcompare.job_summary",
+        ("label", "job", "status", "verdict", "iops_value"),
+    )
     if "member" in summary.columns:  # a group's members are part of a unit, not units
         summary = summary[summary["member"].isna()]
     labels = list(dict.fromkeys(summary["label"]))

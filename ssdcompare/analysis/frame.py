@@ -388,11 +388,17 @@ def is_false(value: object) -> bool:
     return value is not None and bool(pd.notna(value)) and not bool(value)
 
 
-def frame_given(value: object, what: str, made_by: str) -> pd.DataFrame:
-    """`value` when it is a pandas frame; else SsdcompareError saying which frame `what`
-    takes (`made_by` names the call that makes one)."""
+def frame_given(
+    value: object, what: str, made_by: str, needs: tuple[str, ...] = ()
+) -> pd.DataFrame:
+    """`value` when it is a pandas frame holding the columns `needs`; else SsdcompareError
+    saying which frame `what` takes (`made_by` names the call that makes one)."""
     if not isinstance(value, pd.DataFrame):
         raise SsdcompareError(f"{what}: {type(value).__name__} {value!r:.60} is not a frame; "
+                              f"give the frame {made_by} made")  # fmt: skip
+    missing = [column for column in needs if column not in value.columns]
+    if missing and len(value):
+        raise SsdcompareError(f"{what}: the frame given has no {', '.join(missing)} column; "
                               f"give the frame {made_by} made")  # fmt: skip
     return value
 
