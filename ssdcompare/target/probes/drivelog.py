@@ -166,8 +166,10 @@ def _run_json(
         raise Unavailable(f"{tool} failed: {why}")
     try:
         return json.loads(out)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python reads
+    except ValueError:
         raise Unavailable(f"{tool} printed no JSON (exit status {returncode})") from None
+    except RecursionError:
+        raise Unavailable(f"{tool} printed JSON nested too deeply to be read") from None
 
 
 def run_bounded(argv: list[str], timeout_s: float, limit: int) -> tuple[int, bytes, bytes]:
