@@ -174,8 +174,8 @@ def _run_json(
 
 def run_bounded(argv: list[str], timeout_s: float, limit: int) -> tuple[int, bytes, bytes]:
     """`argv` run in a session of its own: its exit status, what it printed (at most `limit`
-    + 1 bytes: longer means it printed more, and it was killed then) and the end of its
-    messages. subprocess.TimeoutExpired when it, and whatever it started that holds its
+    + 1 bytes: longer means it printed more, and it was killed then) and the start of its
+    messages (stderr). subprocess.TimeoutExpired when it, and whatever it started that holds its
     output, have not finished within `timeout_s`: all of them are killed."""
     deadline = time.monotonic() + timeout_s
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
