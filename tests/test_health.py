@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from blockdevs import loop_device
 from fioprocs import fio_has_read, wait_for
@@ -35,6 +36,12 @@ from ssdcompare.target.probes.watch import Watch
 
 DATA = Path(__file__).parent / "data" / "health"
 QUIET = {"cpu_bound": False, "cpu_reason": None}
+
+
+@pytest.fixture(autouse=True)
+def _no_tool_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no tool remembered as not answering (it is kept per process)."""
+    monkeypatch.setattr(drivelog, "_UNANSWERED", {})
 
 
 def _recorded(name: str) -> Any:
@@ -432,3 +439,257 @@ def test_a_cliff_while_the_drive_throttled_is_said_to_be_thermal(
     # throttled (or CPU-bound on a busy host, the throttling added to the reason)
     assert row["verdict"] in ("throttled", "cpu") and row["throttle_events"] == 1
     assert "thermal throttling 1 time" in row["verdict_reason"]
+
+
+def test_a_counter_is_a_whole_number_from_0_below_2_63_else_unknown() -> None:
+    for value, read in ((True, None), (False, None), (-5, None), (" -5", None), ("²", None),
+                        ("5", 5), (" 7 ", 7), (5.0, 5), (6.5, None), (2**63 - 1, 2**63 - 1),
+                        (2**63, None), (str(2**100), None), ("9" * 5000, None),
+                        ({"a": 1}, None)):  # fmt: skip
+        assert drivelog.counter(value) == read, value
+    assert drivelog.nvme_fields({"temperature": 318, "thm_temp1_trans_count": True,
+                                 "thm_temp2_trans_count": -1}) == {"temperature": 318}  # fmt: skip
+    # a log going -5 -> 0 or false -> true is no throttling, nor none: it is not known
+    for first, last in ((-5, 0), (False, True)):
+        values = _columns(_log(thm_temp1_trans_count=first), _log(thm_temp1_trans_count=last))
+        assert values["throttle_t1_events"] is None and values["throttle_events"] is None
+        assert values["throttle_t1_s"] == 0  # the others are still read
+    # the host's sectors: a side missing, or not a count, makes the amplification unknown
+    after = _log(data_units_written=1230, written=200_000)
+    assert _columns(_log(), after)["write_amplification"] is not None
+    for broken in ({"read": 0}, {"read": 0, "written": -1}, {"read": 0, "written": True}):
+        values = _columns({**_log(), "host_sectors": broken}, after)
+        assert values["write_amplification"] is None
+        assert values["device_bytes_written"] == 230 * 512_000
+
+
+def _columns(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The run's health columns from one NVMe drive's readings before and after it."""
+    return probes.columns_of({"format_version": 1, "seconds": 10.0, "probes": {"health": {
+        "before": {"drives": {"nvme0n1": before}}, "after": {"drives": {"nvme0n1": after}},
+        "during": []}}})  # fmt: skip
+
+
+def _read_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, script: str, answer: str = ""
+) -> dict[str, Any]:
+    """health.read of a drive taken for an NVMe drive nvme0n1 (tool "nvme") or a SATA drive
+    sda ("smartctl") whose stand-in tool runs `script`, `answer` beside it."""
+    folder = _stand_in(tmp_path / "bin", tool, script)
+    (folder / "answer.txt").write_text(answer)
+    monkeypatch.setenv("PATH", str(folder))
+    disk, transport = ("nvme0n1", "pcie") if tool == "nvme" else ("sda", "sata")
+    sys_root = tmp_path / "sys"
+    (sys_root / "class" / "block" / disk).mkdir(parents=True, exist_ok=True)
+    (sys_root / "class" / "block" / disk / "stat").write_text(
+        "10 0 80 5 20 0 160 7 0 9 12 0 0 0 0\n"
+    )
+    monkeypatch.setattr(health, "disk_of", lambda part, sys_root: disk)
+    monkeypatch.setattr(health, "transport_of", lambda disk, sys_root: transport)
+    return health.read(_target(), sys_root)["drives"][disk]
+
+
+_ANSWER = """import pathlib, sys
+sys.stdout.write((pathlib.Path(__file__).parent / "answer.txt").read_text())
+"""
+
+
+def _whole_numbers(value: object) -> list[int]:
+    if isinstance(value, dict):
+        return [n for item in value.values() for n in _whole_numbers(item)]
+    if isinstance(value, list):
+        return [n for item in value for n in _whole_numbers(item)]
+    return [value] if isinstance(value, int) else []
+
+
+def test_figures_no_drive_reports_are_unknown_and_never_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = drivelog.nvme_fields({"temperature": 65535, "percent_used": 10**19,
+                                "data_units_written": 10**20, "data_units_read": str(2**100),
+                                "media_errors": 1e300, "thm_temp1_trans_count": 3})  # fmt: skip
+    assert log == {"thm_temp1_trans_count": 3}
+    assert drivelog.nvme_fields({"temperature": 473, "percent_used": 255}) == {
+        "temperature": 473, "percent_used": 255}  # 199.85 °C; 255 % (NVMe's most)  # fmt: skip
+    assert drivelog.nvme_fields({"temperature": 474, "percent_used": 256}) == {}
+    sas = {
+        "temperature": {"current": 1e300},
+        "scsi_error_counter_log": {
+            "write": {"gigabytes_processed": "1e30"},
+            "read": {"gigabytes_processed": "1e400"},
+        },
+    }
+    with pytest.raises(Unavailable, match="neither a temperature nor counters"):
+        drivelog.smartctl_fields(sas)
+    # stored readings are checked again: an older or damaged probes.json shows no such figure
+    values = _columns(_log(temperature=65535, percent_used=10**19),
+                      _log(temperature=65535, percent_used=10**19))  # fmt: skip
+    assert values["temp_before_c"] is None and values["percent_used"] is None
+    # a 128-bit counter of 2**100: left out, so the probes.json it goes to stays readable
+    answer = json.dumps({**_log()["log"], "data_units_written": str(2**100),
+                         "data_units_read": str(2**128 - 1)})  # fmt: skip
+    reading = _read_through(tmp_path, monkeypatch, "nvme", _ANSWER, answer)
+    assert reading["log"]["temperature"] == 318
+    assert "data_units_written" not in reading["log"] and "data_units_read" not in reading["log"]
+    assert reading["host_sectors"] == {"read": 80, "written": 160}
+    assert all(0 <= number < 2**63 for number in _whole_numbers(reading))
+
+
+def test_a_log_that_cannot_be_read_says_why_for_its_drive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what raised before is now read: an odd counter is unknown, an odd smartctl section ignored
+    odd = json.dumps({**_log()["log"], "thm_temp1_trans_count": "²"})
+    reading = _read_through(tmp_path, monkeypatch, "nvme", _ANSWER, odd)
+    assert "thm_temp1_trans_count" not in reading["log"] and reading["log"]["temperature"] == 318
+    sata = json.dumps(
+        {
+            "smartctl": [1],
+            "temperature": {"current": 30},
+            "scsi_error_counter_log": {"write": {"gigabytes_processed": "1e400"}},
+        }
+    )
+    reading = _read_through(tmp_path, monkeypatch, "smartctl", _ANSWER, sata)
+    assert reading["log"] == {"temperature_c": 30.0}
+    failed = json.dumps({"smartctl": {"exit_status": 2, "messages": 5}})
+    reading = _read_through(tmp_path, monkeypatch, "smartctl", _ANSWER, failed)
+    assert reading == {"unavailable": "smartctl could not read the drive: no reason given"}
+    deep = _read_through(tmp_path, monkeypatch, "nvme", _ANSWER, "[" * 100_000 + "]" * 100_000)
+    assert deep == {"unavailable": "nvme-cli printed JSON nested too deeply to be read"}
+    # whatever else goes wrong reading one drive's log is that drive's reason
+    for error, words in ((MemoryError(), "MemoryError"),
+                         (OverflowError("int too large"), "OverflowError: int too large"),
+                         (AttributeError("'list' object has no attribute 'get'"),
+                          "AttributeError: 'list' object has no attribute 'get'")):  # fmt: skip
+
+        def failing(device: str, error: Exception = error) -> dict[str, Any]:
+            raise error
+
+        monkeypatch.setattr(health, "nvme_log", failing)
+        reading = _read_through(tmp_path, monkeypatch, "nvme", _ANSWER)
+        assert reading == {"unavailable": f"the log could not be read: {words}"}
+    values = _columns(reading, reading)
+    assert values["health_unavailable"] == (
+        "nvme0n1: not available: the log could not be read: AttributeError: 'list' object has "
+        "no attribute 'get'"
+    )
+
+
+def test_an_hwmon_value_no_drive_reports_is_no_temperature(tmp_path: Path) -> None:
+    path = tmp_path / "temp1_input"
+    for text, read in (("47850\n", 47.85), ("-5000", -5.0), ("²", None), ("", None),
+                       ("4.5e4", None), ("300000", None), ("-274000", None),
+                       ("9" * 400, None), ("\udcff", None)):  # fmt: skip
+        path.write_text(text, errors="surrogateescape")
+        assert drivelog.hwmon_celsius(path) == read, text
+    assert drivelog.hwmon_celsius(tmp_path / "gone") is None
+
+
+def _gone(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie waiting to be reaped has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+_ENDLESS = """import os, pathlib, sys
+(pathlib.Path(__file__).parent / "pid").write_text(str(os.getpid()))
+chunk = b"{" * 65536
+while True:
+    sys.stdout.buffer.write(chunk)
+"""
+
+
+def test_a_tool_printing_without_end_is_read_up_to_the_limit_and_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reading = _read_through(tmp_path, monkeypatch, "nvme", _ENDLESS)
+    assert reading == {"unavailable": "nvme-cli printed more than 1 MiB: no health log"}
+    assert _gone(int((tmp_path / "bin" / "pid").read_text()))
+    returncode, out, _ = drivelog.run_bounded([str(tmp_path / "bin" / "nvme")], 60, 1000)
+    assert len(out) == 1001 and returncode == -1  # never more than the limit read
+
+
+_LEAVES_A_CHILD = """import pathlib, subprocess, sys
+here = pathlib.Path(__file__).parent
+with open(here / "calls", "a") as calls:
+    calls.write(" ".join(sys.argv[1:]) + "\\n")
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
+(here / "child").write_text(str(child.pid))
+"""
+
+
+def test_a_tool_whose_child_holds_its_output_is_killed_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(drivelog, "NVME_TIMEOUT_S", 2.0)
+    reading = _read_through(tmp_path, monkeypatch, "nvme", _LEAVES_A_CHILD)
+    assert reading == {"unavailable": "nvme-cli did not answer within 2 s"}
+    child = int((tmp_path / "bin" / "child").read_text())
+    wait_for(lambda: _gone(child), "the tool's child to be killed")
+
+
+_HANGS = """import pathlib, sys, time
+with open(pathlib.Path(__file__).parent / "calls", "a") as calls:
+    calls.write(" ".join(sys.argv[1:]) + "\\n")
+time.sleep(1000)
+"""
+
+
+def test_a_tool_that_did_not_answer_a_drive_is_not_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(drivelog, "NVME_TIMEOUT_S", 1.0)
+    first = _read_through(tmp_path, monkeypatch, "nvme", _HANGS)
+    assert first == {"unavailable": "nvme-cli did not answer within 1 s"}
+    again = _read_through(tmp_path, monkeypatch, "nvme", _HANGS)
+    assert again == {"unavailable": "nvme-cli did not answer within 1 s earlier in this sweep"}
+    calls = (tmp_path / "bin" / "calls").read_text().splitlines()
+    assert calls == ["smart-log /dev/nvme0n1 -o json"]  # asked once
+    assert _columns(again, again)["health_unavailable"] == (
+        "nvme0n1: not available: nvme-cli did not answer within 1 s earlier in this sweep"
+    )
+    with pytest.raises(Unavailable, match="^nvme-cli did not answer within 1 s$"):
+        drivelog.nvme_log("/dev/nvme1n1")  # another drive is asked
+
+
+def test_the_report_names_a_drive_without_a_log_once() -> None:
+    from ssdcompare.report.health import health_section
+
+    runs = pd.DataFrame({
+        "status": ["ok", "ok", "ok"], "sweep": ["s"] * 3, "job": ["j"] * 3, "repeat": [1, 1, 2],
+        "label": ["loop0", "scratch", "scratch"], "health_drives": [None] * 3,
+        "health_unavailable": ["loop0: not available: a loop device has no health log",
+                               "sda: not available: nvme-cli is not installed", None],
+    })  # fmt: skip
+    section = health_section(runs)
+    assert section is not None and section["notes"] == [
+        "loop0: not available: a loop device has no health log",
+        "sda (for scratch): not available: nvme-cli is not installed",
+    ]
+
+
+def test_a_cliff_on_a_drive_whose_log_counts_no_throttling_says_so(tmp_path: Path) -> None:
+    assert cliff_cause(None, False, 1e9, log_read=True) == (
+        "cache or thermal: the job had written 1.0 GB when it fell; its health log does not "
+        "count throttling"
+    )
+    assert "; its health log does not count throttling, so" in cliff_cause(None, False, 0, True)
+    from test_plot import CLIFF_DEVICE, CLIFF_JOB, with_a_cliff
+
+    folder = with_a_cliff(tmp_path)
+    sata = {"tool": "smartctl", "log": {"temperature_c": 34.0}, "transport": "sata",
+            "host_sectors": {"read": 0, "written": 0}}  # fmt: skip
+    stored = {"format_version": 1, "seconds": 12.0, "probes": {"health": {
+        "before": {"drives": {"sda": sata}}, "after": {"drives": {"sda": sata}},
+        "during": []}}}  # fmt: skip
+    for run in folder.glob(f"runs/{CLIFF_DEVICE}/{CLIFF_JOB}/r*"):
+        (run / "probes.json").write_text(json.dumps(stored))
+    frame = ssdcompare.load(folder)
+    mine = frame[(frame["job"] == CLIFF_JOB) & (frame["label"] == CLIFF_DEVICE)]
+    assert set(mine["health_drives"]) == {"sda"} and set(mine["cliff_s"]) == {7.0}
+    assert all(cause.startswith("cache or thermal: ") for cause in mine["cliff_cause"])
+    assert all(cause.endswith("its health log does not count throttling")
+               for cause in mine["cliff_cause"])  # fmt: skip

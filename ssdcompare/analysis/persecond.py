@@ -244,25 +244,32 @@ def run_cliff(results: ResultsDir, status: RunStatus) -> Cliff | None:
     return dataclasses.replace(cliff, written_bytes=written)
 
 
-def cliff_cause(thermal: bool | None, worker_saturated: bool, written_bytes: float | None) -> str:
+def cliff_cause(
+    thermal: bool | None,
+    worker_saturated: bool,
+    written_bytes: float | None,
+    log_read: bool = False,
+) -> str:
     """The likely cause of a run's write cliff in words (see the module): `thermal` whether
-    the drive's health log counted throttling during the run (None: no log), whether the
-    sampler saw a fio worker saturated, and the bytes the job had written when it fell."""
+    the drive's health log counted throttling during the run (None: not known, because no
+    log was read or, `log_read`, the log read does not count throttling: a SATA or SAS
+    drive's), whether the sampler saw a fio worker saturated, and the bytes the job had
+    written when it fell."""
     if thermal:
         return "thermal: the drive throttled during the run (its health log counted it)"
     if worker_saturated:
         return "CPU: the sampler saw a fio worker saturated"
     written = f"{written_bytes / 1e9:.1f} GB" if written_bytes is not None else "an unknown amount"
+    unknown = ("its health log does not count throttling" if log_read
+               else "no health log tells whether the drive throttled")  # fmt: skip
     if written_bytes == 0:
-        heat = ("no health log tells whether the drive throttled" if thermal is None
-                else "the drive did not throttle")  # fmt: skip
+        heat = unknown if thermal is None else "the drive did not throttle"
         return (
             f"not a write cache: the job had written nothing when it fell; {heat}, so "
             "something else slowed the device (another process, a limit on the host)"
         )
     if thermal is None:
-        return (f"cache or thermal: the job had written {written} when it fell; no health log "
-                "tells whether the drive throttled")  # fmt: skip
+        return f"cache or thermal: the job had written {written} when it fell; {unknown}"
     return f"cache: no throttling; the device had written {written} when it fell"
 
 

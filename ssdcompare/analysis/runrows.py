@@ -178,8 +178,9 @@ def run_rows(
         # unified_rw_reporting: fio adds reads and writes up in one "mixed" section
         directions = [d for d in DIRECTIONS if d in job.directions]
     if job is not None:
+        log_read = base.get("health_drives") is not None
         base.update(_measured_columns(results, status, workload, job, cpu_stats, thresholds,
-                                      _thermal(base)))  # fmt: skip
+                                      _thermal(base), log_read))  # fmt: skip
         base.update(_io_check_columns(job, base, workload, members))
     rows = []
     for direction in directions:
@@ -245,11 +246,12 @@ def _measured_columns(
     cpu_stats: CpuStats | None,
     thresholds: Thresholds,
     thermal: bool | None = None,
+    log_read: bool = False,
 ) -> dict[str, object]:
     """What a run that measured tells besides its figures per direction: fio's own CPU
     figures, whether the CPU bounded it, its write cliff and its likely cause (`thermal`:
-    whether the drive throttled, see _thermal), its share of the host's ceiling and, for a
-    bursty job, its bursts."""
+    whether the drive throttled, see _thermal; `log_read`: whether its health log was read),
+    its share of the host's ceiling and, for a bursty job, its bursts."""
     cpu_threads = results.manifest.host.cpu_threads
     verdict = judge(cpu_stats, job.usr_cpu_pct, job.sys_cpu_pct, cpu_threads, thresholds)
     values: dict[str, object] = {
@@ -262,7 +264,7 @@ def _measured_columns(
     if cliff is not None:
         saturated = (cpu_stats is not None and cpu_stats.fio_worker_max_pct is not None
                      and cpu_stats.fio_worker_max_pct >= thresholds.worker_pct)  # fmt: skip
-        cause = cliff_cause(thermal, saturated, cliff.written_bytes)
+        cause = cliff_cause(thermal, saturated, cliff.written_bytes, log_read)
         values.update(cliff_s=cliff.t_s, cliff_before_iops=cliff.before_iops,
                       cliff_after_iops=cliff.after_iops,
                       cliff_written_bytes=cliff.written_bytes, cliff_cause=cause)  # fmt: skip

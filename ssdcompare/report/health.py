@@ -21,7 +21,7 @@ def health_section(frame: pd.DataFrame) -> dict[str, Any] | None:
     read = runs[runs["health_drives"].notna()]
     rows = [_row(run) for run in read.to_dict("records")]
     notes = sorted({
-        f"{run['label']}: {reason}"
+        _note(str(run["label"]), reason)
         for run in runs[runs["health_unavailable"].notna()].to_dict("records")
         for reason in str(run["health_unavailable"]).split("; ")
     })  # fmt: skip
@@ -32,6 +32,15 @@ def health_section(frame: pd.DataFrame) -> dict[str, Any] | None:
         "notes": notes,
         "throttled": sum(row["throttled"] for row in rows),
     }
+
+
+def _note(label: str, reason: str) -> str:
+    """A drive's reason its log was not read (`<drive>: not available: <why>`, which names the
+    drive already), with the device it was measured under when that has another name."""
+    drive, said = reason.split(": ", 1) if ": " in reason else ("", reason)
+    if drive == label:
+        return reason
+    return f"{drive} (for {label}): {said}" if drive else f"{label}: {said}"
 
 
 def _row(run: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,11 @@ from ssdcompare.target.devices import Target, kernel_name_of
 from ssdcompare.target.metadata import transport_of
 from ssdcompare.target.probes.drivelog import (
     KELVIN,
+    PERCENT_USED_MAX,
     Unavailable,
+    celsius,
+    counter,
+    failure_words,
     hwmon_celsius,
     hwmon_inputs,
     nvme_log,
@@ -81,12 +85,25 @@ def read(target: Target, sys_root: Path = Path("/sys")) -> Snapshot:
         except Unavailable as why:
             drives[part.name] = {"unavailable": str(why)}
             continue
+        except Exception as err:  # noqa: BLE001 - one drive's log never fails the others
+            drives[part.name] = {"unavailable": f"its drive could not be found: "
+                                                f"{failure_words(err)}"}  # fmt: skip
+            continue
         if disk not in drives:
-            try:
-                drives[disk] = _read_drive(disk, sys_root)
-            except Unavailable as why:
-                drives[disk] = {"unavailable": str(why)}
+            drives[disk] = _drive_reading(disk, sys_root)
     return {"drives": drives}
+
+
+def _drive_reading(disk: str, sys_root: Path) -> dict[str, Any]:
+    """One drive's reading, or why there is none: what its tool said, or what went wrong
+    reading it (output no reading survives: digits int() refuses, JSON nested past what
+    Python reads), so that the run's health columns say why rather than nothing."""
+    try:
+        return _read_drive(disk, sys_root)
+    except Unavailable as why:
+        return {"unavailable": str(why)}
+    except Exception as err:  # noqa: BLE001 - one drive's log never fails the others
+        return {"unavailable": f"the log could not be read: {failure_words(err)}"}
 
 
 def disk_of(part: Target, sys_root: Path = Path("/sys")) -> str:
@@ -125,9 +142,11 @@ def _read_drive(disk: str, sys_root: Path) -> dict[str, Any]:
     reading["transport"] = transport
     try:
         fields = (sys_root / "class" / "block" / disk / "stat").read_text().split()
-        reading["host_sectors"] = {"read": int(fields[2]), "written": int(fields[6])}
-    except (OSError, IndexError, ValueError):
-        pass  # the write amplification is then unknown
+    except OSError:
+        return reading  # the write amplification is then unknown
+    sectors = [counter(fields[i]) if len(fields) > 6 else None for i in (2, 6)]
+    if None not in sectors:
+        reading["host_sectors"] = {"read": sectors[0], "written": sectors[1]}
     return reading
 
 
@@ -173,21 +192,29 @@ def values(
     found["health_drives"] = "+".join(drives)
     found.update(_temperatures(old, new, drives, samples))
     found.update(_counts(old, new, drives))
-    percent = [new[d]["log"].get("percent_used") for d in drives]
-    if all(isinstance(p, int) for p in percent):
+    percent = [counter(_log_of(new[d]).get("percent_used"), PERCENT_USED_MAX) for d in drives]
+    if all(p is not None for p in percent):
         found["percent_used"] = float(max(percent))  # type: ignore[type-var]
     found.update(_throttle_totals(found))
     found.update(_write_amplification(old, new, drives, found.get("device_bytes_written")))
     return found
 
 
+def _log_of(reading: object) -> dict[str, Any]:
+    """A stored reading's log ({} when it has none a figure can come from)."""
+    log = reading.get("log") if isinstance(reading, dict) else None
+    return log if isinstance(log, dict) else {}
+
+
 def _celsius(reading: dict[str, Any]) -> float | None:
-    log = reading.get("log") or {}
-    if isinstance(log.get("temperature_c"), int | float):
-        return float(log["temperature_c"])
-    kelvin = log.get("temperature")
+    """A stored reading's temperature in °C, checked again (a stored file may be older or
+    damaged): None when it has none a drive reports."""
+    log = _log_of(reading)
+    if "temperature_c" in log:
+        return celsius(log["temperature_c"])
+    kelvin = counter(log.get("temperature"))
     # 0 K is what a drive without a sensor reports: no reading, not a temperature
-    return round(kelvin - KELVIN, 2) if isinstance(kelvin, int) and kelvin > 0 else None
+    return celsius(round(kelvin - KELVIN, 2)) if kelvin else None
 
 
 def _temperatures(
@@ -202,8 +229,8 @@ def _temperatures(
         reading = sample.get("reading") if isinstance(sample, dict) else None
         during = reading.get("temperature_c") if isinstance(reading, dict) else None
         if isinstance(during, dict):
-            seen += [float(t) for d, t in during.items()
-                     if d in drives and isinstance(t, int | float)]  # fmt: skip
+            seen += [t for t in (celsius(t) for d, t in during.items() if d in drives)
+                     if t is not None]  # fmt: skip
     if all(t is not None for t in firsts):
         found["temp_before_c"] = max(firsts)  # type: ignore[type-var]
     if all(t is not None for t in lasts):
@@ -220,8 +247,9 @@ def _counts(old: dict[str, Any], new: dict[str, Any], drives: list[str]) -> dict
     for column, key, unit in (*_NVME_DELTAS, *_SAS_DELTAS):
         deltas = []
         for drive in drives:
-            first, last = old[drive]["log"].get(key), new[drive]["log"].get(key)
-            if isinstance(first, int) and isinstance(last, int) and last >= first:
+            first = counter(_log_of(old[drive]).get(key))
+            last = counter(_log_of(new[drive]).get(key))
+            if first is not None and last is not None and last >= first:
                 deltas.append((last - first) * unit)
         if len(deltas) == len(drives) and column not in found:
             found[column] = float(sum(deltas))
@@ -241,16 +269,22 @@ def _write_amplification(
     old: dict[str, Any], new: dict[str, Any], drives: list[str], device_bytes: object
 ) -> dict[str, float]:
     """The bytes the drives wrote over those the host sent them (their block-layer counts read
-    at the same moments), when the host wrote enough for the drive's units to tell."""
+    at the same moments), when the host wrote enough for the drive's units to tell: unknown
+    when a drive's count is missing on either side or went back."""
     host = 0
     for drive in drives:
-        first, last = old[drive].get("host_sectors"), new[drive].get("host_sectors")
-        if not (isinstance(first, dict) and isinstance(last, dict)):
+        first, last = _sectors_written(old[drive]), _sectors_written(new[drive])
+        if first is None or last is None or last < first:
             return {}
-        host += (last.get("written", 0) - first.get("written", 0)) * SECTOR
+        host += (last - first) * SECTOR
     if not isinstance(device_bytes, float) or host < WA_MIN_HOST_BYTES:
         return {}
     return {"write_amplification": device_bytes / host}
+
+
+def _sectors_written(reading: dict[str, Any]) -> int | None:
+    sectors = reading.get("host_sectors")
+    return counter(sectors.get("written")) if isinstance(sectors, dict) else None
 
 
 PROBE = Probe(
