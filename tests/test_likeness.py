@@ -6,6 +6,7 @@ for what this machine cannot have (a PCIe link, a second NUMA node)."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from pathlib import Path
@@ -283,3 +284,32 @@ def test_each_summary_row_names_what_its_own_device_differs_in() -> None:
     assert said == [None, None, odd.words(), None, odd.words()]
     two = Difference("firmware", {"loop0": "1.0", "loop1": "2.0"})
     assert summary_module._unlike(summary, [two]) == [two.words()] * 2 + [None] * 3
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_member_whose_requests_are_cut_small_is_named_in_its_group(
+    fio: FioInfo, tmp_path: Path
+) -> None:
+    """A real slow member: three loop devices as a group, one of them sending its device
+    requests of at most 4 KiB (max_sectors_kb), read in 1 MiB blocks. It falls far below its
+    fellows, is named as the group's outlier, and the setting that makes it so is named on
+    its row as what it differs in."""
+    suite = suite_file(tmp_path, "cut", "{rw: read, bs: 1m, iodepth: 4}",
+                       defaults="{runtime: 1, size: 16m}")  # fmt: skip
+    with (
+        loop_device(tmp_path / "a.img", 32 << 20) as a,
+        loop_device(tmp_path / "b.img", 32 << 20) as b,
+        loop_device(tmp_path / "c.img", 32 << 20) as c,
+    ):
+        _queue(c, "max_sectors_kb", "4")  # the loop device goes away with its setting
+        run = ssdcompare.run_sweep(f"{a}+{b}+{c}", suite=str(suite), out=tmp_path / "r",
+                                   read_only=True)  # fmt: skip
+    assert run.complete and run.report is not None
+    summary = ssdcompare.job_summary(run.frame()).set_index("label")
+    slow = f"{Path(c).name} in {Path(a).name}+{Path(b).name}+{Path(c).name}"
+    assert summary["group_outlier"].dropna().index.tolist() == [slow]
+    assert "below the members' median" in summary.loc[slow, "group_outlier"]
+    assert summary.loc[slow, "like_for_like"].startswith("max_sectors_kb: ")
+    shown = html.unescape(run.report.read_text())
+    assert f"{slow}: more than 10 % below the median of its group's members" in shown
