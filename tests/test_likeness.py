@@ -302,9 +302,15 @@ def test_a_member_whose_requests_are_cut_small_is_named_in_its_group(
         loop_device(tmp_path / "b.img", 32 << 20) as b,
         loop_device(tmp_path / "c.img", 32 << 20) as c,
     ):
-        _queue(c, "max_sectors_kb", "4")  # the loop device goes away with its setting
-        run = ssdcompare.run_sweep(f"{a}+{b}+{c}", suite=str(suite), out=tmp_path / "r",
-                                   read_only=True)  # fmt: skip
+        # the setting outlives the loop device (a loop device of that number has it next):
+        # put back as it was
+        before = Path(f"/sys/block/{Path(c).name}/queue/max_sectors_kb").read_text().strip()
+        _queue(c, "max_sectors_kb", "4")
+        try:
+            run = ssdcompare.run_sweep(f"{a}+{b}+{c}", suite=str(suite), out=tmp_path / "r",
+                                       read_only=True)  # fmt: skip
+        finally:
+            _queue(c, "max_sectors_kb", before)
     assert run.complete and run.report is not None
     summary = ssdcompare.job_summary(run.frame()).set_index("label")
     slow = f"{Path(c).name} in {Path(a).name}+{Path(b).name}+{Path(c).name}"
