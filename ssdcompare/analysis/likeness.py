@@ -106,9 +106,13 @@ _Fact = tuple[str, bool, Callable[[Unit], str | None]]
 
 
 def link_words(unit: Unit) -> str | None:
-    """The device's PCIe link: "8 GT/s x4", "8 GT/s x4 (of 16 GT/s x4)" when it runs below
+    """The unit's device's PCIe link in words (pcie_words); None without one."""
+    return pcie_words(unit.device)
+
+
+def pcie_words(info: DeviceInfo | None) -> str | None:
+    """A device's PCIe link: "8 GT/s x4", "8 GT/s x4 (of 16 GT/s x4)" when it runs below
     its maximum; None without one."""
-    info = unit.device
     if info is None or (info.pcie_link_speed is None and info.pcie_link_width is None):
         return None
     now = _speed_width(info.pcie_link_speed, info.pcie_link_width)

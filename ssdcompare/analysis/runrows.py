@@ -291,37 +291,45 @@ def _io_check_columns(
     """fio's count of the run's I/O against the block layer's (ssdcompare.judge.iocount): the
     `io_check` columns, left out when either count is unknown, or when a group has members
     on other hosts (fio counts their I/O, this machine's counters do not)."""
-    device = _counts(base, "disk_{}_bytes", "disk_{}_ios", "disk_{}_merges")
-    if workload is None or device is None or any(m.host or m.remote for m in members):
+    device = _device_counts(base)
+    fio = _fio_counts(job)
+    if workload is None or device is None or fio is None:
+        return {}
+    if any(m.host or m.remote for m in members):  # counted on this machine only
         return {}
     whole = all(m.kind == "block" for m in members) if members else (
         base.get("target_kind") == "block")  # fmt: skip
-    merged = "mixed" in job.directions
-    mine = {"read": job.directions.get("mixed" if merged else "read"),
-            "write": None if merged else job.directions.get("write")}  # fmt: skip
-    numbers = {}
-    for name, direction in mine.items():
-        if direction is None:
-            numbers.update({f"{name}_bytes": 0, f"{name}_ios": 0})
-        elif direction.io_bytes is None or direction.total_ios is None:
-            return {}
-        else:
-            numbers.update({f"{name}_bytes": direction.io_bytes,
-                            f"{name}_ios": direction.total_ios})  # fmt: skip
-    fio = Counts(**{key: float(value) for key, value in numbers.items()})
     engine = base.get("ioengine")
     found = check_io(fio, device, Run(
         direct=workload.direct, whole_device=whole, ramped=bool(workload.ramp_s),
-        merged_directions=merged, engine=engine if isinstance(engine, str) else None))  # fmt: skip
+        merged_directions="mixed" in job.directions,
+        engine=engine if isinstance(engine, str) else None))  # fmt: skip
     return {"io_check": found.result, "io_check_reason": found.reason}
 
 
-def _counts(base: dict[str, object], *names: str) -> Counts | None:
+def _fio_counts(job: JobResult) -> Counts | None:
+    """fio's bytes and I/Os, read and written (its "mixed" section as the reads); None when
+    a count is unknown. A direction fio did not report moved nothing."""
+    merged = "mixed" in job.directions
+    figures = []
+    for name in ("mixed", None) if merged else ("read", "write"):
+        direction = job.directions.get(name) if name is not None else None
+        if direction is None:
+            figures.append((0.0, 0.0))
+        elif direction.io_bytes is None or direction.total_ios is None:
+            return None
+        else:
+            figures.append((float(direction.io_bytes), float(direction.total_ios)))
+    (read_bytes, read_ios), (write_bytes, write_ios) = figures
+    return Counts(read_bytes, write_bytes, read_ios, write_ios)
+
+
+def _device_counts(base: dict[str, object]) -> Counts | None:
     """The device's counts among a run's probe columns; None when any is unknown."""
     values = {}
-    for kind, pattern in zip(("bytes", "ios", "merges"), names, strict=True):
+    for kind in ("bytes", "ios", "merges"):
         for direction in ("read", "write"):
-            value = base.get(pattern.format(direction))
+            value = base.get(f"disk_{direction}_{kind}")
             if not isinstance(value, int | float) or isinstance(value, bool) or value != value:
                 return None
             values[f"{direction}_{kind}"] = float(value)

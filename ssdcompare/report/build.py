@@ -14,7 +14,7 @@ import pandas as pd
 from ssdcompare.analysis.answer import headline
 from ssdcompare.analysis.compare import side_by_side
 from ssdcompare.analysis.frame import damaged_runs, io_mismatches, known_true, load
-from ssdcompare.analysis.likeness import Unit, like_for_like, link_words
+from ssdcompare.analysis.likeness import like_for_like, pcie_words
 from ssdcompare.analysis.outliers import group_outliers, outlier_lines
 from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
@@ -37,7 +37,6 @@ from ssdcompare.results.files import write_atomic
 from ssdcompare.results.outputs import check_report_path
 from ssdcompare.results.store import ResultsDir, unique_folders
 from ssdcompare.suite.options import OPT_IN
-from ssdcompare.target.metadata import DeviceInfo
 from ssdcompare.units import format_bytes, format_count, format_duration, format_rate
 from ssdcompare.version import __version__
 
@@ -236,7 +235,7 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
                         ("backing file", info.loop_backing_file),
                         ("compression", info.zram_comp_algorithm),
                         ("filesystem", info.filesystem),
-                        ("PCIe", _link_words(info)),
+                        ("PCIe", pcie_words(info)),
                         ("NUMA node", info.numa_node),
                         ("nr_requests", info.nr_requests),
                         ("write cache", info.write_cache),
@@ -245,11 +244,6 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
                 ),
             })  # fmt: skip
     return rows
-
-
-def _link_words(info: DeviceInfo) -> str | None:
-    """A device's PCIe link in words ("8 GT/s x4 (of 16 GT/s x4)"), None without one."""
-    return link_words(Unit(label=info.name, kind=info.transport, device=info, host=None))
 
 
 def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str | None = None,

@@ -98,6 +98,32 @@ def read_value(path: Path) -> str | None:
         return None
 
 
+def read_int(path: Path) -> int | None:
+    """A sysfs or procfs value that is a whole number; None when it cannot be read or is
+    none."""
+    text = read_value(path)
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def whole_disk(entry: Path) -> str:
+    """The whole disk a block device's sysfs entry (/sys/class/block/<name>) is on: the
+    disk of a partition, else the device itself."""
+    return entry.resolve().parent.name if (entry / "partition").exists() else entry.name
+
+
+def device_reached(part: Target) -> int:
+    """The number of the block device a part's I/O reaches: the device itself, or the one
+    holding a file's filesystem (the file, or the folder it is to be made in); its major is
+    0 when there is none (tmpfs, overlay). OSError when it cannot be looked at."""
+    if part.kind == "block":
+        return os.stat(part.path).st_rdev
+    path = part.path if os.path.exists(part.path) else os.path.dirname(part.path) or "."
+    return os.stat(path).st_dev
+
+
 def available_block_devices(sys_root: Path = Path("/sys")) -> list[str]:
     """Names of the block devices with a non-zero size (what a user could mean)."""
     block = sys_root / "block"

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ssdcompare.target.backupheaders import left_behind
-from ssdcompare.target.devices import Target, read_value
+from ssdcompare.target.devices import Target, read_value, whole_disk
 from ssdcompare.target.loops import loop_backing_key
 from ssdcompare.target.signatures import Probe, probe_signatures
 
@@ -84,11 +84,6 @@ def _backing(name: str, sys_root: Path) -> str | None:
     return f"block {key[1]}:{key[2]}" if key[0] == "block" else f"{key[1]}:{key[2]}"
 
 
-def _disk(entry: Path) -> str:
-    """The whole disk a partition is on (the device itself when it is no partition)."""
-    return entry.resolve().parent.name if (entry / "partition").exists() else entry.name
-
-
 def changed_since(recorded: TargetIdentity, target: Target) -> list[str]:
     """How a target differs now from its identity at the sweep's start, leaving out the
     signatures its own writes may have changed: a loop device pointed at another file, a
@@ -127,7 +122,7 @@ def identify(
         wwid=read_value(entry / "wwid") or read_value(device / "wwid"),
         backing_file=backing,
         # a partition of a loop device lives in what the loop device writes to
-        backing_inode=_backing(name, sys_root) or _backing(_disk(entry), sys_root),
+        backing_inode=_backing(name, sys_root) or _backing(whole_disk(entry), sys_root),
         signatures=probe(target.path),
         partitions=partitions,
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 from pydantic import BaseModel, ConfigDict
 
-from ssdcompare.target.devices import Target, read_value
+from ssdcompare.target.devices import Target, read_int, read_value
 from ssdcompare.target.topology import machine, numa_nodes, pci_link
 from ssdcompare.version import __version__
 
@@ -77,14 +77,6 @@ class DeviceInfo(BaseModel):
     nr_requests: int | None = None  # queue/nr_requests
     write_cache: str | None = None  # queue/write_cache: "write back" or "write through"
     max_sectors_kb: int | None = None  # queue/max_sectors_kb: the largest request sent
-
-
-def _read_int(path: Path) -> int | None:
-    text = read_value(path)
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
 
 
 def _cpu_model(proc_root: Path) -> str | None:
@@ -184,14 +176,14 @@ def device_info(target: Target, sys_root: Path = Path("/sys")) -> DeviceInfo:
         firmware=read_value(device / "firmware_rev") or read_value(device / "rev"),
         serial=read_value(device / "serial") or read_value(disk_dir / "serial"),
         transport=_transport(disk_dir.name, disk_dir),
-        logical_block_bytes=_read_int(queue / "logical_block_size"),
-        physical_block_bytes=_read_int(queue / "physical_block_size"),
+        logical_block_bytes=read_int(queue / "logical_block_size"),
+        physical_block_bytes=read_int(queue / "physical_block_size"),
         rotational=None if rotational is None else rotational == "1",
         scheduler=scheduler,
         parent=parent,
-        nr_requests=_read_int(queue / "nr_requests"),
+        nr_requests=read_int(queue / "nr_requests"),
         write_cache=read_value(queue / "write_cache"),
-        max_sectors_kb=_read_int(queue / "max_sectors_kb"),
+        max_sectors_kb=read_int(queue / "max_sectors_kb"),
     )
     _add_link(info, disk_dir.name, sys_root)
     _add_virtual(info, disk_dir)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ssdcompare.target.devices import read_value
+from ssdcompare.target.devices import read_int, read_value
 
 # a PCI function's folder name in sysfs: domain:bus:device.function
 _PCI_FUNCTION = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
@@ -35,13 +35,6 @@ class PciLink:
     max_speed: str | None = None
     max_width: int | None = None
     numa_node: int | None = None  # None where the kernel knows none (-1)
-
-
-def _int(text: str | None) -> int | None:
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
 
 
 def _pci_ancestor(start: Path) -> Path | None:
@@ -81,13 +74,13 @@ def pci_link(disk: str, sys_root: Path = Path("/sys")) -> PciLink | None:
 
 
 def _link_of(function: Path) -> PciLink:
-    node = _int(read_value(function / "numa_node"))
+    node = read_int(function / "numa_node")
     return PciLink(
         address=function.name,
         current_speed=read_value(function / "current_link_speed"),
-        current_width=_int(read_value(function / "current_link_width")),
+        current_width=read_int(function / "current_link_width"),
         max_speed=read_value(function / "max_link_speed"),
-        max_width=_int(read_value(function / "max_link_width")),
+        max_width=read_int(function / "max_link_width"),
         numa_node=node if node is not None and node >= 0 else None,
     )
 

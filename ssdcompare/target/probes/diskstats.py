@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ssdcompare.target.devices import Target, kernel_name_of
+from ssdcompare.target.devices import Target, device_reached, kernel_name_of
 from ssdcompare.target.probes.probe import Probe, ProbeColumn
 
 # the fields of /sys/class/block/<name>/stat, in order (the kernel's Documentation/block/stat)
@@ -28,13 +28,10 @@ _BUSY_SLACK_PCT = 110.0  # io_ticks counts whole milliseconds: a busy device rea
 
 
 def _device_number(part: Target) -> int | None:
-    """The block device a part's I/O reaches: the device itself, or the one holding a file's
-    filesystem (the file, or the folder it is to be made in)."""
+    """The block device a part's I/O reaches (devices.device_reached); None when there is
+    none or it cannot be looked at."""
     try:
-        if part.kind == "block":
-            return os.stat(part.path).st_rdev
-        path = part.path if os.path.exists(part.path) else os.path.dirname(part.path) or "."
-        number = os.stat(path).st_dev
+        number = device_reached(part)
     except OSError:
         return None
     return number if os.major(number) != 0 else None  # 0: no block device (tmpfs, overlay)

@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ssdcompare.target.devices import Target, kernel_name_of
+from ssdcompare.target.devices import Target, device_reached, kernel_name_of, whole_disk
 from ssdcompare.target.metadata import transport_of
 from ssdcompare.target.probes.drivelog import (
     KELVIN,
@@ -113,19 +113,13 @@ def disk_of(part: Target, sys_root: Path = Path("/sys")) -> str:
         host = part.host.name if part.host is not None else "another host"
         raise Unavailable(f"on {host}: a drive on another host cannot be asked from here")
     try:
-        if part.kind == "block":
-            number = os.stat(part.path).st_rdev
-        else:
-            where = part.path if os.path.exists(part.path) else os.path.dirname(part.path) or "."
-            number = os.stat(where).st_dev
+        number = device_reached(part)
     except OSError as err:
         raise Unavailable(f"{part.path} cannot be looked at: {err.strerror or err}") from None
     name = kernel_name_of(number, sys_root) if os.major(number) != 0 else None
     if name is None:
         raise Unavailable("the file's filesystem is on no block device (tmpfs, overlay)")
-    if (sys_root / "class" / "block" / name / "partition").exists():
-        name = (sys_root / "class" / "block" / name).resolve().parent.name
-    return name
+    return whole_disk(sys_root / "class" / "block" / name)
 
 
 def _read_drive(disk: str, sys_root: Path) -> dict[str, Any]:
