@@ -26,6 +26,7 @@ aggregated in ssdcompare.analysis.summary, devices compared in ssdcompare.analys
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import glob
 from collections import namedtuple
@@ -43,13 +44,13 @@ from ssdcompare.analysis.columns import (
     INT_COLUMNS,
     TEXT_COLUMNS,
 )
-from ssdcompare.analysis.runrows import direction_values, run_rows
+from ssdcompare.analysis.runrows import direction_values, run_rows, throttling_of
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.result.models import DIRECTIONS
 from ssdcompare.fio.result.plausibility import job_problem
 from ssdcompare.fio.result.reader import parse_fio_file
 from ssdcompare.judge.cpu import Thresholds, judge
-from ssdcompare.judge.verdict import RunFacts, Throttling, Verdict, judge_run
+from ssdcompare.judge.verdict import RunFacts, Verdict, judge_run
 from ssdcompare.results.store import ResultsDir, given_paths, unique_folders
 from ssdcompare.units import parse_size
 
@@ -352,11 +353,8 @@ def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:
         others_top=row.others_top if isinstance(row.others_top, str) else None,
         runtime_s=known(row.measured_s), planned_s=known(row.runtime_s) if timed else None,
         ceiling_pct=known(row.ceiling_pct), ceiling_worst_pct=known(ceiling_worst_pct),
-        unsampled=_unsampled(row), throttling=Throttling(
-            t1_events=known(row.throttle_t1_events), t1_s=known(row.throttle_t1_s),
-            t2_events=known(row.throttle_t2_events), t2_s=known(row.throttle_t2_s),
-            warning_min=known(row.warning_temp_min), critical_min=known(row.critical_temp_min),
-            temp_after_c=known(row.temp_after_c)),
+        unsampled=_unsampled(row),
+        throttling=throttling_of(functools.partial(getattr, row)),
         io_check=row.io_check if isinstance(row.io_check, str) else None,
         io_reason=row.io_check_reason if isinstance(row.io_check_reason, str) else None,
     ))  # fmt: skip

@@ -10,7 +10,7 @@ run of a folder together into the frame.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ssdcompare.analysis.perburst import run_summary
 from ssdcompare.analysis.persecond import cliff_cause, run_cliff
@@ -21,6 +21,7 @@ from ssdcompare.fio.result.models import DIRECTIONS, FioOutput, FioOutputError, 
 from ssdcompare.fio.result.plausibility import job_problem, trace_problem
 from ssdcompare.judge.cpu import CpuStats, Thresholds, judge
 from ssdcompare.judge.iocount import Counts, Run, check_io
+from ssdcompare.judge.verdict import Throttling, throttled_reason
 from ssdcompare.results.files import StoredFileError
 from ssdcompare.results.models import RunStatus
 from ssdcompare.results.store import ResultsDir
@@ -226,14 +227,31 @@ def _run_columns(
     }
 
 
+# Throttling's fields (ssdcompare.judge.verdict) and the frame columns they are read from
+_THROTTLING_COLUMNS = {
+    "t1_events": "throttle_t1_events", "t1_s": "throttle_t1_s",
+    "t2_events": "throttle_t2_events", "t2_s": "throttle_t2_s",
+    "warning_min": "warning_temp_min", "critical_min": "critical_temp_min",
+    "temp_after_c": "temp_after_c",
+}  # fmt: skip
+
+
+def throttling_of(value: Callable[[str], object]) -> Throttling:
+    """What the drive's health log counted over a run, from its columns (`value` gives a
+    column's value; NaN and anything but a number are unknown)."""
+    found = {}
+    for field, column in _THROTTLING_COLUMNS.items():
+        number = value(column)
+        known = isinstance(number, int | float) and not isinstance(number, bool)
+        found[field] = float(number) if known and number == number else None  # type: ignore[arg-type]
+    return Throttling(**found)
+
+
 def _thermal(base: dict[str, object]) -> bool | None:
     """Whether the drive's health log counted throttling (or time above its warning or
-    critical temperature) during the run; None when it has no thermal counters."""
-    counts = [
-        base.get(column)
-        for column in ("throttle_events", "throttle_s", "warning_temp_min", "critical_temp_min")
-    ]
-    if any(isinstance(count, float) and count > 0 for count in counts):
+    critical temperature) during the run, as the `throttled` verdict judges it; None when it
+    has no thermal counters."""
+    if throttled_reason(throttling_of(base.get)) is not None:
         return True
     return None if base.get("throttle_events") is None else False
 
