@@ -57,6 +57,27 @@ def format_bytes(size_bytes: float | None) -> str:
     raise AssertionError("unreachable")
 
 
+_LATENCY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)?\s*$", re.IGNORECASE)
+_LATENCY_US = {"ns": 0.001, "us": 1.0, "µs": 1.0, "ms": 1000.0, "s": 1_000_000.0}
+
+
+def parse_latency_us(value: int | float | str) -> float:
+    """A latency as people type it, in microseconds: "500us", "1ms", "0.5ms", "2s", "800ns";
+    a bare number is microseconds. Raises ValueError for anything else, or for 0."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a latency; give one like 500us or 1ms")
+    if isinstance(value, (int, float)):
+        number, unit = float(value), "us"
+    else:
+        match = _LATENCY_RE.match(value)
+        if not match:
+            raise ValueError(f"{value!r} is not a latency; give one like 500us, 1ms or 2s")
+        number, unit = float(match.group(1)), (match.group(2) or "us").lower()
+    if not number > 0 or number == float("inf"):
+        raise ValueError(f"{value!r} is not a latency above 0")
+    return number * _LATENCY_US[unit]
+
+
 def format_duration(seconds: float) -> str:
     """Human display of a duration: 59 -> "59 s", 125 -> "2 min 05 s", 7260 -> "2 h 01 min"."""
     seconds = int(round(seconds))

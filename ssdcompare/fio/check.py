@@ -33,7 +33,7 @@ from ssdcompare.suite.options import (
     canonical,
 )
 
-_SECTION_RE = re.compile(r"^\[([A-Za-z0-9][A-Za-z0-9._+-]*)\]$")
+_SECTION_RE = re.compile(r"^\[([A-Za-z0-9][A-Za-z0-9._+@-]*)\]$")
 _OPTION_RE = re.compile(r"^([A-Za-z0-9_-]+)\s*(?:=\s*(.*))?$")
 
 

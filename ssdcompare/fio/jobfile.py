@@ -173,12 +173,26 @@ def render(
         target=target,
         ioengine=engine,
         text=text,
-        # a pass on an empty drive is never the same measurement as one on a full drive
-        workload_hash=workload_hash(
-            facts, hashed + (f" in state {workload.state}" if workload.state else "")
-        ),
+        workload_hash=workload_hash(facts, hashed + hash_note(workload)),
         writes=facts.writes,
     )
+
+
+def hash_note(workload: Workload) -> str:
+    """What the workload hash adds to a jobfile's options: a pass on an empty drive is never
+    the same measurement as one on a full drive; a curve point is its share of the maximum
+    (its rate, set as it starts, follows from the device's maximum: see paced_text)."""
+    note = f" in state {workload.state}" if workload.state else ""
+    if workload.point is not None:
+        note += f" paced at {workload.point:g}% of the {workload.curve_base} maximum"
+    return note
+
+
+def paced_text(text: str, rates: tuple[int, ...]) -> str:
+    """A curve point's jobfile as it runs: `rate_iops` (per fio process, one per direction:
+    reads, writes, trims) after every `rate_process=poisson` line, each section's pace."""
+    line = "rate_iops=" + ",".join(str(max(int(rate), 1)) for rate in rates)
+    return text.replace("\nrate_process=poisson\n", f"\nrate_process=poisson\n{line}\n")
 
 
 def _size_fio_takes(
@@ -297,9 +311,7 @@ def _render_group(
     sized = hashed_span(workload, span(workload, group.members[0]))
     return RenderedJob(
         workload=workload, target=group, ioengine=alone[0].ioengine, text=text,
-        workload_hash=workload_hash(
-            facts, sized + (f" in state {workload.state}" if workload.state else "")
-        ),
+        workload_hash=workload_hash(facts, sized + hash_note(workload)),
         writes=facts.writes,
     )  # fmt: skip
 

@@ -20,7 +20,7 @@ def ordered(plan: Plan) -> list[Run]:
     """Repeats, then targets, then jobs; in a --states sweep each state's pass is outermost,
     so a drive is emptied and filled once per pass, not once per repeat."""
     passes: list[str | None] = list(plan.suite.states) if plan.suite.expanded else [None]
-    return [
+    runs = [
         (repeat, job)
         for state in passes
         for repeat in range(1, plan.repeat + 1)
@@ -28,6 +28,24 @@ def ordered(plan: Plan) -> list[Run]:
         for job in plan.jobs_for(target)
         if job.workload.state == state
     ]
+    # a curve paced at a share of the fastest device's maximum needs every device's maximum
+    # first: within a pass and repeat, those unpaced runs go ahead (sorted is stable)
+    return sorted(runs, key=lambda run: (*_round(passes, run), not _goes_first(run[1])))
+
+
+def _round(passes: list[str | None], run: Run) -> tuple[int, int]:
+    repeat, job = run
+    return passes.index(job.workload.state), repeat
+
+
+def _goes_first(job: RenderedJob) -> bool:
+    """The unpaced run of a curve whose points are shares of the fastest device's maximum."""
+    workload = job.workload
+    return (
+        workload.curve_base == "fastest"
+        and workload.curve is not None
+        and (workload.point is None)
+    )
 
 
 def pending(plan: Plan, results: ResultsDir) -> list[Run]:

@@ -31,6 +31,7 @@ from ssdcompare.results.models import Manifest, RunStatus, now_iso
 from ssdcompare.results.store import ResultsDir, check_own_folder, own_writes
 from ssdcompare.run.access import Unusable, after_run, blocked
 from ssdcompare.run.ceiling import measure as measure_ceiling
+from ssdcompare.run.curve import paced
 from ssdcompare.run.drivestate import Unreachable, in_state, preconditioned
 from ssdcompare.run.jobrun import SamplerFactory, StoppedAfterRun, run_one, run_together, skip
 from ssdcompare.run.order import Run, batches, pending
@@ -347,6 +348,8 @@ class _Sweep:
         for repeat, job in batch:
             self.number += 1
             reason = blocked(job, self.unusable, self.results)
+            if reason is None:  # a curve point paced at its share of the maximum
+                job, reason = paced(self.plan, self.results, job, repeat)
             if reason is None:
                 self.report("start", repeat, job, None)
                 try:

@@ -272,7 +272,8 @@ def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
         path=path,
         precondition=list(spec.precondition),
         states=list(spec.states),
-        workloads=[w for _, w in expansion.built],
+        # a curve runs as its unpaced run and one paced run per point
+        workloads=[run for _, w in expansion.built for run in w.curve_runs()],
     )
     if spec.read_only and suite.writes:
         writers = [w.job_id for w in suite.workloads if w.writes]

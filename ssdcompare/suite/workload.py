@@ -23,7 +23,7 @@ from pydantic import (
 
 from ssdcompare.errors import SsdcompareError, validation_message
 from ssdcompare.suite.options import control_character, extra_option_problem, value_problem
-from ssdcompare.units import format_bytes, parse_size, size_token
+from ssdcompare.units import format_bytes, parse_latency_us, parse_size, size_token
 
 RwPattern = Literal["read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim"]
 RW_PATTERNS: tuple[str, ...] = RwPattern.__args__  # type: ignore[attr-defined]
@@ -57,7 +57,8 @@ MAX_RUNTIME_S = 7 * 24 * 3600
 MAX_REPEAT = 1000  # repeats of each job a sweep may ask for
 
 # \Z, not $: "$" also matches before a final newline, which would end a jobfile line
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
+# a curve's runs add "@max" or "@70pct" (then a drive state's ".empty") to their job's id
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*(@(max|\d+(\.\d+)?pct)(\.[a-z]+)?)?\Z")
 # An id names a jobfile and a folder of results: filesystems refuse names past 255 bytes, and
 # a name that long is no use in a table either. Suites are held to it when they are loaded
 # (ssdcompare.suite.matrix), so results stored with a longer id by an older version still load.
@@ -70,6 +71,18 @@ ExtraValue = str | int | float | bool | None
 # empty = the span discarded (TRIM) before every run; full = the span filled before the pass.
 DriveState = Literal["empty", "full"]
 DRIVE_STATES: tuple[str, ...] = DriveState.__args__  # type: ignore[attr-defined]
+
+# A latency-vs-load curve (`curve`): shares of the job's maximum IOPS, one paced run each.
+# vdbench's default list, and a good one: coarse at light load, fine near saturation.
+DEFAULT_CURVE = (10, 50, 70, 80, 90, 100)
+MAX_CURVE_POINTS = 20
+# What a curve's points are shares of: each device's own maximum, or the highest maximum of
+# the sweep's devices (every device is offered the same rates)
+CurveBase = Literal["own", "fastest"]
+# fio options a curve sets itself on its paced runs: a suite giving them would pace twice
+CURVE_OWNED = ("rate", "rate_iops", "rate_process", "rate_min", "rate_iops_min", "rate_cycle",
+               "rate_ignore_thinktime", "rate_poisson")  # fmt: skip
+MAX_RUN = "max"  # the job id suffix of a curve's unpaced run: randread-4k-qd32@max
 
 
 def runtime_problem(seconds: int) -> str:
@@ -113,6 +126,16 @@ class Workload(BaseModel):
     description: str | None = None
     # set by Suite.in_states, not by suite authors: the pass of a --states sweep it belongs to
     state: DriveState | None = None
+    # a latency-vs-load curve: an unpaced run, then one paced at each share of its maximum
+    curve: list[float] | None = None
+    curve_base: CurveBase = "own"
+    stop_p99_us: float | None = Field(
+        None, validation_alias=_alias("stop_p99", "stop_p99_us"),
+        description="Skip a curve's higher points once a point's p99 latency passes this",
+    )  # fmt: skip
+    # set by curve_runs, not by suite authors: the share of the maximum this run is paced at
+    # (None for the curve's unpaced run, and for every job that is no curve's)
+    point: float | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -187,6 +210,40 @@ class Workload(BaseModel):
                 raise ValueError(problem)
         return value
 
+    @field_validator("curve", mode="before")
+    @classmethod
+    def _curve_given(cls, value: Any) -> Any:
+        """`curve: true` (or "default") is vdbench's default list."""
+        if value is True or value == "default":
+            return list(DEFAULT_CURVE)
+        if value is False:
+            return None
+        return value
+
+    @field_validator("curve")
+    @classmethod
+    def _curve_shares(cls, value: list[float] | None) -> list[float] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("a curve needs at least one share of the maximum, e.g. [50, 90]")
+        if len(value) > MAX_CURVE_POINTS:
+            raise ValueError(f"a curve has at most {MAX_CURVE_POINTS} points, not {len(value)}")
+        for share in value:
+            if not 0 < share <= 100:
+                raise ValueError(
+                    f"{share:g} is no share of the maximum: give percentages "
+                    "above 0 and at most 100, e.g. [10, 50, 70, 80, 90, 100]"
+                )
+        if sorted(set(value)) != list(value):
+            raise ValueError("give a curve's shares once each, lowest first, e.g. [10, 50, 90]")
+        return value
+
+    @field_validator("stop_p99_us", mode="before")
+    @classmethod
+    def _stop_latency(cls, value: Any) -> Any:
+        return None if value is None else parse_latency_us(value)
+
     @field_validator("description", "group")
     @classmethod
     def _one_line(cls, value: str | None) -> str | None:
@@ -212,9 +269,33 @@ class Workload(BaseModel):
             raise ValueError("give size once, either in bytes or as a percentage")
         if self.thinktime_blocks is not None and self.thinktime_us is None:
             raise ValueError("thinktime_blocks needs thinktime (the idle time in microseconds)")
+        self._check_curve()
         if self.id is None:
             self.id = self.generated_id()
         return self
+
+    def _check_curve(self) -> None:
+        """A curve's options go together, and its pacing is its own."""
+        if self.curve is None:
+            if self.stop_p99_us is not None or self.curve_base != "own":
+                which = "stop_p99" if self.stop_p99_us is not None else "curve_base"
+                raise ValueError(f"{which} applies to a curve; add curve: [10, 50, 70, 80, "
+                                 "90, 100] or drop it")  # fmt: skip
+            if self.point is not None or (self.id is not None and "@" in self.id):
+                raise ValueError("'@' in an id and point are kept for the runs a curve makes")
+            return
+        paced = sorted(set(CURVE_OWNED) & set(self.extra))
+        if paced:
+            raise ValueError(f"a curve paces its runs itself: drop {', '.join(paced)} from extra")
+        if self.thinktime_us is not None:
+            raise ValueError("a curve paces its runs itself, so thinktime cannot shape them too; "
+                             "drop thinktime or the curve")  # fmt: skip
+        if self.point is not None and self.point not in self.curve:
+            raise ValueError(f"point {self.point:g} is not one of the curve's shares")
+        if self.id is not None and "@" in self.id:
+            run = self.id.split("@", 1)[1].split(".")[0]
+            if run != (MAX_RUN if self.point is None else f"{point_token(self.point)}pct"):
+                raise ValueError(f"id {self.id!r}: '@' is kept for the runs a curve makes")
 
     def generated_id(self) -> str:
         """The readable id derived from the parameters, e.g. randread-4k-qd128."""
@@ -237,6 +318,38 @@ class Workload(BaseModel):
     def job_id(self) -> str:
         assert self.id is not None  # always set by validation
         return self.id
+
+    @property
+    def curve_name(self) -> str | None:
+        """The job a curve run belongs to (`randread-4k-qd32` of `randread-4k-qd32@70pct`);
+        None for a job that is no curve's."""
+        if self.curve is None or "@" not in self.job_id:
+            return None
+        return self.job_id.split("@", 1)[0]
+
+    @property
+    def max_run_id(self) -> str | None:
+        """The id of the unpaced run this curve run's rate is a share of (in the same drive
+        state's pass); None for a job that is no curve's."""
+        name = self.curve_name
+        if name is None:
+            return None
+        return f"{name}@{MAX_RUN}" + (f".{self.state}" if self.state else "")
+
+    @property
+    def paced(self) -> bool:
+        """A curve point: fio paces its I/O at a share of the curve's maximum."""
+        return self.point is not None
+
+    def curve_runs(self) -> list[Workload]:
+        """This workload as it runs: itself, or for a curve its unpaced run (`<id>@max`) and
+        one run per share of the maximum (`<id>@70pct`), lowest first."""
+        if self.curve is None or "@" in self.job_id:
+            return [self]
+        runs = [self.model_copy(update={"id": f"{self.job_id}@{MAX_RUN}"})]
+        runs += [self.model_copy(update={"id": f"{self.job_id}@{point_token(share)}pct",
+                                         "point": share}) for share in self.curve]  # fmt: skip
+        return runs
 
     @property
     def bursty(self) -> bool:
@@ -341,7 +454,7 @@ WORKLOAD_KEYS: frozenset[str] = frozenset(
         )
         if isinstance(name, str)
     }
-) - {"state"}
+) - {"state", "point"}
 
 # Alias -> field name ("runtime" -> "runtime_s"), so overrides can use either spelling.
 _FIELD_BY_ALIAS: dict[str, str] = {
@@ -510,14 +623,18 @@ class Suite(BaseModel):
         rebuilt = []
         for workload in self.workloads:
             data = workload.model_dump(exclude_none=True)
-            if workload.id == workload.generated_id():
-                del data["id"]  # a generated id follows the parameters it names
+            name, at, run = workload.job_id.partition("@")
+            generated = name == workload.generated_id()
+            if generated:  # a generated id follows the parameters it names
+                del data["id"]
+                data.pop("point", None)  # a curve run's: its id is made after validation
             if {"size", "size_bytes", "size_pct"} & set(fields):
                 data.pop("size_bytes", None)
                 data.pop("size_pct", None)
             data.update(fields)
             try:
-                rebuilt.append(Workload.model_validate(data))
+                rebuilt.append(_rebuilt(data, f"@{run}" if at and generated else "",
+                                        workload.point))  # fmt: skip
             except ValidationError as err:
                 problem = validation_message(err)
                 raise SsdcompareError(
@@ -528,6 +645,22 @@ class Suite(BaseModel):
     @property
     def duration_s(self) -> int:
         return sum(w.duration_s for w in self.workloads)
+
+
+def _rebuilt(data: dict[str, Any], run: str, point: float | None) -> Workload:
+    """A workload validated anew; a curve run (`run`: "@70pct") whose id is made from its
+    options gets the id its new options make, with its run's suffix."""
+    workload = Workload.model_validate(data)
+    if not run:
+        return workload
+    return Workload.model_validate(
+        {**data, "id": f"{workload.job_id}{run}", **({"point": point} if point else {})}
+    )
+
+
+def point_token(share: float) -> str:
+    """A curve point's share as part of a job id: 70 -> "70", 92.5 -> "92.5"."""
+    return f"{share:g}"
 
 
 def _id_token(option: tuple[str, ExtraValue]) -> str:

@@ -1,0 +1,118 @@
+"""A latency-vs-load curve as it runs: each point paced at its share of the maximum that the
+curve's unpaced run measured (on its own device, or the highest of the sweep's devices), and
+the stop rule that skips the higher points once a point's p99 latency passes `stop_p99`.
+
+The rate is set as the run starts (`rate_iops`, per fio process and direction, after the
+planned `rate_process=poisson`), from the stored output of the unpaced run of the same repeat
+and drive state: a resumed sweep paces its points exactly as the first would have.
+"""
+
+from __future__ import annotations
+
+from ssdcompare.fio.jobfile import RenderedJob, paced_text
+from ssdcompare.fio.result.models import FioOutput, FioOutputError
+from ssdcompare.results.store import ResultsDir
+from ssdcompare.run.plan import Plan
+from ssdcompare.suite.workload import Workload
+from ssdcompare.target.devices import Target
+from ssdcompare.units import format_latency
+
+
+def paced(
+    plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int
+) -> tuple[RenderedJob, str | None]:
+    """A curve point ready to run, its rate in its jobfile; or with why it must be skipped
+    (its maximum unknown, or the curve stopped below it). Any other job as it is."""
+    workload = job.workload
+    if workload.point is None:
+        return job, None
+    stop = _stopped_below(results, job, repeat)
+    if stop is not None:
+        return job, stop
+    maximum, why = _maximum(plan, results, job, repeat)
+    if maximum is None:
+        return job, why
+    total = maximum * workload.point / 100
+    return job.model_copy(
+        update={"text": paced_text(job.text, rates(workload, total, job.target))}
+    ), None
+
+
+def rates(workload: Workload, total_iops: float, target: Target) -> tuple[int, ...]:
+    """`rate_iops` per fio process for a run of `total_iops`: split over the job's processes
+    (numjobs, and a group's members) and, for a mix, over reads and writes by its share."""
+    members = len(target.members) or 1
+    per_process = total_iops / workload.numjobs / members
+    if workload.rwmixread is None or len(workload.directions) < 2:
+        return (round(per_process),)
+    reads = per_process * workload.rwmixread / 100
+    return (round(reads), round(per_process - reads))
+
+
+def _maximum(
+    plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int
+) -> tuple[float | None, str]:
+    """The IOPS the point's rate is a share of, or why it is not known."""
+    workload = job.workload
+    max_id = workload.max_run_id
+    assert max_id is not None
+    own = workload.curve_base == "own"
+    targets = [job.target] if own else [t for t in plan.targets if plan_has(plan, t, max_id)]
+    measured = [iops for t in targets if (iops := _run_iops(results, t.name, max_id, repeat))]
+    if not measured:
+        where = f"on {job.target.name}" if own else "on any device"
+        return None, (f"the curve's unpaced run {max_id} has no result {where} in repeat "
+                      f"{repeat}: its points have no maximum to be a share of")  # fmt: skip
+    return max(measured), ""
+
+
+def plan_has(plan: Plan, target: Target, job_id: str) -> bool:
+    return any(j.job_id == job_id for j in plan.jobs_for(target))
+
+
+def _run_iops(results: ResultsDir, target: str, job_id: str, repeat: int) -> float | None:
+    """The IOPS of a finished run, all directions added; None when it failed or is missing."""
+    output = _output(results, target, job_id, repeat)
+    if output is None:
+        return None
+    return sum(j.total_iops for j in output.jobs if j.ok) or None
+
+
+def _output(results: ResultsDir, target: str, job_id: str, repeat: int) -> FioOutput | None:
+    status = results.status(target, job_id, repeat)
+    if status is None or status.status != "ok" or not results.finished(status):
+        return None
+    try:
+        return results.fio_output(status)
+    except FioOutputError:
+        return None
+
+
+def _stopped_below(results: ResultsDir, job: RenderedJob, repeat: int) -> str | None:
+    """Why the curve stopped before this point (stop_p99): a lower point of the same device,
+    repeat and pass whose p99 latency passed the limit; None when none did."""
+    workload = job.workload
+    limit = workload.stop_p99_us
+    if limit is None or workload.curve is None or workload.point is None:
+        return None
+    base, state = workload.curve_name, f".{workload.state}" if workload.state else ""
+    for share in (s for s in workload.curve if s < workload.point):
+        lower = f"{base}@{share:g}pct{state}"
+        output = _output(results, job.target.name, lower, repeat)
+        p99 = worst_p99_us(output) if output is not None else None
+        if p99 is not None and p99 > limit:
+            return (f"the curve stopped at {share:g} % ({lower}): its p99 latency was "
+                    f"{format_latency(p99)}, past stop_p99 {format_latency(limit)}")  # fmt: skip
+    return None
+
+
+def worst_p99_us(output: FioOutput) -> float | None:
+    """The highest p99 latency of an output's directions (µs); None when none is known."""
+    found = []
+    for job in output.jobs:
+        for direction in job.directions.values():
+            stats = direction.latency
+            value = stats.percentile_us(99) if stats is not None else None
+            if value is not None and direction.direction != "sync":
+                found.append(value)
+    return max(found, default=None)
