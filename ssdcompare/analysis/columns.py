@@ -119,6 +119,15 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("extra_options", "str", "", _WORKLOAD,
            "`workload.extra` as one line, sorted, e.g. `rate_iops=200 zero_buffers`; None when "
            "there are none"),
+    Column("curve", "str", "", _WORKLOAD,
+           "on the runs of a latency-vs-load curve (`curve:` in the suite): the job the curve "
+           "is made of (`randread-4k-qd32` of `randread-4k-qd32@70pct`); None otherwise"),
+    Column("curve_pct", "float", "% of the maximum", _WORKLOAD,
+           "a curve point's share of the maximum (`workload.point`); NaN on the curve's "
+           "unpaced run (`@max`), which measures the maximum"),
+    Column("curve_base", "str", "", _WORKLOAD,
+           "what a curve's shares are of: `own` (the device's own maximum) or `fastest` (the "
+           "highest maximum of the sweep's devices in that repeat)"),
     Column("iops", "float", "I/Os per second", _PERF,
            "`D.iops`; NaN for `sync` (fio gives no rate)"),
     Column("bw_bytes", "float", "bytes per second", _PERF,
@@ -128,6 +137,16 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("total_ios", "float", "I/Os (for `sync`: calls)", _PERF,
            "`D.total_ios`; for `sync` the larger of `jobs[0].sync.total_ios` and "
            "`jobs[0].sync.lat_ns.N`, since fio can print 0 calls next to N samples"),
+    Column("rate_asked_iops", "float", "I/Os per second", _PERF,
+           "a curve point's rate: `jobs[0].\"job options\".rate_iops` (per process: "
+           "reads,writes,trims) added over the directions the job did, times its processes; "
+           "the whole run's, on every row of it"),
+    Column("rate_reached_pct", "float", "% of the rate asked", _PERF,
+           "the run's IOPS (every direction added) / `rate_asked_iops` × 100; above 100 when "
+           "fio paced faster than asked (it rounds the mean gap between I/Os to whole µs)"),
+    Column("rate_reached", "boolean", "", _PERF,
+           "False (\"could not reach\") when the run fell more than 2 % short of its rate: "
+           "its latency is no point of the curve"),
     Column("lat_mean_us", "float", "µs", _LAT,
            "`L.mean / 1000`"),
     Column("lat_stddev_us", "float", "µs", _LAT,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ssdcompare.analysis.pacing import pacing_columns
 from ssdcompare.analysis.perburst import run_summary
 from ssdcompare.analysis.persecond import cliff_cause, run_cliff
 from ssdcompare.fio.check import JobfileError, read_jobfile
@@ -183,6 +184,7 @@ def run_rows(
         base.update(_measured_columns(results, status, workload, job, cpu_stats, thresholds,
                                       _thermal(base), log_read))  # fmt: skip
         base.update(_io_check_columns(job, base, workload, members))
+    base.update(pacing_columns(workload, job))
     rows = []
     for direction in directions:
         row = dict(base, direction=direction)

@@ -10,6 +10,7 @@ and drive state: a resumed sweep paces its points exactly as the first would hav
 from __future__ import annotations
 
 from ssdcompare.fio.jobfile import RenderedJob, paced_text
+from ssdcompare.fio.pacing import rate_for
 from ssdcompare.fio.result.models import FioOutput, FioOutputError
 from ssdcompare.results.store import ResultsDir
 from ssdcompare.run.plan import Plan
@@ -40,13 +41,15 @@ def paced(
 
 def rates(workload: Workload, total_iops: float, target: Target) -> tuple[int, ...]:
     """`rate_iops` per fio process for a run of `total_iops`: split over the job's processes
-    (numjobs, and a group's members) and, for a mix, over reads and writes by its share."""
+    (numjobs, and a group's members) and, for a mix, over reads and writes by its share;
+    each the rate at which fio's Poisson pacing offers the load closest to its part
+    (ssdcompare.fio.pacing)."""
     members = len(target.members) or 1
     per_process = total_iops / workload.numjobs / members
     if workload.rwmixread is None or len(workload.directions) < 2:
-        return (round(per_process),)
+        return (rate_for(per_process),)
     reads = per_process * workload.rwmixread / 100
-    return (round(reads), round(per_process - reads))
+    return (rate_for(reads), rate_for(per_process - reads))
 
 
 def _maximum(
