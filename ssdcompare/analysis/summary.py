@@ -30,6 +30,7 @@ from ssdcompare.analysis.frame import (
 )
 from ssdcompare.analysis.likeness import Difference, like_for_like
 from ssdcompare.analysis.outliers import Outlier, group_outliers
+from ssdcompare.analysis.slo import Slo, parse_slos, slo_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.stats import AGGREGATES, aggregate_values, find_knee
 from ssdcompare.judge.verdict import Verdict, judge_repeats
@@ -43,7 +44,8 @@ _WORKLOAD_KEYS = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", 
 # hash can be explained ("runtime 10 s vs 3 s") without the manifests at hand.
 _RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "fio_version",
               "lat_source", "drive_state", "state", "thinktime_us", "io_size_bytes",
-              "group", "member"]  # fmt: skip
+              "group", "member", "curve", "curve_pct", "rate_asked_iops",
+              "rate_reached"]  # fmt: skip
 
 
 def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
@@ -98,7 +100,10 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def job_summary(
-    frame: pd.DataFrame, baseline: str | None = None, aggregate: str = "mean"
+    frame: pd.DataFrame,
+    baseline: str | None = None,
+    aggregate: str = "mean",
+    slo: str | Slo | list[str | Slo] | None = None,
 ) -> pd.DataFrame:
     """One row per (device, job): repeats aggregated to mean, stddev, min, max and coefficient
     of variation (cv_pct = stddev / mean x 100; 10 % or more means the runs disagree).
@@ -117,6 +122,13 @@ def job_summary(
     `ratio_ci_high` (95 %), `p_value` (Welch's t-test on the logarithms) and `significant`;
     the same for p99 latency as `p99_ratio`, `p99_ratio_ci_low`, `p99_ratio_ci_high`,
     `p99_p_value`, `p99_significant`. NA with fewer repeats or jobfiles that differ.
+
+    `slo` (e.g. "p99=1ms", or several): on the row of each curve's unpaced run (`<job>@max`)
+    the answer at that latency target (ssdcompare.analysis.slo): `slo`, `slo_iops`,
+    `slo_status`, the bracketing points `slo_below` / `slo_above`, and against the baseline
+    `slo_ratio` (with `slo_ratio_ci_low`, `slo_ratio_ci_high`, `slo_p_value`,
+    `slo_significant` from 3 repeats a side); with several targets that row is given once
+    per target.
     """
     frame = frame_given(frame, "job_summary", "ssdcompare.load (or read_fio)")
     if aggregate not in AGGREGATES:
@@ -136,7 +148,24 @@ def job_summary(
         summary["knee_qd"] = _knees(summary)
         summary["like_for_like"] = _unlike(summary, like_for_like(frame).differences)
         summary["group_outlier"] = _outlying(summary, group_outliers(summary))
+    targets = parse_slos(slo)
+    if targets and not summary.empty:
+        summary = _with_slo(summary, slo_summary(frame, targets, summary["compared_to"].iloc[0]))
     return summary
+
+
+def _with_slo(summary: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
+    """The answers at the latency targets on the rows of the curves' unpaced runs (one such
+    row per target); every other row has none."""
+    keys = ["sweep", "host", "device", "label", "curve"]
+    answers = answers.drop(columns=["slo_iops_repeats"])
+    is_max = summary["curve"].notna() & summary["curve_pct"].isna()
+    merged = summary[is_max].merge(answers, on=keys, how="left")
+    rest = summary[~is_max]
+    position = {job: n for n, job in enumerate(dict.fromkeys(summary["job"]))}
+    together = pd.concat([rest, merged], ignore_index=True)
+    order = together["job"].map(position)
+    return together.iloc[order.argsort(kind="stable")].reset_index(drop=True)
 
 
 def _unlike(summary: pd.DataFrame, differences: list[Difference]) -> list[str | None]:

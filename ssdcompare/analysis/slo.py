@@ -1,0 +1,256 @@
+"""The answer at a latency target (`--slo p99=1ms`): for each device and latency-vs-load curve,
+the highest IOPS at which that latency stays within the target.
+
+A curve's points are its paced runs that reached their load (`rate_reached`), in the order
+of their share of the maximum; a run's IOPS are its directions added, its latency the worst
+direction's (the I/O-weighted mean for `mean`). Walking up the curve, the first point past
+the target and the one before it bracket the answer, interpolated between them linearly in
+IOPS and logarithmically in latency (latency grows about exponentially as load nears what a
+drive can take). A curve whose lowest point is already past the target never meets it; one
+whose every point meets it meets it "at least" at its highest point.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.fio.result.models import DISTRIBUTION_PERCENTILES
+from ssdcompare.judge.stats import compare
+from ssdcompare.units import format_count, format_latency, parse_latency_us
+
+# the latencies a target may be set on, and the frame column each is read from
+METRICS = {"p50": "lat_p50_us", "p99": "lat_p99_us", "p99.9": "lat_p999_us",
+           "p99.99": "lat_dist_us", "mean": "lat_mean_us"}  # fmt: skip
+_SLO_RE = re.compile(r"^\s*([a-z0-9.]+)\s*(?:=|<=|≤|<)\s*(.+?)\s*$", re.IGNORECASE)
+_P9999 = DISTRIBUTION_PERCENTILES.index(99.99)
+
+# the state of an answer: within the target up to an interpolated load, at every point,
+# at no point, or no curve point to tell from
+MET, AT_LEAST, NEVER, NO_POINTS = "met", "at least", "never", "no points"
+
+
+@dataclass(frozen=True)
+class Slo:
+    """A latency target: a latency (METRICS) that must stay at or below `limit_us`."""
+
+    metric: str
+    limit_us: float
+
+    @property
+    def label(self) -> str:
+        """ "p99 ≤ 1.00 ms"."""
+        return f"{self.metric} ≤ {format_latency(self.limit_us)}"
+
+
+def parse_slo(text: str) -> Slo:
+    """`p99=1ms`, `p99.9<=500us`, `mean=200us` as an Slo; SsdcompareError saying what a
+    target looks like for anything else."""
+    match = _SLO_RE.match(text)
+    metric = match.group(1).lower() if match else ""
+    metric = {"p999": "p99.9", "p9999": "p99.99", "avg": "mean", "median": "p50"}.get(
+        metric, metric
+    )
+    if match is None or metric not in METRICS:
+        raise SsdcompareError(
+            f"--slo {text!r}: give a latency and its target, e.g. p99=1ms; the latency is one "
+            f"of {', '.join(METRICS)}"
+        )
+    try:
+        limit = parse_latency_us(match.group(2))
+    except ValueError as err:
+        raise SsdcompareError(f"--slo {text!r}: {err}") from None
+    return Slo(metric, limit)
+
+
+def parse_slos(given: str | Slo | list[str | Slo] | tuple[str | Slo, ...] | None) -> list[Slo]:
+    """Targets as given to the API or the command line: one, or several, each a string or
+    an Slo; a string may hold several, comma-separated."""
+    if given is None:
+        return []
+    items = [given] if isinstance(given, str | Slo) else list(given)
+    found: list[Slo] = []
+    for item in items:
+        if isinstance(item, Slo):
+            found.append(item)
+        else:
+            found += [parse_slo(part) for part in str(item).split(",") if part.strip()]
+    return list(dict.fromkeys(found))
+
+
+_RUN_KEYS = ["sweep", "host", "device", "label", "curve", "job", "repeat"]
+
+
+def curve_points(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every paced run of a curve as one row (its directions combined): IOPS added, each
+    latency of METRICS the worst direction's (mean: weighted by I/O count), with its share,
+    load, whether it reached it and its verdict. Group members' own rows are left out."""
+    if "curve" not in frame.columns:
+        return pd.DataFrame(columns=[*_RUN_KEYS, "curve_pct", "iops"])
+    rows = frame[frame["curve"].notna() & frame["curve_pct"].notna()
+                 & (frame["direction"] != "sync") & (frame["status"] == "ok")]  # fmt: skip
+    if "member" in rows.columns:
+        rows = rows[rows["member"].isna()]
+    runs = []
+    for keys, run in rows.groupby([k for k in _RUN_KEYS if k in rows.columns], sort=False,
+                                  dropna=False):  # fmt: skip
+        runs.append(_combined(dict(zip(_RUN_KEYS, keys, strict=True)), run))
+    return pd.DataFrame(runs, columns=None if runs else [*_RUN_KEYS, "curve_pct", "iops"])
+
+
+def _combined(keys: dict[str, object], run: pd.DataFrame) -> dict[str, object]:
+    ios = run["total_ios"].astype("float64")
+    found: dict[str, object] = dict(keys)
+    found.update(
+        curve_pct=float(run["curve_pct"].iloc[0]),
+        iops=float(run["iops"].sum(min_count=1)),
+        rate_asked_iops=run["rate_asked_iops"].iloc[0],
+        rate_reached=run["rate_reached"].iloc[0],
+        verdict=run["verdict"].iloc[0] if "verdict" in run.columns else None,
+        lat_mean_us=float((run["lat_mean_us"] * ios).sum() / ios.sum()) if ios.sum() else math.nan,
+    )
+    for metric, column in METRICS.items():
+        if metric == "mean":
+            continue
+        values = run[column].map(_p9999) if column == "lat_dist_us" else run[column]
+        found[f"lat_{metric}"] = float(pd.to_numeric(values, errors="coerce").max())
+    found["lat_mean"] = found["lat_mean_us"]
+    return found
+
+
+def _p9999(distribution: object) -> float:
+    if isinstance(distribution, tuple | list) and len(distribution) > _P9999:
+        return float(distribution[_P9999])
+    return math.nan
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One curve's answer at one target."""
+
+    iops: float  # NaN when it never met it
+    status: str  # MET, AT_LEAST, NEVER or NO_POINTS
+    below: str | None  # the bracketing points in words: "50 %: 33.8k IOPS, p99 432 µs"
+    above: str | None
+    below_pct: float
+    above_pct: float
+
+
+def answer(points: pd.DataFrame, slo: Slo) -> Answer:
+    """The highest IOPS at which one curve's `points` (one device, curve and repeat; see
+    curve_points) stay within `slo`: see the module."""
+    usable = points[points["rate_reached"].map(lambda v: v is True or v == True)]  # noqa: E712
+    usable = usable.sort_values("curve_pct")
+    latency = usable[f"lat_{slo.metric}"].to_numpy(dtype="float64")
+    iops = usable["iops"].to_numpy(dtype="float64")
+    known = [i for i in range(len(usable)) if latency[i] == latency[i] and latency[i] > 0]
+    if not known:
+        return Answer(math.nan, NO_POINTS, None, None, math.nan, math.nan)
+    words = [_point_words(usable.iloc[i], slo) for i in range(len(usable))]
+    shares = usable["curve_pct"].to_numpy(dtype="float64")
+    for step, index in enumerate(known):
+        if latency[index] <= slo.limit_us:
+            continue
+        if step == 0:
+            return Answer(math.nan, NEVER, None, words[index], math.nan, shares[index])
+        low = known[step - 1]
+        found = _interpolated(iops[low], latency[low], iops[index], latency[index], slo.limit_us)
+        return Answer(found, MET, words[low], words[index], shares[low], shares[index])
+    top = known[-1]
+    return Answer(iops[top], AT_LEAST, words[top], None, shares[top], math.nan)
+
+
+def _interpolated(x1: float, y1: float, x2: float, y2: float, limit: float) -> float:
+    """The IOPS between (x1, y1) and (x2, y2) at which the latency reaches `limit`: linear in
+    IOPS, logarithmic in latency. A higher point that gave fewer IOPS (noise) adds nothing."""
+    if x2 <= x1 or y2 <= y1:
+        return x1
+    share = (math.log(limit) - math.log(y1)) / (math.log(y2) - math.log(y1))
+    return x1 + (x2 - x1) * min(max(share, 0.0), 1.0)
+
+
+def _point_words(point: pd.Series, slo: Slo) -> str:
+    """ "50 %: 33.8k IOPS, p99 432 µs"."""
+    latency = point[f"lat_{slo.metric}"]
+    return (f"{point['curve_pct']:g} %: {format_count(point['iops'])} IOPS, {slo.metric} "
+            f"{format_latency(latency)}")  # fmt: skip
+
+
+SLO_COLUMNS = ("slo", "slo_iops", "slo_status", "slo_below", "slo_above", "slo_below_pct",
+               "slo_above_pct")  # fmt: skip
+
+
+def slo_table(frame: pd.DataFrame, slos: list[Slo]) -> pd.DataFrame:
+    """Every device's answer for every curve, repeat and target: one row each, with the
+    bracketing points named (SLO_COLUMNS); empty when the frame holds no curve."""
+    points = curve_points(frame)
+    rows = []
+    if len(points):
+        keys = [k for k in _RUN_KEYS if k != "job"]
+        for group, curve in points.groupby(keys, sort=False, dropna=False):
+            for slo in slos:
+                found = answer(curve, slo)
+                rows.append({**dict(zip(keys, group, strict=True)), "slo": slo.label,
+                             "slo_iops": found.iops, "slo_status": found.status,
+                             "slo_below": found.below, "slo_above": found.above,
+                             "slo_below_pct": found.below_pct,
+                             "slo_above_pct": found.above_pct})  # fmt: skip
+    columns = [k for k in _RUN_KEYS if k != "job"] + list(SLO_COLUMNS)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def slo_summary(frame: pd.DataFrame, slos: list[Slo], baseline: str | None) -> pd.DataFrame:
+    """slo_table with its repeats taken together: a row per device, curve and target with
+    the mean of the repeats' answers (`slo_iops`), how many repeats answered, the
+    bracketing points of the first, and against the baseline label the ratio with its
+    confidence interval and p-value where both have 3 or more repeats (`slo_ratio`, ...)."""
+    table = slo_table(frame, slos)
+    keys = ["sweep", "host", "device", "label", "curve", "slo"]
+    rows = []
+    for group, runs in table.groupby(keys, sort=False, dropna=False):
+        runs = runs.sort_values("repeat")
+        values = [v for v in runs["slo_iops"] if v == v]
+        first = runs.iloc[0]
+        status = first["slo_status"] if len({*runs["slo_status"]}) == 1 else "varies"
+        rows.append({**dict(zip(keys, group, strict=True)),
+                     "slo_iops": sum(values) / len(values) if values else math.nan,
+                     "slo_status": status, "slo_repeats": len(values),
+                     "slo_iops_repeats": tuple(runs["slo_iops"]),
+                     **{c: first[c] for c in ("slo_below", "slo_above", "slo_below_pct",
+                                              "slo_above_pct")}})  # fmt: skip
+    summary = pd.DataFrame(rows, columns=[*keys, "slo_iops", "slo_status", "slo_repeats",
+                                          "slo_iops_repeats", "slo_below", "slo_above",
+                                          "slo_below_pct", "slo_above_pct"])  # fmt: skip
+    _against(summary, baseline)
+    return summary
+
+
+def _against(summary: pd.DataFrame, baseline: str | None) -> None:
+    """The ratio of each row's answer to the baseline label's for the same curve and target,
+    and where repeats allow (3 or more a side), its confidence interval and p-value."""
+    names = ("slo_ratio", "slo_ratio_ci_low", "slo_ratio_ci_high", "slo_p_value")
+    found: dict[str, list[float]] = {name: [] for name in names}
+    significant: list[object] = []
+    labels = list(dict.fromkeys(summary["label"]))
+    base = baseline if baseline in labels else (labels[0] if labels else None)
+    index = {(r["label"], r["curve"], r["slo"]): r for _, r in summary.iterrows()}
+    for _, row in summary.iterrows():
+        theirs = index.get((base, row["curve"], row["slo"]))
+        values = (math.nan,) * 4
+        tested: object = pd.NA
+        if theirs is not None and row["label"] != base and theirs["slo_iops"] > 0:
+            values = (row["slo_iops"] / theirs["slo_iops"],) + (math.nan,) * 3
+            result = compare(list(row["slo_iops_repeats"]), list(theirs["slo_iops_repeats"]))
+            if result is not None:
+                values = (result.ratio, result.ci_low, result.ci_high, result.p_value)
+                tested = result.significant
+        for name, value in zip(names, values, strict=True):
+            found[name].append(value)
+        significant.append(tested)
+    for name, column in found.items():
+        summary[name] = pd.Series(column, index=summary.index, dtype="float64")
+    summary["slo_significant"] = pd.Series(significant, index=summary.index, dtype="boolean")
