@@ -123,12 +123,8 @@ def job_summary(
     the same for p99 latency as `p99_ratio`, `p99_ratio_ci_low`, `p99_ratio_ci_high`,
     `p99_p_value`, `p99_significant`. NA with fewer repeats or jobfiles that differ.
 
-    `slo` (e.g. "p99=1ms", or several): on the row of each curve's unpaced run (`<job>@max`)
-    the answer at that latency target (ssdcompare.analysis.slo): `slo`, `slo_iops`,
-    `slo_status`, the bracketing points `slo_below` / `slo_above`, and against the baseline
-    `slo_ratio` (with `slo_ratio_ci_low`, `slo_ratio_ci_high`, `slo_p_value`,
-    `slo_significant` from 3 repeats a side); with several targets that row is given once
-    per target.
+    `slo` ("p99=1ms", or several): the answer at each latency target on every curve's
+    `@max` row, once per target (see _with_slo).
     """
     frame = frame_given(frame, "job_summary", "ssdcompare.load (or read_fio)")
     if aggregate not in AGGREGATES:
@@ -155,8 +151,11 @@ def job_summary(
 
 
 def _with_slo(summary: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
-    """The answers at the latency targets on the rows of the curves' unpaced runs (one such
-    row per target); every other row has none."""
+    """The answers at the latency targets (ssdcompare.analysis.slo) on the rows of the
+    curves' unpaced runs (`<job>@max`), such a row once per target: `slo`, `slo_iops`,
+    `slo_status`, the bracketing points `slo_below` / `slo_above` (and their shares), and
+    against the baseline `slo_ratio` with `slo_ratio_ci_low`, `slo_ratio_ci_high`,
+    `slo_p_value` and `slo_significant` from 3 repeats a side. Other rows have none."""
     keys = ["sweep", "host", "device", "label", "curve"]
     answers = answers.drop(columns=["slo_iops_repeats"])
     is_max = summary["curve"].notna() & summary["curve_pct"].isna()
