@@ -254,3 +254,41 @@ def _against(summary: pd.DataFrame, baseline: str | None) -> None:
     for name, column in found.items():
         summary[name] = pd.Series(column, index=summary.index, dtype="float64")
     summary["slo_significant"] = pd.Series(significant, index=summary.index, dtype="boolean")
+    summary["slo_compared_to"] = base
+
+
+def slo_sentences(answers: pd.DataFrame) -> list[str]:
+    """slo_summary's rows in words, a line per curve and target: "randread-4k-qd32, p99 ≤
+    1.00 ms: nvme0n1 sustains 412k IOPS, nvme1n1 291k (0.71×, p = 0.003)", each device's
+    answer with the points it lies between, what never met the target and "at least"."""
+    lines = []
+    for (curve, slo), rows in answers.groupby(["curve", "slo"], sort=False):
+        parts = [_device_words(row, first=n == 0) for n, (_, row) in enumerate(rows.iterrows())]
+        lines.append(f"{curve}, {slo}: " + "; ".join(parts))
+    return lines
+
+
+def _device_words(row: pd.Series, first: bool) -> str:
+    """One device's answer in a sentence of slo_sentences."""
+    label = row["label"]
+    status = row["slo_status"]
+    if status == NEVER:
+        return f"{label} never meets it (already {row['slo_above']})"
+    if status == NO_POINTS or row["slo_iops"] != row["slo_iops"]:
+        why = "its answers vary between repeats" if status == "varies" else (
+            "no point of its curve reached its load")  # fmt: skip
+        return f"{label}: no answer ({why})"
+    verb = "sustains " if first else ""
+    figure = format_count(row["slo_iops"])
+    if status == AT_LEAST:
+        where = f"every point meets it, up to {row['slo_below']}"
+        figure = f"at least {figure}"
+    else:
+        where = f"between {row['slo_below']} and {row['slo_above']}"
+    ratio = row.get("slo_ratio")
+    versus = ""
+    if ratio is not None and ratio == ratio:
+        p_value = row.get("slo_p_value")
+        tested = f", p = {p_value:.2g}" if p_value is not None and p_value == p_value else ""
+        versus = f", {ratio:.2f}× {row['slo_compared_to']}{tested}"
+    return f"{label} {verb}{figure} IOPS{versus} ({where})"

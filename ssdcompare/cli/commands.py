@@ -455,6 +455,14 @@ def _exit_code(stop: BaseException | str | None) -> int:
     help="Results folder (default: ./results/<time>-<suite>).",
 )
 @click.option(
+    "--slo",
+    multiple=True,
+    metavar="LATENCY=TARGET",
+    help="A latency target that the curves are answered at, e.g. p99=1ms (also p50, p99.9, "
+    "p99.99, mean; give several, or comma-separate them): per device, the highest IOPS "
+    "that keeps that latency within it.",
+)
+@click.option(
     "--resume",
     "resume_dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -468,11 +476,14 @@ def sweep_command(
     destroy_data: str | None,
     job_timeout: float | None,
     resume_dir: Path | None,
+    slo: tuple[str, ...],
     **planned: Any,
 ) -> None:
     """Run a suite on each device in turn, sampling the CPU, keeping every raw result."""
+    from ssdcompare.analysis.slo import parse_slos
     from ssdcompare.cli.api import prepare_sweep
 
+    parse_slos(list(slo))  # a mistyped target is said before anything runs
     with _stop_on_signals():
         choices: SweepChoices = {"destroy_data": _consent(destroy_data)}
         if resume_dir is not None:
@@ -484,10 +495,12 @@ def sweep_command(
             devices, None if resume_dir else suite, ["ssdcompare", *sys.argv[1:]], **choices
         )
         announce(plan, results.path, findings)
-        _run_and_report(plan, results, job_timeout)
+        _run_and_report(plan, results, job_timeout, list(slo))
 
 
-def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) -> None:
+def _run_and_report(
+    plan: Plan, results: ResultsDir, job_timeout: float | None, slo: list[str]
+) -> None:
     from ssdcompare.run import sweep
 
     progress = ProgressLine()
@@ -510,8 +523,8 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
         say(f"note: {note}")
     try:
         # the report first: a closed or broken stdout must not cost it
-        report = _write_report(results.path)
-        for line in summary_lines(results.path):
+        report = _write_report(results.path, slo)
+        for line in summary_lines(results.path, slo):
             say(line, sys.stdout)
     except KeyboardInterrupt:
         say(f"interrupted while summing up; every run is on disk. The report: ssdcompare "
@@ -533,14 +546,14 @@ def _run_and_report(plan: Plan, results: ResultsDir, job_timeout: float | None) 
         sys.exit(1)
 
 
-def _write_report(path: Path) -> Path | None:
+def _write_report(path: Path, slo: list[str]) -> Path | None:
     """The HTML report of a finished (or interrupted) sweep; a failure here is only a warning,
     since every result is already safe on disk."""
     from ssdcompare.report.build import write_report
     from ssdcompare.results.store import default_report
 
     try:
-        return write_report([path], default_report(path))
+        return write_report([path], default_report(path), slo=slo)
     except SsdcompareError as err:
         click.echo(f"warning: no report written: {err}", err=True)
         return None
@@ -573,8 +586,20 @@ _results_folders = click.argument(
               show_default=True,
               help="What the tables show for several repeats: their mean, median, or the best "
               "run (as CrystalDiskMark shows the best of 5).")  # fmt: skip
+@click.option(
+    "--slo",
+    multiple=True,
+    metavar="LATENCY=TARGET",
+    help="A latency target that the curves are answered at, e.g. p99=1ms (also p50, p99.9, "
+    "p99.99, mean; give several, or comma-separate them): per device, the highest IOPS "
+    "that keeps that latency within it.",
+)
 def report_command(
-    results: tuple[Path, ...], output: Path | None, baseline: str | None, aggregate: str
+    results: tuple[Path, ...],
+    output: Path | None,
+    baseline: str | None,
+    aggregate: str,
+    slo: tuple[str, ...],
 ) -> None:
     """Write a self-contained HTML comparison report from one or more results folders."""
     from ssdcompare.analysis.frame import damaged_runs, load
@@ -582,7 +607,8 @@ def report_command(
     from ssdcompare.results.store import default_report
 
     _check_output_folder(output)
-    target = write_report(results, output or default_report(results[0]), baseline, aggregate)
+    target = write_report(results, output or default_report(results[0]), baseline, aggregate,
+                          list(slo))  # fmt: skip
     _say_damaged(damaged_runs(load(results)))
     click.echo(f"report: {target}")
 

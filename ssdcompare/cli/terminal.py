@@ -234,13 +234,14 @@ _NOT_DRIVE = (
 )
 
 
-def summary_lines(path: Path) -> list[str]:
+def summary_lines(path: Path, slo: list[str] | None = None) -> list[str]:
     """Per job, one line per device; results that did not measure the drive marked (CPU- or
     host-bound, throttled, disturbed) with their reasons listed at the end; then, with several
     devices, the answer (ssdcompare.headline) in a line per device.
 
     A job that sets fio options beyond the typed fields names them after its id, e.g.
-    "randread-4k-qd1+rate_iops200  (+ rate_iops=200)".
+    "randread-4k-qd1+rate_iops200  (+ rate_iops=200)". With latency targets (`slo`), the
+    answer of each curve at each of them, a line per curve and target.
     """
     import pandas as pd  # only now: the command starts without pandas
 
@@ -278,4 +279,18 @@ def summary_lines(path: Path) -> list[str]:
                   *(f"  {run}" for run in mismatched)]  # fmt: skip
     if summary["label"].nunique() >= 2:
         lines += ["", *(h.sentence for h in headline(summary))]
-    return lines
+    return lines + _slo_lines(frame, slo)
+
+
+def _slo_lines(frame: pd.DataFrame, slo: list[str] | None) -> list[str]:
+    """The answers at latency targets, after a blank line; none without targets or curves."""
+    from ssdcompare.analysis.slo import parse_slos, slo_sentences, slo_summary
+
+    targets = parse_slos(slo)
+    found = slo_sentences(slo_summary(frame, targets, None)) if targets else []
+    if targets and not found:
+        found = [
+            f"no latency-vs-load curve to answer {', '.join(t.label for t in targets)} "
+            "with: give a job a curve (curve: [10, 50, 70, 80, 90, 100]) in its suite"
+        ]
+    return ["", *found] if found else []

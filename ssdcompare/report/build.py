@@ -16,6 +16,7 @@ from ssdcompare.analysis.compare import side_by_side
 from ssdcompare.analysis.frame import damaged_runs, io_mismatches, known_true, load
 from ssdcompare.analysis.likeness import like_for_like, pcie_words
 from ssdcompare.analysis.outliers import group_outliers, outlier_lines
+from ssdcompare.analysis.slo import Slo, parse_slos, slo_sentences, slo_summary
 from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.verdict import VERDICTS
@@ -246,9 +247,15 @@ def _devices(sweeps: list[ResultsDir], labels: list[str], frame: pd.DataFrame) -
     return rows
 
 
-def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str | None = None,
-                  aggregate: str = "mean") -> dict[str, object]:  # fmt: skip
-    """Everything the template shows, computed from the frame (no fio, no sysfs)."""
+def build_context(
+    frame: pd.DataFrame,
+    sweeps: list[ResultsDir],
+    baseline: str | None = None,
+    aggregate: str = "mean",
+    slo: list[Slo] | None = None,
+) -> dict[str, object]:
+    """Everything the template shows, computed from the frame (no fio, no sysfs); `slo`:
+    the latency targets curves are answered at."""
     frame, unplaced = _placed(frame)
     summary, labels, baseline = _summary(frame, baseline, aggregate)
     footnotes = Footnotes()
@@ -268,6 +275,7 @@ def build_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str |
         "groups": groups,
         "footnotes": footnotes,
         "headline": [h.sentence for h in answers],
+        "slo_answers": slo_sentences(slo_summary(frame, slo, baseline)) if slo else [],
         "likeness": _likeness(frame, sweeps),
         "outliers": outlier_lines(group_outliers(summary)),
         "advice": advice(answers, summary, frame, sweeps),
@@ -476,17 +484,18 @@ def _state_pairs(summary: pd.DataFrame, labels: list[str]) -> list[dict[str, obj
 
 
 def render_report(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str | None = None,
-                  aggregate: str = "mean") -> str:  # fmt: skip
+                  aggregate: str = "mean", slo: list[Slo] | None = None) -> str:  # fmt: skip
     """The report as one HTML string."""
-    context = build_context(frame, sweeps, baseline, aggregate)
+    context = build_context(frame, sweeps, baseline, aggregate, slo)
     return templates().get_template(TEMPLATE).render(**context)
 
 
 def write_report(paths: Iterable[str | Path], output: str | Path, baseline: str | None = None,
-                 aggregate: str = "mean") -> Path:  # fmt: skip
+                 aggregate: str = "mean", slo: str | list[str] | None = None) -> Path:  # fmt: skip
     """Load results folders, render the report and write it atomically to `output`: an
     .html name, never over a results file or a file that is not a report of ssdcompare's
-    (ssdcompare.results.outputs)."""
+    (ssdcompare.results.outputs). `slo`: latency targets ("p99=1ms") curves are answered at."""
+    targets = parse_slos(slo)  # a bad target is said before anything is read
     # one folder named twice (./A and A/, a symlink) is read once, or it would count double
     folders = unique_folders(paths)
     if not folders:
@@ -495,7 +504,7 @@ def write_report(paths: Iterable[str | Path], output: str | Path, baseline: str 
     check_report_path(target, folders)
     sweeps = [ResultsDir.open(p) for p in folders]
     frame = load(folders)
-    text = render_report(frame, sweeps, baseline, aggregate)
+    text = render_report(frame, sweeps, baseline, aggregate, targets)
     check_report_path(target, folders)  # rendering takes a while: look again just before
     write_atomic(target, text)
     return target
