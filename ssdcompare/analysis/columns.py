@@ -126,8 +126,9 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "a curve point's share of the maximum (`workload.point`); NaN on the curve's "
            "unpaced run (`@max`), which measures the maximum"),
     Column("curve_base", "str", "", _WORKLOAD,
-           "what a curve's shares are of: `own` (the device's own maximum) or `fastest` (the "
-           "highest maximum of the sweep's devices in that repeat)"),
+           "what a curve's shares are of: `own` (the device's own maximum), `fastest` (the "
+           "highest maximum of the sweep's devices in that repeat) or a rate in IOPS the suite "
+           "gave (`20000`)"),
     Column("iops", "float", "I/Os per second", _PERF,
            "`D.iops`; NaN for `sync` (fio gives no rate)"),
     Column("bw_bytes", "float", "bytes per second", _PERF,

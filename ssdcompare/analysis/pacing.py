@@ -31,7 +31,7 @@ def pacing_columns(workload: Workload | None, job: JobResult | None) -> dict[str
     found: dict[str, object] = {
         "curve": workload.curve_name,
         "curve_pct": workload.point,
-        "curve_base": workload.curve_base,
+        "curve_base": str(workload.curve_base),
     }
     asked = asked_iops(job) if job is not None and workload.paced else None
     if asked is not None and job is not None:

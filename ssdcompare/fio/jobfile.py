@@ -184,7 +184,9 @@ def hash_note(workload: Workload) -> str:
     (its rate, set as it starts, follows from the device's maximum: see paced_text)."""
     note = f" in state {workload.state}" if workload.state else ""
     if workload.point is not None:
-        note += f" paced at {workload.point:g}% of the {workload.curve_base} maximum"
+        base = workload.curve_base
+        of = f"{base} IOPS" if isinstance(base, int) else f"the {base} maximum"
+        note += f" paced at {workload.point:g}% of {of}"
     return note
 
 

@@ -57,6 +57,8 @@ def _maximum(
 ) -> tuple[float | None, str]:
     """The IOPS the point's rate is a share of, or why it is not known."""
     workload = job.workload
+    if isinstance(workload.curve_base, int):
+        return float(workload.curve_base), ""  # a rate given in IOPS
     max_id = workload.max_run_id
     assert max_id is not None
     own = workload.curve_base == "own"

@@ -76,9 +76,10 @@ DRIVE_STATES: tuple[str, ...] = DriveState.__args__  # type: ignore[attr-defined
 # vdbench's default list, and a good one: coarse at light load, fine near saturation.
 DEFAULT_CURVE = (10, 50, 70, 80, 90, 100)
 MAX_CURVE_POINTS = 20
-# What a curve's points are shares of: each device's own maximum, or the highest maximum of
-# the sweep's devices (every device is offered the same rates)
-CurveBase = Literal["own", "fastest"]
+# What a curve's points are shares of: each device's own maximum, the highest maximum of the
+# sweep's devices (every device is offered the same loads), or a given rate in IOPS (the
+# same loads in every sweep: a datasheet's figure, or last year's drive)
+CurveBase = Literal["own", "fastest"] | int
 # fio options a curve sets itself on its paced runs: a suite giving them would pace twice
 CURVE_OWNED = ("rate", "rate_iops", "rate_process", "rate_min", "rate_iops_min", "rate_cycle",
                "rate_ignore_thinktime", "rate_poisson")  # fmt: skip
@@ -128,7 +129,7 @@ class Workload(BaseModel):
     state: DriveState | None = None
     # a latency-vs-load curve: an unpaced run, then one paced at each share of its maximum
     curve: list[float] | None = None
-    curve_base: CurveBase = "own"
+    curve_base: CurveBase = Field("own", description="own, fastest, or a rate in IOPS")
     stop_p99_us: float | None = Field(
         None, validation_alias=_alias("stop_p99", "stop_p99_us"),
         description="Skip a curve's higher points once a point's p99 latency passes this",
@@ -239,6 +240,21 @@ class Workload(BaseModel):
             raise ValueError("give a curve's shares once each, lowest first, e.g. [10, 50, 90]")
         return value
 
+    @field_validator("curve_base", mode="before")
+    @classmethod
+    def _base_given(cls, value: Any) -> Any:
+        """A rate is IOPS, a whole number above 0 ("20k" is 20,000)."""
+        if isinstance(value, str) and value not in ("own", "fastest"):
+            match = re.fullmatch(r"\s*(\d+)\s*([km]?)\s*", value.lower())
+            if not match:
+                raise ValueError(f"curve_base {value!r}: give own, fastest, or a rate in IOPS "
+                                 "such as 20000 or 20k")  # fmt: skip
+            value = int(match.group(1)) * {"": 1, "k": 1000, "m": 1_000_000}[match.group(2)]
+        if isinstance(value, bool) or (isinstance(value, int) and not 0 < value <= 10**9):
+            raise ValueError("curve_base: a rate in IOPS is a whole number above 0 (and at "
+                             "most 1,000,000,000)")  # fmt: skip
+        return value
+
     @field_validator("stop_p99_us", mode="before")
     @classmethod
     def _stop_latency(cls, value: Any) -> Any:
@@ -293,8 +309,9 @@ class Workload(BaseModel):
         if self.point is not None and self.point not in self.curve:
             raise ValueError(f"point {self.point:g} is not one of the curve's shares")
         if self.id is not None and "@" in self.id:
-            run = self.id.split("@", 1)[1].split(".")[0]
-            if run != (MAX_RUN if self.point is None else f"{point_token(self.point)}pct"):
+            run = self.id.split("@", 1)[1]
+            want = MAX_RUN if self.point is None else f"{point_token(self.point)}pct"
+            if run != want and not run.startswith(f"{want}."):
                 raise ValueError(f"id {self.id!r}: '@' is kept for the runs a curve makes")
 
     def generated_id(self) -> str:

@@ -1,0 +1,149 @@
+"""Latency-vs-load curves: an unpaced run, then points paced by fio at shares of the maximum;
+points that could not reach their load; the answer at a latency target (`--slo`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from blockdevs import loop_device
+from suitefiles import suite_file
+
+import ssdcompare
+from ssdcompare.analysis.pacing import reach_tolerance_pct
+from ssdcompare.analysis.slo import AT_LEAST, MET, NEVER, parse_slo
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+CAP_IOPS = 2000  # the throttled device's reads per second
+# shares of 10,000 IOPS: 500 and 1,000 well below the cap, 4,000 and 8,000 well above it and
+# well below what a loop device gives on any machine (20k-200k IOPS)
+BASE, CURVE = 10_000, [5, 10, 40, 80]
+
+
+class Cap:
+    """A blkio cgroup of the test's own that holds reads from one device to `iops`."""
+
+    def __init__(self, device: str, iops: int) -> None:
+        self.group = BLKIO / f"ssdcompare-curve-{os.getpid()}"
+        self.group.mkdir()
+        number = os.stat(device).st_rdev
+        rule = f"{os.major(number)}:{os.minor(number)} {iops}"
+        (self.group / "blkio.throttle.read_iops_device").write_text(rule)
+
+    def command(self, *args: str) -> list[str]:
+        """A command that joins the cgroup before it starts: fio, its child, is held too."""
+        procs = self.group / "cgroup.procs"
+        return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *args]
+
+    def remove(self) -> None:
+        for pid in (self.group / "cgroup.procs").read_text().split():
+            try:
+                (BLKIO / "cgroup.procs").write_text(pid)
+            except OSError:
+                pass  # already gone
+        self.group.rmdir()
+
+
+def _points(frame: pd.DataFrame, device: str) -> pd.DataFrame:
+    rows = frame[(frame["device"] == device) & frame["curve_pct"].notna()]
+    return rows.sort_values("curve_pct").reset_index(drop=True)
+
+
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.serial  # whether a point reaches its load depends on the CPU it gets
+@pytest.mark.skipif(not BLKIO.is_dir(), reason="needs the cgroup v1 blkio controller")
+def test_a_capped_device_cannot_reach_the_points_above_its_cap(tmp_path: Path) -> None:
+    suite = suite_file(
+        tmp_path, "curve",
+        f"{{rw: randread, bs: 4k, iodepth: 16, size: 48m, curve: {CURVE}, "
+        f"curve_base: {BASE}}}",
+        defaults="{runtime: 1}",
+    )  # fmt: skip
+    out = tmp_path / "results"
+    with loop_device(tmp_path / "free.img", 64 << 20) as free, \
+            loop_device(tmp_path / "capped.img", 64 << 20) as capped:  # fmt: skip
+        cap = Cap(capped, CAP_IOPS)
+        try:
+            done = subprocess.run(
+                cap.command(sys.executable, "-m", "ssdcompare", "sweep", "--suite", str(suite),
+                            "--devices", f"{free},{capped}", "--out", str(out),
+                            "--slo", "p99=100ms"),
+                capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+        finally:
+            cap.remove()
+    assert done.returncode == 0, done.stdout + done.stderr
+    free_name, capped_name = Path(free).name, Path(capped).name
+    frame = ssdcompare.load(out)
+    maxima = frame[frame["job"] == "randread-4k-qd16@max"].set_index("device")["iops"]
+    assert maxima[capped_name] < CAP_IOPS * 1.1 < BASE < maxima[free_name]
+    # every point is paced at its share of the rate given, on both devices: the load fio
+    # offers is the nearest its whole-microsecond gaps allow
+    fast = _points(frame, free_name)
+    slow = _points(frame, capped_name)
+    assert list(fast["curve_pct"]) == list(slow["curve_pct"]) == CURVE
+    assert list(fast["rate_asked_iops"]) == list(slow["rate_asked_iops"])
+    assert all(
+        abs(a - BASE * p / 100) < BASE * p / 100 * 0.01
+        for a, p in zip(fast["rate_asked_iops"], CURVE, strict=True)
+    )
+    # the free device reaches every point
+    for asked, reached, ok in zip(fast["rate_asked_iops"], fast["rate_reached_pct"],
+                                  fast["rate_reached"], strict=True):  # fmt: skip
+        assert ok and reached >= 100 - reach_tolerance_pct(asked, 1), (asked, reached)
+    # the capped one reaches those below its cap, and none above it
+    for asked, ok, reached in zip(slow["rate_asked_iops"], slow["rate_reached"],
+                                  slow["iops"], strict=True):  # fmt: skip
+        if asked > CAP_IOPS * 1.15:
+            assert ok is False or ok == False, (asked, reached)  # noqa: E712
+            assert reached < CAP_IOPS * 1.05
+        elif asked < CAP_IOPS * 0.7:
+            assert ok, (asked, reached)
+    assert list(slow["rate_reached"]) == [True, True, False, False]
+    # the fio output says what it was asked: rate_iops in the job's options, Poisson arrivals
+    point = slow.iloc[-1]
+    options = json.loads(Path(point["fio_json"]).read_text())["jobs"][0]["job options"]
+    assert options["rate_process"] == "poisson" and int(options["rate_iops"]) > CAP_IOPS
+    _check_answers(frame, free_name, capped_name)
+    # the terminal summary gave the answer at the target, per device
+    assert "randread-4k-qd16, p99 ≤ 100.00 ms: " in done.stdout, done.stdout
+
+
+def _check_answers(frame: pd.DataFrame, free: str, capped: str) -> None:
+    """The answers at targets: the capped device's within its cap, the free one's above it,
+    the bracketing points those the curve's latencies make."""
+    slo = parse_slo("p99=100ms")  # far above any loop device's p99: every reached point meets it
+    summary = ssdcompare.job_summary(frame, slo=slo)
+    rows = summary[summary["slo"].notna()].set_index("label")
+    assert rows.loc[capped, "slo_status"] == AT_LEAST
+    assert rows.loc[capped, "slo_iops"] < CAP_IOPS
+    assert rows.loc[capped, "slo_below"].startswith("10 %: ")  # its highest reached point
+    assert rows.loc[free, "slo_status"] == AT_LEAST
+    assert rows.loc[free, "slo_iops"] > CAP_IOPS * 2
+    assert rows.loc[free, "slo_below"].startswith("80 %: ")
+    assert rows.loc[capped, "slo_ratio"] < 0.5
+    # a target between two of the free device's points: the answer lies between them
+    fast = _points(frame, free)
+    worst = fast["lat_p99_us"].to_numpy()
+    top = int(worst.argmax())
+    if top == 0:  # the lightest load had the worst tail: no load meets a target below it
+        answer = ssdcompare.job_summary(frame, slo=f"p99={worst[0] * 0.9:.3f}us")
+        assert answer[answer["label"] == free]["slo_status"].iloc[0] == NEVER
+        return
+    limit = math.sqrt(worst[:top].max() * worst[top])
+    summary = ssdcompare.job_summary(frame, slo=f"p99={limit:.3f}us")
+    row = summary[(summary["label"] == free) & summary["slo"].notna()].iloc[0]
+    assert row["slo_status"] == MET
+    below, above = fast.iloc[top - 1], fast.iloc[top]
+    assert (
+        row["slo_below_pct"] == below["curve_pct"] and row["slo_above_pct"] == above["curve_pct"]
+    )
+    low, high = sorted((below["iops"], above["iops"]))
+    assert low <= row["slo_iops"] <= high
