@@ -149,6 +149,10 @@ def headline(summary: pd.DataFrame, baseline: str | None = None) -> list[Headlin
     )
     if "member" in summary.columns:  # a group's members are part of a unit, not units
         summary = summary[summary["member"].isna()]
+    if "curve_pct" in summary.columns:
+        # a curve's paced points run at the load they are given: their IOPS say whether the
+        # drive took it, not how fast it is (a curve is answered at a latency target instead)
+        summary = summary[summary["curve_pct"].isna()]
     labels = list(dict.fromkeys(summary["label"]))
     if not labels:
         return []

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import math
 
+import numpy
+
 from ssdcompare.fio.pacing import offered_iops
 from ssdcompare.fio.result.models import JobResult
 from ssdcompare.suite.workload import Workload
+from ssdcompare.units import format_count
 
 REACH_TOLERANCE_PCT = 2.0  # a point more than 2 % short of its load could not reach it
 _CHANCE_SIGMAS = 3.0
@@ -68,3 +71,17 @@ def asked_iops(job: JobResult) -> float | None:
     if not offered or any(o is None for o in offered):
         return None  # fio did not pace some direction: no load was set
     return sum(o for o in offered if o is not None) * job.processes
+
+
+def reach_words(row: dict[str, object] | object) -> str | None:
+    """ "could not reach its load: 1.98k of 4.00k IOPS (49 %)" for a result (a frame's or a
+    summary's row) that fell short of its load; None for any other."""
+    get = row.get if hasattr(row, "get") else (lambda key: None)  # type: ignore[union-attr]
+    reached_it = get("rate_reached")
+    if not isinstance(reached_it, bool | numpy.bool_) or reached_it:
+        return None  # reached, unknown (NA) or no curve point
+    asked, reached = get("rate_asked_iops"), get("rate_reached_pct")
+    if not isinstance(asked, float | int) or not isinstance(reached, float | int):
+        return "could not reach its load"
+    return (f"could not reach its load: {format_count(asked * reached / 100)} of "
+            f"{format_count(asked)} IOPS ({reached:.0f} %)")  # fmt: skip

@@ -45,7 +45,7 @@ _WORKLOAD_KEYS = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", 
 _RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "fio_version",
               "lat_source", "drive_state", "state", "thinktime_us", "io_size_bytes",
               "group", "member", "curve", "curve_pct", "rate_asked_iops",
-              "rate_reached"]  # fmt: skip
+              "rate_reached", "rate_reached_pct"]  # fmt: skip
 
 
 def _per_run(frame: pd.DataFrame) -> pd.DataFrame:

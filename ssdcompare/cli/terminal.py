@@ -213,10 +213,14 @@ def _summary_cell(row: pd.Series) -> str:
     if row["repeats"] > 1 and cv == cv:  # NaN for repeats without I/O
         text += f" (CV {cv:.0f} %)"
     from ssdcompare.analysis.frame import is_true
+    from ssdcompare.analysis.pacing import reach_words
 
     if row.get("cliff_runs", 0):
         before, after = (format_count(row[f"cliff_{w}_iops"]) for w in ("before", "after"))
         text += f" [write cliff at {row['cliff_s']:.0f} s: {before} -> {after} IOPS]"
+    short = reach_words(row)
+    if short:  # a curve point whose latency is no point of the curve
+        text += f" [{short}]"
     limit = limit_word(row.get("verdict"), cpu_bound=is_true(row["cpu_bound"]))
     return f"{text} [{limit}]" if limit else text
 

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ssdcompare.analysis.frame import is_false, is_true
+from ssdcompare.analysis.pacing import reach_words
 from ssdcompare.judge.stats import why_untested
 from ssdcompare.judge.verdict import LIMIT_WORDS, limit_word
 from ssdcompare.suite.workload import RW_LABELS
@@ -238,6 +239,9 @@ def _limit(cell: Cell, row: dict[str, Any], footnotes: Footnotes) -> None:
         cell.reason = f"{verdict}: {row['verdict_reason']}"
     elif isinstance(row.get("verdict_reason"), str):  # a drive result with a note
         cell.reason = str(row["verdict_reason"])
+    short = reach_words(row)
+    if short:  # a curve point that fell short: its latency is no point of the curve
+        cell.reason = "; ".join(filter(None, [short, cell.reason]))
     if cell.reason:
         # the same reason for many results is one note: its number in each cell says where
         cell.footnote = _note(footnotes, cell.reason)
