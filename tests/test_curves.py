@@ -147,3 +147,50 @@ def _check_answers(frame: pd.DataFrame, free: str, capped: str) -> None:
     )
     low, high = sorted((below["iops"], above["iops"]))
     assert low <= row["slo_iops"] <= high
+
+
+def _rate_line(path: Path) -> str:
+    return next(line for line in path.read_text().splitlines() if line.startswith("rate_iops="))
+
+
+@pytest.mark.fio
+def test_a_curve_stops_past_its_limit_and_resumes_at_the_same_rates(tmp_path: Path) -> None:
+    suite = suite_file(
+        tmp_path, "curve",
+        "{rw: randread, bs: 4k, iodepth: 4, curve: [10, 50, 90], stop_p99: 1us, "
+        "curve_base: fastest}",
+        defaults="{runtime: 1}",
+    )  # fmt: skip
+    files = [str(tmp_path / "a.dat"), str(tmp_path / "b.dat")]
+    run = ssdcompare.run_sweep(files, suite=str(suite), out=tmp_path / "results", size="16m",
+                               report=False)  # fmt: skip
+    said = [(s.target, s.job, s.status) for s in run.outcome.statuses]
+    # the maxima of every device first: the points are shares of the highest
+    assert said[:2] == [("a.dat", "randread-4k-qd4@max", "ok"), ("b.dat", "randread-4k-qd4@max",
+                                                                  "ok")]  # fmt: skip
+    # no read takes under a microsecond: after the lowest point, the curve stops
+    for device in ("a.dat", "b.dat"):
+        mine = {job: (status, s) for (t, job, status), s in
+                zip(said, run.outcome.statuses, strict=True) if t == device}  # fmt: skip
+        assert mine["randread-4k-qd4@10pct"][0] == "ok"
+        for higher in ("randread-4k-qd4@50pct", "randread-4k-qd4@90pct"):
+            status, record = mine[higher]
+            assert status == "skipped"
+            assert record.error is not None and record.error.startswith(
+                "the curve stopped at 10 % (randread-4k-qd4@10pct): its p99 latency was "
+            )
+            assert record.error.endswith("past stop_p99 1.0 µs")
+    folder = run.path / "runs" / "a.dat" / "randread-4k-qd4@10pct" / "r1"
+    rate = _rate_line(folder / "jobfile.fio")
+    assert rate == _rate_line(run.path / "runs" / "b.dat" / "randread-4k-qd4@10pct" / "r1"
+                              / "jobfile.fio")  # fmt: skip
+    # the point run again (its folder gone): paced at the rate the stored maxima give
+    for item in folder.iterdir():
+        item.unlink()
+    folder.rmdir()
+    again = ssdcompare.run_sweep(files, resume=run.path, report=False)
+    assert [(s.job, s.status) for s in again.outcome.statuses if s.target == "a.dat"][0] == (
+        "randread-4k-qd4@10pct",
+        "ok",
+    )
+    assert _rate_line(folder / "jobfile.fio") == rate

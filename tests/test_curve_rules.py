@@ -1,0 +1,161 @@
+"""The rules of latency-vs-load curves on clear-cut cases: suite keys, fio's Poisson pacing,
+the reach rule, the answer at a latency target and the order runs go in."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from suitefiles import suite_file
+
+from ssdcompare.analysis.pacing import asked_iops, reach_tolerance_pct
+from ssdcompare.analysis.slo import AT_LEAST, MET, NEVER, NO_POINTS, answer, parse_slo, parse_slos
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.fio.jobfile import paced_text
+from ssdcompare.fio.pacing import offered_iops, rate_for
+from ssdcompare.fio.result.models import DirectionResult, JobResult
+from ssdcompare.suite.files import load_suite
+from ssdcompare.suite.workload import DEFAULT_CURVE, Workload
+
+
+def _suite(tmp_path: Path, workload: str) -> list[Workload]:
+    return load_suite(str(suite_file(tmp_path, "c", workload))).workloads
+
+
+def test_a_curve_is_its_unpaced_run_and_a_run_per_point(tmp_path: Path) -> None:
+    runs = _suite(tmp_path, "{rw: randread, bs: 4k, iodepth: 32, curve: true, stop_p99: 10ms}")
+    assert [w.job_id for w in runs] == ["randread-4k-qd32@max"] + [
+        f"randread-4k-qd32@{p}pct" for p in DEFAULT_CURVE
+    ]
+    assert [w.point for w in runs] == [None, *map(float, DEFAULT_CURVE)]
+    assert {w.curve_name for w in runs} == {"randread-4k-qd32"}
+    assert {w.max_run_id for w in runs} == {"randread-4k-qd32@max"}
+    assert all(w.stop_p99_us == 10_000 for w in runs)
+    assert [w.paced for w in runs] == [False] + [True] * len(DEFAULT_CURVE)
+
+
+def test_an_override_keeps_a_curve_runs_suffix_and_renames_its_job(tmp_path: Path) -> None:
+    suite = load_suite(str(suite_file(tmp_path, "c", "{rw: randread, bs: 4k, curve: [50]}")))
+    ids = [w.job_id for w in suite.with_overrides(iodepth=8).workloads]
+    assert ids == ["randread-4k-qd8@max", "randread-4k-qd8@50pct"]
+    states = [w.job_id for w in suite.in_states(["empty"]).workloads]
+    assert states == ["randread-4k-qd1@max.empty", "randread-4k-qd1@50pct.empty"]
+    assert suite.in_states(["empty"]).workloads[1].max_run_id == "randread-4k-qd1@max.empty"
+
+
+@pytest.mark.parametrize(
+    ("workload", "says"),
+    [
+        ("{rw: randread, bs: 4k, curve: [50, 10]}", "lowest first"),
+        ("{rw: randread, bs: 4k, curve: [0, 50]}", "no share of the maximum"),
+        ("{rw: randread, bs: 4k, curve: [50, 120]}", "no share of the maximum"),
+        ("{rw: randread, bs: 4k, curve: []}", "at least one share"),
+        ("{rw: randread, bs: 4k, stop_p99: 10ms}", "stop_p99 applies to a curve"),
+        ("{rw: randread, bs: 4k, curve_base: fastest}", "curve_base applies to a curve"),
+        ("{rw: randread, bs: 4k, curve: [50], curve_base: slowest}", "give own, fastest"),
+        ("{rw: randread, bs: 4k, curve: [50], curve_base: 0}", "whole number above 0"),
+        ("{rw: randread, bs: 4k, curve: [50], stop_p99: fast}", "is not a latency"),
+        ("{rw: randread, bs: 4k, curve: [50], extra: {rate_iops: 100}}", "drop rate_iops"),
+        ("{rw: randread, bs: 4k, curve: [50], thinktime: 100}", "drop thinktime"),
+        ("{rw: randread, bs: 4k, id: x@max}", "kept for the runs a curve makes"),
+        ("{rw: randread, bs: 4k, point: 50}", "unknown key 'point'"),
+    ],
+)
+def test_a_curve_given_wrong_is_refused_with_its_reason(
+    tmp_path: Path, workload: str, says: str
+) -> None:
+    with pytest.raises(SsdcompareError, match="invalid suite") as caught:
+        _suite(tmp_path, workload)
+    assert says in str(caught.value)
+
+
+def test_fio_paces_poisson_arrivals_in_whole_microseconds() -> None:
+    # g = 1,000,000 // rate; a gap is floor(g * Exp(1)): its mean is 1 / (e^(1/g) - 1)
+    assert offered_iops(1000) == pytest.approx(1000.5, rel=1e-4)
+    assert offered_iops(60_000) == pytest.approx(1e6 * math.expm1(1 / 16))  # 64.5k, not 60k
+    assert offered_iops(1_000_001) is None and offered_iops(0) is None  # fio does not pace
+    for wanted in (100, 5_000, 33_000, 58_878, 120_000):
+        rate = rate_for(wanted)
+        offered = offered_iops(rate)
+        assert offered is not None
+        # no rate_iops whose gap is one microsecond more or less offers a closer load
+        gap = 1_000_000 // rate
+        for other in (gap - 1, gap + 1):
+            near = 1_000_000 // other if other >= 2 else 0
+            if near and 1_000_000 // near == other:  # a gap some rate_iops gives
+                assert abs(offered - wanted) <= abs((offered_iops(near) or 0) - wanted)
+
+
+def test_a_paced_jobfile_gets_its_rate_after_every_poisson_line() -> None:
+    text = "[a.m1]\nrw=randrw\nrate_process=poisson\n\n[a.m2]\nrw=randrw\nrate_process=poisson\n"
+    paced = paced_text(text, (700, 300))
+    assert paced.count("rate_process=poisson\nrate_iops=700,300\n") == 2
+
+
+def _job(rate_iops: str, directions: dict[str, float], processes: int = 1) -> JobResult:
+    found = {
+        name: DirectionResult(direction=name, io_bytes=None, bw_bytes=0.0, iops=iops,
+                              runtime_ms=None, total_ios=None, short_ios=None, drop_ios=None)
+        for name, iops in directions.items()
+    }  # fmt: skip
+    return JobResult(name="j", groupid=0, error=0, usr_cpu_pct=0.0, sys_cpu_pct=0.0,
+                     processes=processes, job_options={"rate_iops": rate_iops},
+                     directions=found)  # fmt: skip
+
+
+def test_the_load_asked_is_read_from_fios_own_record_of_rate_iops() -> None:
+    mix = _job("700,300", {"read": 690.0, "write": 300.0}, processes=2)
+    assert asked_iops(mix) == pytest.approx(2 * (offered_iops(700) + offered_iops(300)))
+    one = _job("500", {"read": 500.0})  # one value paces every direction
+    assert asked_iops(one) == pytest.approx(offered_iops(500))
+    assert asked_iops(_job("", {"read": 1.0})) is None
+    assert asked_iops(_job("x,1", {"read": 1.0})) is None
+    assert asked_iops(_job("2000000", {"read": 1.0})) is None  # beyond fio's pacing
+
+
+def test_the_reach_rule_allows_what_a_poisson_count_varies_by_chance() -> None:
+    assert reach_tolerance_pct(100_000, 60) == 2.0  # 6 million arrivals: 2 % rules
+    assert reach_tolerance_pct(600, 2) == pytest.approx(300 / math.sqrt(1200))  # 8.7 %
+    assert math.isinf(reach_tolerance_pct(0, 1))
+
+
+def _points(*points: tuple[float, float, float, bool]) -> pd.DataFrame:
+    """(share, IOPS, p99 µs, reached) per point."""
+    return pd.DataFrame(
+        [{"curve_pct": s, "iops": i, "lat_p99": p, "rate_reached": r} for s, i, p, r in points]
+    )
+
+
+def test_the_answer_is_interpolated_between_the_points_that_bracket_the_target() -> None:
+    points = _points((10, 10_000, 100, True), (50, 50_000, 400, True), (90, 90_000, 1600, True))
+    found = answer(points, parse_slo("p99=800us"))
+    # log latency is linear in IOPS between 400 µs (50k) and 1.6 ms (90k): 800 µs at 70k
+    assert found.status == MET and found.iops == pytest.approx(70_000)
+    assert (found.below_pct, found.above_pct) == (50, 90)
+    assert found.below == "50 %: 50.0k IOPS, p99 400 µs"
+    assert found.above == "90 %: 90.0k IOPS, p99 1.60 ms"
+
+
+def test_a_curve_says_never_at_least_and_leaves_unreached_points_out() -> None:
+    points = _points((10, 10_000, 100, True), (50, 50_000, 400, True), (90, 60_000, 90_000, False))
+    at_least = answer(points, parse_slo("p99=1ms"))  # the unreached point does not count
+    assert at_least.status == AT_LEAST and at_least.iops == 50_000 and at_least.above is None
+    never = answer(points, parse_slo("p99=50us"))
+    assert never.status == NEVER and math.isnan(never.iops) and never.above_pct == 10
+    none = answer(_points((10, 10_000, 100, False)), parse_slo("p99=1ms"))
+    assert none.status == NO_POINTS
+    # a point past the target, then one within it again: the first crossing answers
+    wobbly = _points((10, 10_000, 100, True), (50, 50_000, 900, True), (70, 70_000, 700, True))
+    assert answer(wobbly, parse_slo("p99=800us")).above_pct == 50
+
+
+def test_targets_are_read_as_people_write_them() -> None:
+    assert parse_slos("p99=1ms, p99.9<=500us") == [parse_slo("p99=1000us"),
+                                                   parse_slo("p999=0.5ms")]  # fmt: skip
+    assert parse_slo("mean=200").limit_us == 200
+    assert parse_slo("p99.99=2s").label == "p99.99 ≤ 2.00 s"
+    for wrong in ("p98=1ms", "p99", "p99=fast", "p99=0ms", "=1ms"):
+        with pytest.raises(SsdcompareError, match="--slo"):
+            parse_slo(wrong)
