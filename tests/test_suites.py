@@ -23,6 +23,7 @@ DOCUMENTED = {
     "anandtech": (2 * (4 + 24 + 22), 2 * (4 * 600 + 46 * 60)),
     "crystaldiskmark": (8, 8 * 5),
     "database": (45, 45 * 180),
+    "latency-curve": (14, 14 * 65),
     "mix-sweep": (22, 22 * 60),
     "optane-vs-nand": (6, 6 * 30),
     "qd-sweep": (32, 32 * 60),
