@@ -12,6 +12,7 @@ In Python (e.g. Jupyter)::
     seconds = ssdcompare.timeseries("results/20261122-120000-quick")  # every run, per second
     ssdcompare.bursts("results/20261122-120000-anandtech")        # each burst of bursty jobs
     ssdcompare.headline(summary)                                  # the answer, a line per device
+    ssdcompare.latency_targets(frame, "p99=1ms")                  # curves' IOPS within a p99
     ssdcompare.plot.queue_depth(frame).savefig("qd.png")          # the report's charts, matplotlib
 
 This module imports nothing when it loads: the command line starts from ssdcompare.cli.entry,
@@ -22,7 +23,7 @@ from ssdcompare.version import __version__
 
 __all__ = [
     "SsdcompareError", "SweepRun", "__version__", "bursts", "job_summary", "load", "read_fio",
-    "run_sweep", "side_by_side", "timeseries", "headline", "plot",
+    "run_sweep", "side_by_side", "timeseries", "headline", "latency_targets", "plot",
 ]  # fmt: skip
 
 _LAZY = {
@@ -35,6 +36,7 @@ _LAZY = {
     "timeseries": "ssdcompare.analysis.persecond",
     "bursts": "ssdcompare.analysis.perburst",
     "headline": "ssdcompare.analysis.answer",
+    "latency_targets": "ssdcompare.analysis.slo",
     "SweepRun": "ssdcompare.cli.api",
 }
 

@@ -180,6 +180,12 @@ def test_a_curve_stops_past_its_limit_and_resumes_at_the_same_rates(tmp_path: Pa
                 "the curve stopped at 10 % (randread-4k-qd4@10pct): its p99 latency was "
             )
             assert record.error.endswith("past stop_p99 1.0 µs")
+    # the only point reached answers any target it meets: at least its IOPS
+    answers = ssdcompare.latency_targets(run.frame(), "p99=10s")
+    assert list(answers["label"]) == ["a.dat", "b.dat"]
+    assert set(answers["slo_status"]) == {AT_LEAST} and set(answers["slo_below_pct"]) == {10}
+    with pytest.raises(ssdcompare.SsdcompareError, match="give a latency target"):
+        ssdcompare.latency_targets(run.frame(), [])
     folder = run.path / "runs" / "a.dat" / "randread-4k-qd4@10pct" / "r1"
     rate = _rate_line(folder / "jobfile.fio")
     assert rate == _rate_line(run.path / "runs" / "b.dat" / "randread-4k-qd4@10pct" / "r1"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ssdcompare.analysis.frame import frame_given, label_devices
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.result.models import DISTRIBUTION_PERCENTILES
 from ssdcompare.judge.stats import compare
@@ -292,3 +293,23 @@ def _device_words(row: pd.Series, first: bool) -> str:
         tested = f", p = {p_value:.2g}" if p_value is not None and p_value == p_value else ""
         versus = f", {ratio:.2f}× {row['slo_compared_to']}{tested}"
     return f"{label} {verb}{figure} IOPS{versus} ({where})"
+
+
+def latency_targets(
+    frame: pd.DataFrame,
+    slo: str | Slo | list[str | Slo],
+    baseline: str | None = None,
+) -> pd.DataFrame:
+    """Every curve's answer at latency targets (`ssdcompare.latency_targets`): a row per
+    device, curve and target ("p99=1ms", or several), with the repeats' mean answer
+    (`slo_iops`), its state, the bracketing points and the ratio to `baseline` (default: the
+    first device) with its significance from 3 repeats a side; see slo_summary."""
+    frame = frame_given(frame, "latency_targets", "ssdcompare.load (or read_fio)")
+    targets = parse_slos(slo)
+    if not targets:
+        raise SsdcompareError("give a latency target, e.g. slo='p99=1ms'")
+    frame = label_devices(frame) if "label" not in frame.columns else frame
+    if baseline is not None and baseline not in set(frame["label"]):
+        raise SsdcompareError(f"baseline {baseline!r} is not one of: "
+                              f"{', '.join(dict.fromkeys(frame['label']))}")  # fmt: skip
+    return slo_summary(frame, targets, baseline)
