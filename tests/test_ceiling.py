@@ -18,6 +18,7 @@ from blockdevs import loop_device, zram_device
 from fioprocs import DEADLINE_S, fio_has_read, fio_processes, wait_for
 from suitefiles import suite_file
 
+import ssdcompare
 from ssdcompare.results.store import CEILING_RAM_DISK, ResultsDir
 from ssdcompare.run.ramdisk import RECORD_PREFIX, RamDiskRecord, remove_leftovers
 from ssdcompare.target.locks import own_folder
@@ -175,3 +176,25 @@ def test_a_leftover_is_removed_only_when_it_is_the_device_recorded_unused_and_em
         finally:
             for path in [*records, held]:
                 path.unlink(missing_ok=True)
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_curves_points_share_the_ceiling_of_its_unpaced_run(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    suite = suite_file(tmp_path, "curve", "{rw: randread, bs: 4k, iodepth: 4, curve: [50]}",
+                       defaults="{runtime: 1, size: 16m}")  # fmt: skip
+    out = tmp_path / "r"
+    with zram_device(64 << 20) as device:
+        done = run_cli("sweep", "--devices", device, "--suite", str(suite), "--ceiling",
+                       "--out", str(out))  # fmt: skip
+        assert done.exit_code == 0, done  # type: ignore[attr-defined]
+    # the host's ceiling for the job is measured once, unpaced: a paced run is no ceiling
+    assert [p.name for p in (out / "ceiling").iterdir()] == ["randread-4k-qd4@max"]
+    frame = ssdcompare.load(out).set_index("job")
+    ceiling = ceiling_iops(out, "randread-4k-qd4@max")
+    assert ceiling and frame.loc["randread-4k-qd4@50pct", "ceiling_iops"] == ceiling
+    point = frame.loc["randread-4k-qd4@50pct"]
+    assert point["ceiling_pct"] == pytest.approx(point["iops"] / ceiling * 100)
+    assert_removed(out)

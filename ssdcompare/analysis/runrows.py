@@ -290,7 +290,9 @@ def _measured_columns(
                       cliff_written_bytes=cliff.written_bytes, cliff_cause=cause)  # fmt: skip
     # only reading jobs have a ceiling (results made before that may hold others)
     writes = workload is None or workload.writes
-    ceiling = results.ceiling_iops(status.job) if not writes else None
+    # a curve's paced points have the ceiling of its unpaced run: the host's limit for the job
+    ceiling_job = workload.max_run_id if workload is not None and workload.paced else None
+    ceiling = results.ceiling_iops(ceiling_job or status.job) if not writes else None
     if ceiling is not None:
         values.update(ceiling_iops=ceiling, ceiling_pct=job.total_iops / ceiling * 100)
     if workload is not None and workload.bursty:

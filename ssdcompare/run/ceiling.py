@@ -88,8 +88,9 @@ def measure(
 
 
 def has_ceiling(job: RenderedJob) -> bool:
-    """Whether `--ceiling` measures this job: only jobs that neither write nor trim."""
-    return not job.writes
+    """Whether `--ceiling` measures this job: only jobs that neither write nor trim; a
+    curve's paced points are measured against the ceiling of its unpaced run (`@max`)."""
+    return not job.writes and not job.workload.paced
 
 
 def _done(results: ResultsDir, job: str) -> bool:
