@@ -159,3 +159,43 @@ def test_targets_are_read_as_people_write_them() -> None:
     for wrong in ("p98=1ms", "p99", "p99=fast", "p99=0ms", "=1ms"):
         with pytest.raises(SsdcompareError, match="--slo"):
             parse_slo(wrong)
+
+
+def _curve_frame(devices: dict[str, list[float]]) -> pd.DataFrame:
+    """A frame of curve points: per device, per repeat, points at 10, 50 and 90 % whose p99
+    doubles from one to the next; `devices` gives each repeat's IOPS at the 50 % point."""
+    rows = []
+    for device, repeats in devices.items():
+        for repeat, middle in enumerate(repeats, start=1):
+            for share, iops, p99 in ((10, middle / 5, 250.0), (50, middle, 500.0),
+                                     (90, middle * 1.8, 1000.0)):  # fmt: skip
+                rows.append({
+                    "sweep": "s", "host": "h", "device": device, "label": device,
+                    "job": f"j@{share}pct", "repeat": repeat, "direction": "read",
+                    "status": "ok", "member": pd.NA, "curve": "j", "curve_pct": float(share),
+                    "iops": iops, "total_ios": iops, "lat_mean_us": p99 / 2,
+                    "lat_p50_us": p99 / 3, "lat_p99_us": p99, "lat_p999_us": p99 * 2,
+                    "lat_dist_us": None, "rate_asked_iops": iops, "rate_reached": True,
+                    "verdict": "drive",
+                })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_answers_of_repeats_are_compared_with_the_baselines_and_tested() -> None:
+    from ssdcompare.analysis.slo import slo_summary
+
+    frame = _curve_frame({"a": [10_000, 10_500, 9_500], "b": [20_000, 21_000, 19_000]})
+    # p99 = 500 µs at the 50 % point exactly: the answer is that point's IOPS
+    found = slo_summary(frame, [parse_slo("p99=500us")], "a").set_index("label")
+    assert found.loc["a", "slo_iops"] == pytest.approx(10_000)
+    assert found.loc["b", "slo_repeats"] == 3
+    assert found.loc["b", "slo_ratio"] == pytest.approx(2.0, rel=1e-3)
+    assert found.loc["b", "slo_p_value"] < 0.05 and bool(found.loc["b", "slo_significant"])
+    assert found.loc["b", "slo_ratio_ci_low"] < 2.0 < found.loc["b", "slo_ratio_ci_high"]
+    assert math.isnan(found.loc["a", "slo_ratio"])  # the baseline itself
+    # one repeat a side: the ratio, untested
+    single = slo_summary(_curve_frame({"a": [10_000], "b": [15_000]}),
+                         [parse_slo("p99=500us")], None).set_index("label")  # fmt: skip
+    assert single.loc["b", "slo_ratio"] == pytest.approx(1.5)
+    assert math.isnan(single.loc["b", "slo_p_value"])
+    assert pd.isna(single.loc["b", "slo_significant"])
