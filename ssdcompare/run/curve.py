@@ -13,15 +13,12 @@ from ssdcompare.fio.jobfile import RenderedJob, paced_text
 from ssdcompare.fio.pacing import rate_for
 from ssdcompare.fio.result.models import FioOutput, FioOutputError
 from ssdcompare.results.store import ResultsDir
-from ssdcompare.run.plan import Plan
 from ssdcompare.suite.workload import Workload
 from ssdcompare.target.devices import Target
 from ssdcompare.units import format_latency
 
 
-def paced(
-    plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int
-) -> tuple[RenderedJob, str | None]:
+def paced(results: ResultsDir, job: RenderedJob, repeat: int) -> tuple[RenderedJob, str | None]:
     """A curve point ready to run, its rate in its jobfile; or with why it must be skipped
     (its maximum unknown, or the curve stopped below it). Any other job as it is."""
     workload = job.workload
@@ -30,7 +27,7 @@ def paced(
     stop = _stopped_below(results, job, repeat)
     if stop is not None:
         return job, stop
-    maximum, why = _maximum(plan, results, job, repeat)
+    maximum, why = _maximum(results, job, repeat)
     if maximum is None:
         return job, why
     total = maximum * workload.point / 100
@@ -52,9 +49,7 @@ def rates(workload: Workload, total_iops: float, target: Target) -> tuple[int, .
     return (rate_for(reads), rate_for(per_process - reads))
 
 
-def _maximum(
-    plan: Plan, results: ResultsDir, job: RenderedJob, repeat: int
-) -> tuple[float | None, str]:
+def _maximum(results: ResultsDir, job: RenderedJob, repeat: int) -> tuple[float | None, str]:
     """The IOPS the point's rate is a share of, or why it is not known."""
     workload = job.workload
     if isinstance(workload.curve_base, int):
@@ -62,17 +57,15 @@ def _maximum(
     max_id = workload.max_run_id
     assert max_id is not None
     own = workload.curve_base == "own"
-    targets = [job.target] if own else [t for t in plan.targets if plan_has(plan, t, max_id)]
-    measured = [iops for t in targets if (iops := _run_iops(results, t.name, max_id, repeat))]
+    # every device the sweep planned it on, also those a resume of some devices leaves out
+    planned = results.manifest.planned
+    names = [job.target.name] if own else [n for n, jobs in planned.items() if max_id in jobs]
+    measured = [iops for n in names if (iops := _run_iops(results, n, max_id, repeat))]
     if not measured:
         where = f"on {job.target.name}" if own else "on any device"
         return None, (f"the curve's unpaced run {max_id} has no result {where} in repeat "
                       f"{repeat}: its points have no maximum to be a share of")  # fmt: skip
     return max(measured), ""
-
-
-def plan_has(plan: Plan, target: Target, job_id: str) -> bool:
-    return any(j.job_id == job_id for j in plan.jobs_for(target))
 
 
 def _run_iops(results: ResultsDir, target: str, job_id: str, repeat: int) -> float | None:

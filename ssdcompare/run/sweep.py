@@ -349,7 +349,7 @@ class _Sweep:
             self.number += 1
             reason = blocked(job, self.unusable, self.results)
             if reason is None:  # a curve point paced at its share of the maximum
-                job, reason = paced(self.plan, self.results, job, repeat)
+                job, reason = paced(self.results, job, repeat)
             if reason is None:
                 self.report("start", repeat, job, None)
                 try:
