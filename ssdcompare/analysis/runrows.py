@@ -322,7 +322,8 @@ def _io_check_columns(
         base.get("target_kind") == "block")  # fmt: skip
     engine = base.get("ioengine")
     found = check_io(fio, device, Run(
-        direct=workload.direct, whole_device=whole, ramped=bool(workload.ramp_s),
+        direct=workload.direct, whole_device=whole,
+        partly_counted=bool(workload.ramp_s) or job.latency_search is not None,
         merged_directions="mixed" in job.directions,
         engine=engine if isinstance(engine, str) else None))  # fmt: skip
     return {"io_check": found.result, "io_check_reason": found.reason}
