@@ -181,8 +181,8 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("latency_at_percentile_us", "float", "µs", _LAT,
            "the run's own total latency at `latency_percentile`, over its reads, writes and "
            "trims together as the search counts them: from their `D.lat_ns.bins` added up, by "
-           "fio's rule (see `lat_dist_us`), else the `L.percentile` fio printed for a job of one"
-           " direction. Over the run's measured time: the last window only when the search "
+           "fio's rule (see `lat_dist_us`), else the `D.lat_ns.percentile` fio printed for a job"
+           " of one direction. Over the run's measured time: the last window only when the search "
            "settled. It tells a depth of 1 that meets the target from a search that found no "
            "depth that does. NaN without a target or without percentiles of `lat_ns`"),
     Column("fio_cpu_usr_pct", "float", "% of one CPU, per job process", _CPU,
