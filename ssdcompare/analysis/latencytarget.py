@@ -58,7 +58,7 @@ def latency_at(job: JobResult, percentile: float | None) -> float | None:
             for value, count in (lat.bins or {}).items():
                 bins[value] = bins.get(value, 0) + count
         key = f"{percentile:f}"
-        return percentiles_from_bins(dict(sorted(bins.items())), [key]).get(key)
+        return percentiles_from_bins(bins, [key]).get(key)
     only = parts[0]
     return only.percentile_us(percentile) if len(parts) == 1 and only is not None else None
 
