@@ -1261,56 +1261,35 @@ def test_a_file_is_read_whole_whatever_each_read_gives(
     assert parse_fio_file(path).jobs
 
 
+# a model of each kind the quick reading builds, every field named
+_LATENCY_VALUES = {"n": 3, "min_us": 1.0, "max_us": 3.0, "mean_us": 2.0, "stddev_us": 1.0,
+                   "percentiles_us": {"50.000000": 2.0}, "bins": {2000: 3},
+                   "percentiles_lost": False}  # fmt: skip
+_DIRECTION_VALUES = {"direction": "read", "io_bytes": 4096, "bw_bytes": 1.0, "iops": 2.0,
+                     "runtime_ms": 1, "total_ios": 3, "short_ios": 0, "drop_ios": 0,
+                     "clat": fiomodels.LatencyStats(**_LATENCY_VALUES), "slat": None,
+                     "lat": None}  # fmt: skip
+_JOB_VALUES = {"name": "j", "groupid": 0, "error": 0, "hostname": None, "port": None,
+               "job_runtime_ms": 5, "usr_cpu_pct": 1.0, "sys_cpu_pct": 2.0, "ctx": 7,
+               "processes": 1, "group_reporting": None, "job_options": {"rw": "read"},
+               "global_options": {}, "directions": {}, "empty_directions": ["write"],
+               "steadystate": None,
+               "latency_search": fiomodels.LatencySearch(depth=4, target_us=500.0,
+                                                         percentile=99.9,
+                                                         window_us=1e6)}  # fmt: skip
+_OUTPUT_VALUES = {"fio_version": "fio-3.33", "timestamp": 1, "jobs": [], "global_options": {},
+                  "disk_util": [], "client_server": False, "client_aggregates": [],
+                  "notes": [], "trailing_text": "", "interim_reports": 0, "warnings": [],
+                  "source": "x"}  # fmt: skip
+
+
 def test_models_built_by_the_quick_reading_are_what_model_construct_makes() -> None:
     """The quick reading sets a model's attributes itself (fioquick._built): for every model
     that is what pydantic's model_construct gives with the same values."""
-    lat = {
-        "n": 3,
-        "min_us": 1.0,
-        "max_us": 3.0,
-        "mean_us": 2.0,
-        "stddev_us": 1.0,
-        "percentiles_us": {"50.000000": 2.0},
-        "bins": {2000: 3},
-        "percentiles_lost": False,
-    }
-    direction = {
-        "direction": "read",
-        "io_bytes": 4096,
-        "bw_bytes": 1.0,
-        "iops": 2.0,
-        "runtime_ms": 1,
-        "total_ios": 3,
-        "short_ios": 0,
-        "drop_ios": 0,
-        "clat": fiomodels.LatencyStats(**lat),
-        "slat": None,
-        "lat": None,
-    }
-    job = {
-        "name": "j",
-        "groupid": 0,
-        "error": 0,
-        "hostname": None,
-        "port": None,
-        "job_runtime_ms": 5,
-        "usr_cpu_pct": 1.0,
-        "sys_cpu_pct": 2.0,
-        "ctx": 7,
-        "processes": 1,
-        "group_reporting": None,
-        "job_options": {"rw": "read"},
-        "global_options": {},
-        "directions": {},
-        "empty_directions": ["write"],
-        "steadystate": None,
-    }
-    output = {"fio_version": "fio-3.33", "timestamp": 1, "jobs": [], "global_options": {},
-              "disk_util": [], "client_server": False, "client_aggregates": [], "notes": [],
-              "trailing_text": "", "interim_reports": 0, "warnings": [],
-              "source": "x"}  # fmt: skip
-    for model, values in ((fiomodels.LatencyStats, lat), (fiomodels.DirectionResult, direction),
-                          (fiomodels.JobResult, job), (fiomodels.FioOutput, output)):  # fmt: skip
+    for model, values in ((fiomodels.LatencyStats, _LATENCY_VALUES),
+                          (fiomodels.DirectionResult, _DIRECTION_VALUES),
+                          (fiomodels.JobResult, _JOB_VALUES),
+                          (fiomodels.FioOutput, _OUTPUT_VALUES)):  # fmt: skip
         assert set(values) == set(model.model_fields), model  # every field named
         built, constructed = fioquick._built(model, dict(values)), model.model_construct(**values)
         assert built == constructed and built == model(**values)

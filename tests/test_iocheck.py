@@ -253,7 +253,7 @@ def test_the_rule_on_clear_cut_counts() -> None:
     assert lost.result == ELSEWHERE and "not this device's" in lost.reason
     # a ramp the device counts and fio does not: more in the job's direction is no sign,
     # writes to a reading job's device still are
-    ramped = Run(direct=True, whole_device=True, ramped=True)
+    ramped = Run(direct=True, whole_device=True, partly_counted=True)
     assert check_io(fio, _device(520 * MB, 0, 133_000), ramped).result == OK
     assert check_io(fio, _device(520 * MB, 64 * MB, 133_000, 1_000), ramped).result == SHARED
     # through the page cache: what is short was the cache's; what is more (read-ahead, a

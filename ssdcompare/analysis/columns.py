@@ -182,6 +182,29 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "`D.slat_ns.mean / 1000`; NaN where fio measured no submission latency (`N` = 0, "
            "e.g. synchronous engines), under `disable_slat` and `disable_lat` (which leaves slat "
            "counting from a start fio never took) and for `sync`"),
+    Column("latency_depth", "Int64", "I/Os in flight per job", _LAT,
+           "`jobs[0].latency_depth`: the queue depth fio's search for a latency target ended at "
+           "(the fio options `latency_target`, `latency_window`, `latency_percentile` in a suite's"
+           " `extra`; [methodology.md](methodology.md#fios-own-search-for-a-latency-target)). "
+           "NA for a job without a target, for which fio prints a `latency_target` of 0 and its "
+           "iodepth here. With numjobs, fio prints one process's depth. The same on every row "
+           "of a run; a group member's is its own section's"),
+    Column("latency_target_us", "float", "µs", _LAT,
+           "`jobs[0].latency_target / 1000` (fio writes ns; fio 2.x wrote µs): the latency "
+           "the search held the I/Os to; NaN without a target"),
+    Column("latency_percentile", "float", "% of I/Os", _LAT,
+           "`jobs[0].latency_percentile`: the share of a window's I/Os that had to finish "
+           "within the target (100 when not set); NaN without a target"),
+    Column("latency_window_us", "float", "µs", _LAT,
+           "`jobs[0].latency_window` (fio writes µs): the time over which each depth was "
+           "judged; NaN without a target"),
+    Column("latency_at_percentile_us", "float", "µs", _LAT,
+           "the run's own total latency at `latency_percentile`, over its reads, writes and "
+           "trims together as the search counts them: from their `D.lat_ns.bins` added up, by "
+           "fio's rule (see `lat_dist_us`), else the `D.lat_ns.percentile` fio printed for a job"
+           " of one direction. Over the run's measured time: the last window only when the search "
+           "settled. It tells a depth of 1 that meets the target from a search that found no "
+           "depth that does. NaN without a target or without percentiles of `lat_ns`"),
     Column("fio_cpu_usr_pct", "float", "% of one CPU, per job process", _CPU,
            "`jobs[0].usr_cpu`: the job thread's user time over its wall time, after the ramp"),
     Column("fio_cpu_sys_pct", "float", "% of one CPU, per job process", _CPU,

@@ -44,6 +44,7 @@ from ssdcompare.analysis.columns import (
     INT_COLUMNS,
     TEXT_COLUMNS,
 )
+from ssdcompare.analysis.latencytarget import search_values
 from ssdcompare.analysis.runrows import direction_values, run_rows, throttling_of
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.result.models import DIRECTIONS
@@ -235,6 +236,8 @@ def _fio_file_rows(path: Path, thresholds: Thresholds) -> list[dict[str, object]
                 base["bs_bytes"] = parse_size(bs)
             except ValueError:
                 pass
+        if problem is None:
+            base.update(search_values(job))
         directions = [d for d in DIRECTIONS if d in job.directions] or ["read"]
         for direction in directions:
             values = direction_values(job, direction) if problem is None else {}
@@ -310,7 +313,7 @@ _VerdictInputs = namedtuple("_VerdictInputs", [
     "steal_pct", "others_pct", "others_top", "ceiling_pct", "remote", "host",
     "fio_cpu_usr_pct", "fio_cpu_sys_pct", "throttle_t1_events", "throttle_t1_s",
     "throttle_t2_events", "throttle_t2_s", "warning_temp_min", "critical_temp_min",
-    "temp_after_c", "io_check", "io_check_reason"])  # fmt: skip
+    "temp_after_c", "io_check", "io_check_reason", "latency_target_us"])  # fmt: skip
 
 
 def _na_as_none(column: pd.Series) -> list[Any]:
@@ -346,6 +349,9 @@ def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:
         return None if value is None or pd.isna(value) else float(value)  # type: ignore[arg-type]
 
     timed = pd.isna(row.io_size_bytes) and pd.notna(row.runtime_s)
+    # a job searching for a latency target ends early by design once fio's search settles:
+    # its runtime is no plan such a run falls short of
+    timed = timed and pd.isna(row.latency_target_us)
     return judge_run(RunFacts(
         cpu_bound=None if pd.isna(row.cpu_bound) else bool(row.cpu_bound),
         cpu_reason=row.cpu_bound_reason, steal_pct=known(row.steal_pct),

@@ -1,5 +1,6 @@
 """One stored run of a sweep as rows of the results frame: one per direction (and, for a
-group, per member and direction), with every column the run's files can tell.
+group, per member and direction), with every column the run's files can tell (fio's search
+for a latency target: per run, the same on each of its rows).
 
 A row's figures come from the run's fio output (fio.json) and CPU samples (cpu.json), read
 through the results folder and checked before they become figures: an output or a trace
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ssdcompare.analysis.latencytarget import SEARCH_COLUMNS, search_values
 from ssdcompare.analysis.pacing import pacing_columns
 from ssdcompare.analysis.perburst import run_summary
 from ssdcompare.analysis.persecond import cliff_cause, run_cliff
@@ -184,6 +186,7 @@ def run_rows(
         base.update(_measured_columns(results, status, workload, job, cpu_stats, thresholds,
                                       _thermal(base), log_read))  # fmt: skip
         base.update(_io_check_columns(job, base, workload, members))
+        base.update(search_values(job))
     base.update(pacing_columns(workload, job))
     rows = []
     for direction in directions:
@@ -323,7 +326,8 @@ def _io_check_columns(
         base.get("target_kind") == "block")  # fmt: skip
     engine = base.get("ioengine")
     found = check_io(fio, device, Run(
-        direct=workload.direct, whole_device=whole, ramped=bool(workload.ramp_s),
+        direct=workload.direct, whole_device=whole,
+        partly_counted=bool(workload.ramp_s) or job.latency_search is not None,
         merged_directions="mixed" in job.directions,
         engine=engine if isinstance(engine, str) else None))  # fmt: skip
     return {"io_check": found.result, "io_check_reason": found.reason}
@@ -383,6 +387,8 @@ def _member_rows(
             mine.update(host=member.host.name, port=member.host.port, remote=member.remote)
         if part is not None:
             mine.update(fio_cpu_usr_pct=part.usr_cpu_pct, fio_cpu_sys_pct=part.sys_cpu_pct)
+        # each member's section searched for a latency target on its own
+        mine.update(search_values(part) if part is not None else dict.fromkeys(SEARCH_COLUMNS))
         for direction in directions:
             row = dict(mine, direction=direction)
             if part is not None:

@@ -28,6 +28,7 @@ from ssdcompare.analysis.frame import (
     label_devices,
     whole_numbers,
 )
+from ssdcompare.analysis.latencytarget import SEARCH_COLUMNS, search_words
 from ssdcompare.analysis.likeness import Difference, like_for_like
 from ssdcompare.analysis.outliers import Outlier, group_outliers
 from ssdcompare.analysis.slo import Slo, parse_slos, slo_summary
@@ -63,7 +64,8 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     # frames written by an older version (e.g. read back from CSV) lack the newer columns
     facts = [k for k in _WORKLOAD_KEYS + _RUN_FACTS if k in data.columns]
     firsts = ["status", "error", *facts, "cpu_bound_reason",
-              *[k for k in (*_CLIFF_COLUMNS, "burst_iops") if k in data.columns]]  # fmt: skip
+              *[k for k in (*_CLIFF_COLUMNS, "burst_iops", *_SEARCH_INPUTS)
+                if k in data.columns]]  # fmt: skip
     # the group's number of each row: every aggregate below is a vectorised one over it
     codes = data.groupby(keys, sort=False, dropna=False).ngroup()
     by = data.groupby(codes.to_numpy(), sort=True)
@@ -123,8 +125,8 @@ def job_summary(
     the same for p99 latency as `p99_ratio`, `p99_ratio_ci_low`, `p99_ratio_ci_high`,
     `p99_p_value`, `p99_significant`. NA with fewer repeats or jobfiles that differ.
 
-    `slo` ("p99=1ms", or several): the answer at each latency target on every curve's
-    `@max` row, once per target (see _with_slo).
+    `latency_search`: what fio's search for a latency target found (search_words). `slo`
+    ("p99=1ms", or several): each curve's answer at it on its `@max` row (see _with_slo).
     """
     frame = frame_given(frame, "job_summary", "ssdcompare.load (or read_fio)")
     if aggregate not in AGGREGATES:
@@ -222,6 +224,7 @@ class _Runs:
     bound: list[object]
     bound_reason: list[object]
     pairs: list[Verdict | None]  # each run's verdict and reason
+    searches: list[str | None]  # what each run's search for a latency target found, in words
 
     @classmethod
     def of(cls, runs: pd.DataFrame) -> _Runs:
@@ -238,6 +241,7 @@ class _Runs:
             bound=runs["cpu_bound"].tolist(),
             bound_reason=runs["cpu_bound_reason"].tolist(),
             pairs=pairs if pairs is not None else [None] * len(runs),
+            searches=_search_words(runs),
         )
 
     def of_runs(self, column: str, positions: list[int]) -> list[float]:
@@ -278,6 +282,7 @@ def _judged(runs: _Runs, ok: list[int], iops_cv_pct: float | None) -> dict[str, 
     cliffs = zip(*(runs.of_runs(column, ok) for column in _CLIFF_COLUMNS), strict=True)
     values.update(_cliffs(list(cliffs)))
     values["burst_iops_mean"] = _mean(runs.of_runs("burst_iops", ok))
+    values["latency_search"] = _searches_found([runs.searches[i] for i in ok])
     judged = [runs.pairs[i] for i in ok if runs.pairs[i] is not None]
     verdict = judge_repeats(judged, iops_cv_pct, len(ok)) if ok else None
     values["verdict"] = verdict.verdict if verdict else None
@@ -286,6 +291,26 @@ def _judged(runs: _Runs, ok: list[int], iops_cv_pct: float | None) -> dict[str, 
 
 
 _CLIFF_COLUMNS = ("cliff_s", "cliff_before_iops", "cliff_after_iops")
+# what search_words reads of a run besides the facts every summary row keeps
+_SEARCH_INPUTS = (*SEARCH_COLUMNS, "measured_s")
+
+
+def _search_words(runs: pd.DataFrame) -> list[str | None]:
+    """What each run's search for a latency target found, in words (None without one)."""
+    if "latency_depth" not in runs.columns or runs["latency_depth"].isna().all():
+        return [None] * len(runs)
+    return [search_words(run) for run in runs.to_dict("records")]
+
+
+def _searches_found(words: list[str | None]) -> str | None:
+    """What the searches of a job's repeats found: the words once when every repeat found
+    the same, else each finding with the number of repeats that came to it."""
+    found = Counter(said for said in words if said is not None)
+    if not found:
+        return None
+    if len(found) == 1 and sum(found.values()) == len(words):
+        return next(iter(found))
+    return "; ".join(f"{count} of {len(words)} runs: {said}" for said, count in found.items())
 
 
 def _cliffs(runs: list[tuple[float, float, float]]) -> dict[str, object]:

@@ -225,6 +225,21 @@ def _summary_cell(row: pd.Series) -> str:
     return f"{text} [{limit}]" if limit else text
 
 
+def _search_lines(frame: pd.DataFrame) -> list[str]:
+    """A line per run in which fio searched for a latency target: what it found, in words."""
+    from ssdcompare.analysis.frame import label_devices
+    from ssdcompare.analysis.latencytarget import search_words
+
+    searched = frame["latency_depth"].notna()
+    if not searched.any():
+        return []
+    # labels are made over the whole frame: they tell its hosts and sweeps apart
+    labelled = frame if "label" in frame.columns else label_devices(frame)
+    runs = labelled[searched].drop_duplicates(["sweep", "label", "job", "repeat"])
+    return [f"  {run['job']} on {run['label']}, run {run['repeat']}: {search_words(run)}"
+            for run in runs.to_dict("records")]  # fmt: skip
+
+
 # what the end of the summary lists, by verdict: its heading and the rows' reasons
 _NOT_DRIVE = (
     (
@@ -240,8 +255,9 @@ _NOT_DRIVE = (
 
 def summary_lines(path: Path, slo: list[str] | None = None) -> list[str]:
     """Per job, one line per device; results that did not measure the drive marked (CPU- or
-    host-bound, throttled, disturbed) with their reasons listed at the end; then, with several
-    devices, the answer (ssdcompare.headline) in a line per device.
+    host-bound, throttled, disturbed) with their reasons listed at the end; what fio's search
+    for a latency target found, a line per run that had one; then, with several devices, the
+    answer (ssdcompare.headline) in a line per device.
 
     A job that sets fio options beyond the typed fields names them after its id, e.g.
     "randread-4k-qd1+rate_iops200  (+ rate_iops=200)". With latency targets (`slo`), the
@@ -277,6 +293,9 @@ def summary_lines(path: Path, slo: list[str] | None = None) -> list[str]:
         for _, row in chosen.iterrows():
             reason = row["verdict_reason"] or row["cpu_bound_reason"]
             lines.append(f"  {row['job']} on {row['label']}: {reason}")
+    searches = _search_lines(frame)
+    if searches:
+        lines += ["", "fio's search for a latency target:", *searches]
     mismatched = io_mismatches(frame)
     if mismatched:
         lines += ["", "The device did not see what fio counted (the block layer's count):",

@@ -25,9 +25,10 @@ What cannot be known is not compared:
 - through the page cache the kernel adds I/O of its own (read-ahead past what fio reads, a
   page read before part of it is written, earlier writes written back): only a shortfall is
   told;
-- a run with a ramp time counts the ramp on the device but not in fio's figures: in the
-  directions the job does, only a shortfall is told (a reading job's device that was
-  written to is still told);
+- a run with a ramp time counts the ramp on the device but not in fio's figures, and so
+  does a search for a latency target that settled (fio starts its figures anew for the last
+  window): in the directions the job does, only a shortfall is told (a reading job's device
+  that was written to is still told);
 - a merged "mixed" direction (unified_rw_reporting) is compared as reads and writes added.
 
 Shortfalls are looked for before excesses: they say what the figure measured. The tolerance
@@ -79,7 +80,10 @@ class Run:
 
     direct: bool  # the workload's `direct`
     whole_device: bool  # the target is the block device itself, not a file on a filesystem
-    ramped: bool = False  # a ramp time: the device counts it, fio does not
+    # fio's figures leave out part of the run's I/O, which the device counts: a ramp time, or
+    # the windows of a search for a latency target before the last (fio starts its figures
+    # anew when the search settles)
+    partly_counted: bool = False
     merged_directions: bool = False  # fio's "mixed" section: reads and writes added
     engine: str | None = None  # fio's ioengine
 
@@ -105,7 +109,7 @@ def check_io(fio: Counts, device: Counts, run: Run) -> IoCheck:
         if seen < asked - _slack(asked):
             return _shortfall(verb, noun, asked, seen, run)
     for verb, _, asked, seen in sides:
-        told = run.whole_device and not run.cached and not (run.ramped and asked > 0)
+        told = run.whole_device and not run.cached and not (run.partly_counted and asked > 0)
         if told and seen > asked + _slack(asked):
             return IoCheck(SHARED, (
                 f"the device {verb} {format_bytes(seen)} where fio counted "

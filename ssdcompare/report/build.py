@@ -290,6 +290,7 @@ def build_context(
         "jobfiles": quoted_jobfiles(frame, sweeps, order, labels),
         "open_all": len(order) <= OPEN_UP_TO,
         "drive_states": _has_drive_states(summary),
+        "latency_targets": _has_latency_targets(summary),
         "cpu_bound_count": int(
             (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()
         ),
@@ -433,6 +434,12 @@ def _has_drive_states(summary: pd.DataFrame) -> bool:
     the table says every result's state under its figures."""
     ok = summary[summary["status"] == "ok"]
     return bool(ok["drive_state"].notna().any() and (ok["drive_state"] != "as found").any())
+
+
+def _has_latency_targets(summary: pd.DataFrame) -> bool:
+    """Whether fio searched for a latency target in any result: then the table's legend says
+    what the mark beside such a result means."""
+    return bool("latency_search" in summary and summary["latency_search"].notna().any())
 
 
 def _verdict_counts(summary: pd.DataFrame) -> list[tuple[str, int]]:

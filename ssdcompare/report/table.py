@@ -54,6 +54,9 @@ class Cell:
     # a write cliff in some run: where, and the levels before and after (a footnote)
     cliff: str = ""
     cliff_footnote: int | None = None
+    # what fio's search for a latency target found (analysis.latencytarget): a footnote
+    search: str = ""
+    search_footnote: int | None = None
     # raw numbers for sorting the table: the displayed text ("1.20 GB/s") does not sort
     sort_iops: float = -1.0
     sort_bw: float = -1.0
@@ -166,6 +169,7 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
     elif ratio is not None and pd.notna(ratio):
         _ratio(cell, row, float(ratio), significant, baseline_limit, untested)
     _drive_notes(cell, row, footnotes)
+    _search_note(cell, row, footnotes)
     _limit(cell, row, footnotes)
     return cell
 
@@ -283,6 +287,15 @@ def _drive_notes(cell: Cell, row: dict[str, Any], footnotes: Footnotes) -> None:
             f"{format_count(row['cliff_after_iops'])} IOPS"
         )
         cell.cliff_footnote = _note(footnotes, f"{row['job']} on {row['label']}: {cell.cliff}")
+
+
+def _search_note(cell: Cell, row: dict[str, Any], footnotes: Footnotes) -> None:
+    """What fio's search for a latency target found in the job's runs on this device, as a
+    footnote of its cell."""
+    found = row.get("latency_search")
+    if isinstance(found, str):
+        cell.search = found
+        cell.search_footnote = _note(footnotes, f"{row['job']} on {row['label']}: {found}")
 
 
 def drive_state_words(state: object, rounds: object = None) -> str:

@@ -7,13 +7,13 @@ Usage (as root, with fio 3.33 on PATH; takes about half a minute):
     python3 tests/data/record.py NAME ...   # only these outputs, e.g. trim-loopdev-jsonplus.json
 
 Each job runs in a fresh temporary directory ($REC_DIR in the jobfiles under jobs/). The trim
-recording attaches a 16 MiB sparse image as a new loop device ($REC_DEV) and detaches it after;
-the client/server recordings start `fio --server` bound to 127.0.0.1 on a free port (two servers,
-on two ports, for the recordings that name CLIENT2) and stop them after. In `args`, "JOB:NAME"
-stands for the path of jobs/NAME, for a jobfile that goes to one client only. Outputs are
-stored exactly as fio wrote them. The synthetic-*.json files are hand-written and not touched by
-this script, except the one it derives from a recording in a layout this fio cannot write
-(`options_list`); README.md says which file is which.
+and latency-target recordings attach a 16 MiB sparse image as a new loop device ($REC_DEV) and
+detach it after; the client/server recordings start `fio --server` bound to 127.0.0.1 on a free
+port (two servers, on two ports, for the recordings that name CLIENT2) and stop them after. In
+`args`, "JOB:NAME" stands for the path of jobs/NAME, for a jobfile that goes to one client only.
+Outputs are stored exactly as fio wrote them. The synthetic-*.json files are hand-written and
+not touched by this script, except the one it derives from a recording in a layout this fio
+cannot write (`options_list`); README.md says which file is which.
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ RECORDINGS = [
     Recording("fdatasync-write-jsonplus.json", "fdatasync.fio", ["--output-format=json+"]),
     Recording("trim-loopdev-jsonplus.json", "trim-loop.fio", ["--output-format=json+"],
               needs_loop=True),
+    Recording("latency-target-loopdev-jsonplus.json", "latency-target-loop.fio",
+              ["--output-format=json+"], needs_loop=True),
     Recording("client-server-numjobs2-json.json", "client-server.fio",
               [CLIENT, "--output-format=json"], how="client"),
     Recording("client-server-format-first-json.json", "client-server.fio",

@@ -28,10 +28,12 @@ from ssdcompare.fio.result.models import (
     DirectionResult,
     FioOutputError,
     JobResult,
+    LatencySearch,
     LatencyStats,
     _bucket_value,
     _percent,
     _sync_direction,
+    latency_search,
 )
 from ssdcompare.fio.result.options import _options, _port, _text
 from ssdcompare.fio.result.quick import _decode_naturals, _Natural
@@ -84,6 +86,25 @@ def _job(
         directions=directions,
         empty_directions=empty,
         steadystate=steadystate if isinstance(steadystate, dict) else None,
+        latency_search=_search(raw, reader),
+    )
+
+
+def _search(raw: dict[str, Any], reader: _Reader) -> LatencySearch | None:
+    """fio's search for a latency target, None for a job without one. fio writes the target
+    in ns, but fio 2.x (latencies without _ns) in µs, and the window in µs; newer fio writes
+    them again as latency_target_ns and latency_window_us, read where the others are not."""
+    old_layout = any(
+        isinstance(raw.get(name), dict) and "clat" in raw[name] for name in DIRECTIONS
+    )
+    target = "latency_target" if "latency_target" in raw else "latency_target_ns"
+    window = "latency_window" if "latency_window" in raw else "latency_window_us"
+    return latency_search(
+        reader.count(raw, "latency_depth", "latency_depth"),
+        reader.count(raw, target, target),
+        reader.number(raw, "latency_percentile", "latency_percentile"),
+        reader.count(raw, window, window),
+        target_in_ns=not old_layout,
     )
 
 

@@ -12,6 +12,7 @@ from ssdcompare.fio.result.models import (
     DIRECTIONS,
     DirectionResult,
     JobResult,
+    LatencySearch,
     LatencyStats,
     percentiles_from_bins,
 )
@@ -63,7 +64,8 @@ def merge_jobs(entries: Sequence[JobResult]) -> JobResult:
     from the summed bins by fio's rule; without bins they are left empty (percentiles_lost).
     A value unknown (None or NaN) in any entry makes its sum unknown too.
     The first non-zero error wins; a merged result with an error has no directions. Host,
-    port and options are the first entry's (entries of one job share them).
+    port and options are the first entry's (entries of one job share them), and so is the
+    search for a latency target, its depth left unknown where the clones' depths differ.
     """
     first = entries[0]
     error = next((job.error for job in entries if job.error), 0)
@@ -95,7 +97,17 @@ def merge_jobs(entries: Sequence[JobResult]) -> JobResult:
         directions=directions,
         empty_directions=empty,
         steadystate=first.steadystate,
+        latency_search=_merged_search(entries),
     )
+
+
+def _merged_search(entries: Sequence[JobResult]) -> LatencySearch | None:
+    """The entries' search for a latency target: each clone searches on its own, so the
+    depth is known only when they all ended at the same one."""
+    first = entries[0].latency_search
+    if first is None or all(job.latency_search == first for job in entries):
+        return first
+    return first.model_copy(update={"depth": None})
 
 
 def _merged_cpu(entries: Sequence[JobResult]) -> tuple[float, float]:

@@ -158,6 +158,42 @@ class DirectionResult(BaseModel):
         return "clat" if clat is not None else None
 
 
+class LatencySearch(BaseModel):
+    """fio's search for the deepest queue that meets a latency target (the job options
+    latency_target, latency_window, latency_percentile), as fio reports it for the job.
+
+    fio starts at QD 1 and, after each window, raises the depth while the share of I/Os
+    within the target stays at the percentile or more, and lowers it when not; once the depth
+    stops changing it runs one more window at it, with its statistics started anew, and ends
+    the job. A value fio did not print, or printed unusable, is None.
+    """
+
+    depth: int | None  # latency_depth: the queue depth fio ended at
+    target_us: float  # latency_target: ns in fio's JSON (µs before fio 3.0)
+    percentile: float | None  # latency_percentile: the share of I/Os to be within the target
+    window_us: float | None  # latency_window: µs in fio's JSON
+
+
+def latency_search(
+    depth: int | None,
+    target: int | None,
+    percentile: float | None,
+    window_us: int | None,
+    target_in_ns: bool = True,
+) -> LatencySearch | None:
+    """The search of a job from what fio printed for it (either reader's values, None where
+    absent or unusable); None for a job without a target: fio 3.x prints the keys for every
+    job, with a target of 0 and its iodepth as the depth."""
+    if target is None or target <= 0:
+        return None
+    return LatencySearch(
+        depth=depth,
+        target_us=target / 1000 if target_in_ns else float(target),
+        percentile=percentile,
+        window_us=float(window_us) if window_us is not None else None,
+    )
+
+
 class JobResult(BaseModel):
     """One fio job (or group, or host) as reported, numjobs clones merged into one result.
 
@@ -188,6 +224,7 @@ class JobResult(BaseModel):
     # neither list is unknown (fio printed nothing usable for it)
     empty_directions: list[str] = Field(default_factory=list)
     steadystate: dict[str, Any] | None = None
+    latency_search: LatencySearch | None = None  # None: the job had no latency target
 
     @property
     def ok(self) -> bool:

@@ -3,11 +3,12 @@
 A results folder can come from someone else, edited or damaged. fio's parser already reads
 what is not a number (or nan/inf) as missing; this is the next line: numbers that are
 numbers but cannot be true. A negative rate, count or latency; a rate beyond any device
-(IOPS of 1e300); a job reported more often than it ran processes (an entry written twice,
-which would double its IOPS when the entries are added up as numjobs clones); numbers that
-contradict each other (IOPS or bandwidth that disagree with the count and runtime fio made
-them of, a rate over a runtime of 0, a latency whose mean is not between its min and max);
-CPU shares below 0 or above 100 %, or NaN, in the samples. A run with such a value is a
+(IOPS of 1e300); a latency target's search at a depth below 1 or for a percentile beyond 100;
+a job reported more often than it ran processes (an entry written twice, which would double
+its IOPS when the entries are added up as numjobs clones); numbers that contradict each other
+(IOPS or bandwidth that disagree with the count and runtime fio made them of, a rate over a
+runtime of 0, a latency whose mean is not between its min and max); CPU shares below 0 or
+above 100 %, or NaN, in the samples. A run with such a value is a
 failed run whose error names the field, never its value.
 
 The bounds are far from anything real: every recorded output in tests/data and
@@ -20,7 +21,7 @@ import math
 import operator
 from collections.abc import Iterator
 
-from ssdcompare.fio.result.models import DirectionResult, JobResult, LatencyStats
+from ssdcompare.fio.result.models import DirectionResult, JobResult, LatencySearch, LatencyStats
 from ssdcompare.judge.cpu import CpuTrace
 
 MAX_IOPS = 1e10  # ten billion I/Os per second: a thousand times the fastest device
@@ -28,6 +29,7 @@ MAX_BW_BYTES = 1e14  # 100 TB/s
 MAX_BYTES = 1e20  # bytes moved by one run: 100 EB
 MAX_LATENCY_US = 1e12  # about 11 days
 MAX_RUNTIME_MS = 1e11  # about 3 years
+MAX_QUEUE_DEPTH = 2**31  # fio keeps a job's depth in an int
 # fio's usr_cpu/sys_cpu: percent of one CPU per job process (a process of many threads, as
 # thread=1 makes, can pass 100 %): beyond a thousand cores is no machine
 MAX_FIO_CPU_PCT = 1e5
@@ -54,6 +56,9 @@ def job_problem(job: JobResult) -> str | None:
         problem = _beyond(field, value, high)
         if problem:
             return problem
+    problem = _search_problem(job.latency_search)
+    if problem:
+        return problem
     # entries of numjobs clones merged here add up rates over runtimes of their own, where the
     # runtime kept is the longest: their rate is at least the count over it, not equal to it
     merged = job.processes > 1 and not job.group_reporting
@@ -62,6 +67,20 @@ def job_problem(job: JobResult) -> str | None:
         if problem:
             return problem
     return None
+
+
+def _search_problem(search: LatencySearch | None) -> str | None:
+    """What is impossible in fio's search for a latency target: a depth below 1 (fio starts
+    at 1) or beyond any queue, a target, window or percentile out of its range."""
+    if search is None:
+        return None
+    if search.depth is not None and not 1 <= search.depth <= MAX_QUEUE_DEPTH:
+        return "holds a latency_depth no queue can have"
+    if search.percentile is not None and not 0 < search.percentile <= 100:
+        return "holds a latency_percentile that is no percentage"
+    return _beyond("latency_target", search.target_us, MAX_LATENCY_US) or _beyond(
+        "latency_window", search.window_us, MAX_RUNTIME_MS * 1000
+    )
 
 
 def _beyond(field: str, value: float | int | None, high: float) -> str | None:

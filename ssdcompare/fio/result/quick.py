@@ -22,9 +22,11 @@ from ssdcompare.fio.result.models import (
     DirectionResult,
     FioOutput,
     JobResult,
+    LatencySearch,
     LatencyStats,
     _is_percent,
     _sync_direction,
+    latency_search,
 )
 
 _QUICK_VERSION = re.compile(r"fio-3\.(\d+)")
@@ -101,6 +103,14 @@ class _QuickJob(msgspec.Struct):
     job_runtime: _Count | msgspec.UnsetType = _UNSET
     steadystate: Any = None
     hostname: Any = _UNSET  # client/server output: the careful reading's
+    # fio's search for a latency target (ssdcompare.fio.result.entry._search says the units);
+    # newer fio writes the target and the window twice, under a second name too
+    latency_depth: _Count | msgspec.UnsetType = _UNSET
+    latency_target: _Count | msgspec.UnsetType = _UNSET
+    latency_target_ns: _Count | msgspec.UnsetType = _UNSET
+    latency_percentile: float | msgspec.UnsetType = _UNSET
+    latency_window: _Count | msgspec.UnsetType = _UNSET
+    latency_window_us: _Count | msgspec.UnsetType = _UNSET
 
 
 class _QuickOutput(msgspec.Struct):
@@ -220,7 +230,16 @@ def _quick_job(raw: _QuickJob, common: dict[str, str]) -> JobResult:
         group_reporting=grouped, job_options=own, global_options=common,
         directions=directions, empty_directions=empty,
         steadystate=steadystate if isinstance(steadystate, dict) else None,
+        latency_search=_quick_search(raw),
     ))  # fmt: skip
+
+
+def _quick_search(raw: _QuickJob) -> LatencySearch | None:
+    """The job's search for a latency target, read as the careful reading reads it."""
+    target = raw.latency_target if raw.latency_target is not _UNSET else raw.latency_target_ns
+    window = raw.latency_window if raw.latency_window is not _UNSET else raw.latency_window_us
+    return latency_search(_known(raw.latency_depth), _known(target),
+                          _known(raw.latency_percentile), _known(window))  # fmt: skip
 
 
 def _quick_direction(name: str, raw: _QuickDirection) -> DirectionResult | object | None:
