@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +21,7 @@ from ssdcompare.analysis.pacing import reach_tolerance_pct
 from ssdcompare.analysis.slo import AT_LEAST, MET, NEVER, parse_slo
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
+RunCli = Callable[..., object]  # the run_cli fixture: exit_code, stdout, stderr
 CAP_IOPS = 2000  # the throttled device's reads per second
 # shares of 10,000 IOPS: 500 and 1,000 well below the cap, 4,000 and 8,000 well above it and
 # well below what a loop device gives on any machine (20k-200k IOPS)
@@ -200,3 +202,31 @@ def test_a_curve_stops_past_its_limit_and_resumes_at_the_same_rates(tmp_path: Pa
         "ok",
     )
     assert _rate_line(folder / "jobfile.fio") == rate
+
+
+@pytest.mark.fio
+def test_the_plan_says_what_each_curve_is_paced_at(tmp_path: Path, run_cli: RunCli) -> None:
+    suite = suite_file(
+        tmp_path, "curve",
+        "{rw: randread, bs: 4k, curve: [10, 90], stop_p99: 2ms}",
+        "{rw: randrw, bs: 8k, iodepth: 8, curve: [50], curve_base: 20k}",
+        defaults="{runtime: 2}",
+    )  # fmt: skip
+    done = run_cli("plan", "--suite", str(suite), "--devices", str(tmp_path / "t.dat"),
+                   "--size", "16m", "--brief")  # fmt: skip
+    assert done.exit_code == 0, done  # type: ignore[attr-defined]
+    lines = done.stdout.splitlines()  # type: ignore[attr-defined]
+    assert [line.split()[0] for line in lines if "@" in line.split(" ")[0]] == [
+        "randread-4k-qd1@max", "randread-4k-qd1@10pct", "randread-4k-qd1@90pct",
+        "randrw50-8k-qd8@max", "randrw50-8k-qd8@50pct",
+    ]  # fmt: skip
+    assert (
+        "  randread-4k-qd1: randread-4k-qd1@max unpaced, then paced (Poisson arrivals) at "
+        "10, 90 % of each device's own maximum; stops past p99 2.00 ms"
+    ) in lines
+    assert (
+        "  randrw50-8k-qd8: randrw50-8k-qd8@max unpaced, then paced (Poisson arrivals) at "
+        "50 % of 20,000 IOPS"
+    ) in lines
+    # the estimate counts the unpaced runs: 5 runs of 2 s and fio's start-up each
+    assert "5 jobs x 1 target(s) x 1 repeat(s) = 5 fio runs" in done.stdout  # type: ignore[attr-defined]

@@ -104,7 +104,24 @@ def plan_lines(plan: Plan) -> list[str]:
                   f"{format_duration(plan.precondition_s)} (a fill at 100 MB/s, every job's "
                   "rounds to the limit)"]  # fmt: skip
     lines += _states_lines(plan)
+    lines += _curve_lines(plan)
     return [*lines, ""]
+
+
+def _curve_lines(plan: Plan) -> list[str]:
+    """What each latency-vs-load curve of the plan paces its points at."""
+    found = []
+    for w in plan.suite.workloads:
+        if w.curve is None or w.point is not None or w.state not in (None, *plan.states[:1]):
+            continue  # one line per curve: at its unpaced run, in the first pass
+        base = w.curve_base
+        of = (f"{base:,} IOPS" if isinstance(base, int) else "the highest maximum of the "
+              "devices" if base == "fastest" else "each device's own maximum")  # fmt: skip
+        stop = f"; stops past p99 {format_latency(w.stop_p99_us)}" if w.stop_p99_us else ""
+        shares = ", ".join(f"{share:g}" for share in w.curve)
+        found.append(f"  {w.curve_name}: {w.job_id} unpaced, then paced (Poisson arrivals) "
+                     f"at {shares} % of {of}{stop}")  # fmt: skip
+    return ["", "latency-vs-load curves:", *found] if found else []
 
 
 def _states_lines(plan: Plan) -> list[str]:
