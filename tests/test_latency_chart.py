@@ -84,6 +84,8 @@ LOOK = """
     tips: Array.from(chart.querySelectorAll("g[class^='d'] title")).map(function (t) {
       return t.textContent; }),
     hollow: chart.querySelectorAll(".hollow").length,
+    hollowFill: Array.from(chart.querySelectorAll(".hollow")).map(function (m) {
+      return getComputedStyle(m).fill; }),
     apart: chart.querySelectorAll(".apart").length,
     rings: chart.querySelectorAll("circle[r='7']").length,
     lines: Array.from(chart.querySelectorAll("g.lines path")).map(function (p) {
@@ -125,6 +127,7 @@ def test_the_report_draws_each_curve_with_its_points_targets_and_answers(
         said = re.escape(f"{run['label']}, QD {run['iodepth']}") + "[ ,].*closed loop"
         assert sum(bool(re.match(said, tip)) for tip in seen["tips"]) == 3
     assert seen["hollow"] == 3 * len(closed)
+    assert set(seen["hollowFill"]) == {"rgb(255, 255, 255)"}  # white inside the device's colour
     unreached = paced[paced["rate_reached"].eq(False)]
     assert seen["apart"] == 3 * len(unreached)
     bound = sum(limited(run) for frame_ in (paced, closed) for _, run in frame_.iterrows())
