@@ -12,6 +12,7 @@ Every function takes the same selection: `family` (a pattern family: "random rea
 "randread"), `devices` (labels), `jobs` (job names), `baseline` (the device ratios are
 against: the first device unless named) and `aggregate` (how repeats combine: mean, median,
 best). Devices keep the colour they have in the report of the whole results.
+`latency_curve` takes a curve's name and latency targets (`slo`) instead of jobs.
 
     import ssdcompare.plot
     fig = ssdcompare.plot.queue_depth("results/20261122-120000-quick", family="random read")
@@ -32,6 +33,7 @@ import pandas as pd
 
 from ssdcompare.analysis.compare import side_by_side
 from ssdcompare.analysis.frame import known_true, load
+from ssdcompare.analysis.slo import Slo, parse_slos
 from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.report.chartkinds import KINDS, ChartInputs, section_rank
@@ -46,9 +48,10 @@ if TYPE_CHECKING:
 Results = pd.DataFrame | str | Path | Iterable[str | Path]
 
 __all__ = [
-    "block_size", "draw", "kinds", "latency_distribution", "mix", "overview", "queue_depth",
-    "timeseries",
+    "block_size", "draw", "kinds", "latency_curve", "latency_distribution", "mix", "overview",
+    "queue_depth", "timeseries",
 ]  # fmt: skip
+Targets = str | Slo | Iterable[str | Slo] | None
 
 
 def queue_depth(
@@ -67,6 +70,35 @@ def queue_depth(
         fig.savefig("qd.png")
     """
     return draw("queue_depth", results, family, devices, jobs, baseline, aggregate)
+
+
+def latency_curve(
+    results: Results,
+    curve: str | None = None,
+    slo: Targets = None,
+    baseline: str | None = None,
+    family: str | None = None,
+    devices: Iterable[str] | None = None,
+) -> Figure:
+    """Latency against load for every latency-vs-load curve (or the one named `curve`, the
+    job a suite gave `curve: [...]`): p50, p99 and p99.9 (three line styles) against the
+    IOPS each run achieved, a colour per device. The curve's paced runs are filled points on
+    their line; closed-loop runs of the same workload (the curve's unpaced run, the same job
+    at other queue depths) hollow points; a run that could not reach its load a cross off
+    the line. Each latency target in `slo` ("p99=1ms", or several) is a horizontal line,
+    with each device's answer (the highest IOPS within it, against `baseline`) a diamond on it.
+
+        fig = ssdcompare.plot.latency_curve(frame, "randread-4k-qd32", slo="p99=1ms")
+    """
+    frame = _frame_of(results)
+    if curve is not None:
+        held = frame["curve"].dropna() if "curve" in frame.columns else pd.Series(dtype=str)
+        if curve not in set(held):
+            if held.empty:
+                raise SsdcompareError(f"no curve {curve!r}: these results hold no curve")
+            raise _not_held("curve", [curve], held)
+        frame = frame[frame["curve"].isna() | frame["curve"].eq(curve)]
+    return draw("latency_curve", frame, family, devices, None, baseline, slo=slo)
 
 
 def block_size(
@@ -161,16 +193,19 @@ def draw(
     jobs: Iterable[str] | None = None,
     baseline: str | None = None,
     aggregate: str = "mean",
+    slo: Targets = None,
 ) -> Figure:
     """Every chart of one `kind` (see `kinds()`) the report draws from `results`, within the
-    selection, as one Figure.
+    selection, as one Figure; `slo`: latency targets drawn on the latency curves.
 
         fig = ssdcompare.plot.draw("queue_depth", frame, devices=["nvme0n1", "nvme1n1"])
     """
     if kind not in KINDS:
         raise SsdcompareError(f"no chart kind {kind!r}: choose one of {', '.join(KINDS)}")
     devices, jobs = _names(devices), _names(jobs)
+    targets = parse_slos(slo if slo is None or isinstance(slo, str | Slo) else list(slo))
     inputs = _chart_inputs(_frame_of(results), family, devices, jobs, baseline, aggregate)
+    inputs.slos = targets
     specs = _specs(kind, inputs)
     if not specs:
         needs = KINDS[kind].needs

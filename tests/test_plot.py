@@ -113,6 +113,24 @@ def as_sweep_of(frame: pd.DataFrame, setting: str, values: dict[float, object]) 
     return part
 
 
+def as_curve_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """The example's 4 KiB random reads at QD 8 and 16 as the curve of its QD 32 run (its
+    unpaced run), paced at what they achieved, to chart a curve the example lacks; QD 1 to
+    4 stay the closed-loop runs beside it."""
+    part = frame[(frame["rw"] == "randread") & (frame["bs_bytes"] == 4096)
+                 & (frame["fsync"].fillna(0) == 0)].copy()  # fmt: skip
+    part = part[part["iodepth"].isin([1, 2, 4, 8, 16, 32])]
+    shares = {8: 50.0, 16: 80.0}
+    paced = part["iodepth"].isin(list(shares))
+    curve = paced | (part["iodepth"] == 32)
+    part.loc[curve, "curve"] = "randread-4k-qd32"
+    part.loc[paced, "curve_pct"] = part.loc[paced, "iodepth"].map(shares)
+    part.loc[paced, "rate_asked_iops"] = part.loc[paced, "iops"]
+    part.loc[paced, "rate_reached"] = True
+    part.loc[curve, "iodepth"] = 32
+    return part
+
+
 def test_block_size_and_mix_lines_are_the_summary_figures(frame: pd.DataFrame) -> None:
     sizes = as_sweep_of(frame, "bs_bytes", {2: 4096, 4: 16384, 8: 65536})
     fig = ssdcompare.plot.block_size(sizes)
@@ -210,6 +228,8 @@ def test_every_kind_saves_as_png_and_svg(frame: pd.DataFrame, kind: str) -> None
         sweep = {"block_size": ("bs_bytes", {2: 4096, 4: 8192}),
                  "mix": ("rwmixread", {2: 90, 4: 50, 8: 10})}[kind]  # fmt: skip
         results = as_sweep_of(frame, *sweep)
+    elif kind == "latency_curve":
+        results = as_curve_of(frame)
     else:
         results = frame[frame["job"].isin(["randread-4k-qd2", "randread-4k-qd4"])]
     fig = ssdcompare.plot.draw(kind, results)

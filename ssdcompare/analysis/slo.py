@@ -87,13 +87,18 @@ _RUN_KEYS = ["sweep", "host", "device", "label", "curve", "job", "repeat"]
 
 
 def curve_points(frame: pd.DataFrame) -> pd.DataFrame:
-    """Every paced run of a curve as one row (its directions combined): IOPS added, each
-    latency of METRICS the worst direction's (mean: weighted by I/O count), with its share,
-    load, whether it reached it and its verdict. Group members' own rows are left out."""
+    """Every paced run of a curve as one row (its directions combined, see run_points)."""
     if "curve" not in frame.columns:
         return pd.DataFrame(columns=[*_RUN_KEYS, "curve_pct", "iops"])
-    rows = frame[frame["curve"].notna() & frame["curve_pct"].notna()
-                 & (frame["direction"] != "sync") & (frame["status"] == "ok")]  # fmt: skip
+    return run_points(frame[frame["curve"].notna() & frame["curve_pct"].notna()])
+
+
+def run_points(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every finished run of `frame` as one row (its directions combined): IOPS added, each
+    latency of METRICS the worst direction's (mean: weighted by I/O count), with its queue
+    depth, share, load, the share of it reached and whether that reached it, its verdict
+    and whether any direction was CPU-bound. Group members' own rows are left out."""
+    rows = frame[(frame["direction"] != "sync") & (frame["status"] == "ok")]
     if "member" in rows.columns:
         rows = rows[rows["member"].isna()]
     runs = []
@@ -105,13 +110,17 @@ def curve_points(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _combined(keys: dict[str, object], run: pd.DataFrame) -> dict[str, object]:
     ios = run["total_ios"].astype("float64")
+    first = run.iloc[0]
     found: dict[str, object] = dict(keys)
     found.update(
-        curve_pct=float(run["curve_pct"].iloc[0]),
+        iodepth=first.get("iodepth"),
+        curve_pct=float(first["curve_pct"]),
         iops=float(run["iops"].sum(min_count=1)),
-        rate_asked_iops=run["rate_asked_iops"].iloc[0],
-        rate_reached=run["rate_reached"].iloc[0],
-        verdict=run["verdict"].iloc[0] if "verdict" in run.columns else None,
+        rate_asked_iops=first["rate_asked_iops"],
+        rate_reached_pct=first.get("rate_reached_pct"),
+        rate_reached=first["rate_reached"],
+        verdict=first.get("verdict"),
+        cpu_bound=bool(run.get("cpu_bound", pd.Series(dtype="boolean")).eq(True).any()),
         lat_mean_us=float((run["lat_mean_us"] * ios).sum() / ios.sum()) if ios.sum() else math.nan,
     )
     for metric, column in METRICS.items():

@@ -266,7 +266,7 @@ def build_context(
     limited, limited_runs = _limited(summary), _limited(frame)
     order = [row.job for group in groups for row in group.rows]
     answers = headline(summary, baseline)
-    drawn = chart_sections(limited_runs, limited, rows_of, labels, baseline, ratios, order)
+    drawn = chart_sections(limited_runs, limited, rows_of, labels, baseline, ratios, order, slo)
     return {
         **_page(labels, baseline, aggregate),
         "sweeps": [_sweep_info(s) for s in sweeps],

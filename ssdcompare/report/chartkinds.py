@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -23,10 +23,22 @@ import pandas as pd
 
 from ssdcompare.analysis.frame import is_false, is_true
 from ssdcompare.analysis.persecond import timeseries
+from ssdcompare.analysis.slo import Slo
 from ssdcompare.analysis.summary import SERIES_SETTINGS
 from ssdcompare.fio.result.models import DISTRIBUTION_PERCENTILES
 from ssdcompare.judge.stats import aggregate_values
-from ssdcompare.report.chartspec import Axis, Cell, Heatmap, Knee, LineChart, Mark, Series, Spec
+from ssdcompare.report import loadchart
+from ssdcompare.report.chartspec import (
+    Axis,
+    Cell,
+    Heatmap,
+    Knee,
+    LineChart,
+    Mark,
+    Series,
+    Spec,
+    latency_axis,
+)
 from ssdcompare.report.table import (
     FAMILY_ORDER,
     family_name,
@@ -47,7 +59,8 @@ class ChartInputs:
     direction, `summary` a row per job and device; in both, `cpu_bound` marks a result the
     CPU or the host limited. `rows_of` is the summary's first row of each (job, label),
     `ratios` IOPS against `baseline` per job (compare.side_by_side), `order` the jobs in the
-    report's reading order, `labels` the devices in its order."""
+    report's reading order, `labels` the devices in its order, `slos` the latency targets
+    curves are answered at."""
 
     frame: pd.DataFrame
     summary: pd.DataFrame
@@ -56,6 +69,7 @@ class ChartInputs:
     baseline: str
     ratios: pd.DataFrame
     order: list[str]
+    slos: list[Slo] = field(default_factory=list)
 
     @cached_property
     def ok(self) -> pd.DataFrame:
@@ -64,8 +78,11 @@ class ChartInputs:
     @cached_property
     def steady_parts(self) -> dict[str, pd.DataFrame]:
         """Each family's results of steady jobs: bursty jobs have their own table, their IOPS
-        count idle gaps, not a queue depth's worth."""
+        count idle gaps, not a queue depth's worth; a curve's paced runs have their own chart
+        (loadchart), their IOPS are the load they were given, not what a depth can do."""
         steady = self.ok[self.ok["thinktime_us"].isna()]
+        if "curve_pct" in steady.columns:
+            steady = steady[steady["curve_pct"].isna()]
         families = steady.assign(family=steady["rw"].map(family_name))
         return {str(name): part for name, part in families.groupby("family", sort=False)}
 
@@ -300,16 +317,8 @@ def _size_tick(value: float) -> str:
     return format_bytes(int(value)).replace(" ", "").replace("iB", "")
 
 
-def _latency_tick(value: float) -> str:
-    """A latency tick (µs) in few characters: 20µs, 1ms, 2.5s."""
-    for limit, unit in ((1e6, "s"), (1e3, "ms")):
-        if value >= limit:
-            return f"{value / limit:g}{unit}"
-    return f"{value:g}µs"
-
-
 _DEPTH = Axis("queue depth", "log2", ticks=_int_text, at_data=True)
-_LATENCY = Axis("latency (log)", "log10", ticks=_latency_tick)
+_LATENCY = latency_axis()
 
 
 def queue_depth_charts(
@@ -371,6 +380,17 @@ def block_size_charts(
         title = f"Throughput against block size: {what}"
         found.append(PlacedChart(str(family), title, spec, caption))
     return found
+
+
+def latency_load_charts(
+    inputs: ChartInputs, family: str | None, notes: list[str]
+) -> list[PlacedChart]:
+    """Per latency-vs-load curve of a family: p50, p99 and p99.9 latency against the IOPS
+    achieved, paced points joined, closed-loop runs of the same workload hollow, the latency
+    targets with each device's answer on them (ssdcompare.report.loadchart)."""
+    charts = loadchart.load_charts(inputs.frame, inputs.labels, str(family), inputs.slos,
+                                   inputs.baseline)  # fmt: skip
+    return [PlacedChart(str(family), title, spec, caption) for title, caption, spec in charts]
 
 
 def _in_mb(lines: list[Series]) -> list[Series]:
@@ -574,6 +594,8 @@ KINDS: dict[str, ChartKind] = {
                   "two or more devices that ran the same jobs"),
         ChartKind("queue_depth", "IOPS and latency against queue depth", steady_families,
                   queue_depth_charts, "a job run at two or more queue depths"),
+        ChartKind("latency_curve", "Latency against load", steady_families,
+                  latency_load_charts, "a job run with a latency-vs-load curve (curve: [...])"),
         ChartKind("block_size", "Throughput against block size", steady_families,
                   block_size_charts, "a job run with two or more block sizes"),
         ChartKind("mix", "IOPS against the read share", steady_families, mix_charts,

@@ -2,7 +2,9 @@
 these; svg.py draws them as SVG for the report, figure.py as matplotlib Figures.
 
 A `LineChart` holds two axes, one or more `Series` (a device's line, its points' tooltips and
-CPU- or host-bound marks), vertical `Mark`s (write cliffs) and `Knee`s (saturation knees).
+CPU- or host-bound marks), vertical `Mark`s (write cliffs) and `Knee`s (saturation knees);
+a latency-vs-load chart also horizontal `Target`s (latency targets), each device's
+`TargetMark` on them, and `Key`s: its own legend of what its line styles and points mean.
 A `Heatmap` holds rows (jobs), columns (devices) and a `Cell` per measured pair: the ratio to
 the baseline and what limited it. Devices are named by their position (`index`), which picks
 their colour, marker and dash (charts.style) the same way in every renderer.
@@ -46,6 +48,14 @@ class Series:
     markers: bool = True
     tip: str = ""  # the whole line's tooltip (lines drawn without markers have no others)
     label: str = ""  # the device's label, for a legend
+    name: str = ""  # what the line is of beside its device ("p99"), for a legend
+    # a dash pattern of its own, the same for every device (a percentile's), instead of the
+    # device's; "" is solid
+    dash: str | None = None
+    hollow: bool = False  # its markers drawn hollow (closed-loop runs beside paced ones)
+    joined: bool = True  # False: points only, no line through them
+    # points drawn apart, as a cross and left out of the line (a load the run could not reach)
+    apart: list[bool] = field(default_factory=list)
 
 
 class Mark(NamedTuple):
@@ -65,9 +75,38 @@ class Knee(NamedTuple):
     tip: str
 
 
+class Target(NamedTuple):
+    """A horizontal dash-dotted line across the plot at `y`: a latency target, named by
+    `label` at its right end."""
+
+    y: float
+    label: str
+    tip: str
+
+
+class TargetMark(NamedTuple):
+    """A device's answer at a target: a hollow diamond in its colour at (x, y), with a dotted
+    line down to the x axis (where its figure is read)."""
+
+    index: int
+    x: float
+    y: float
+    tip: str
+
+
+class Key(NamedTuple):
+    """One entry of a chart's own legend: what is drawn (`kind`: "line" with its `dash`,
+    "point", "hollow", "apart", "target", "answer") and what it stands for."""
+
+    kind: str
+    text: str
+    dash: str = ""
+
+
 @dataclass
 class LineChart:
-    """A chart of lines, one (or two, one thin) per device, with marks and knees."""
+    """A chart of lines, one (or two, one thin) per device, with marks and knees; targets
+    and the devices' marks on them; its own legend (`keys`) beside the devices'."""
 
     title: str
     series: list[Series]
@@ -75,6 +114,9 @@ class LineChart:
     y: Axis
     marks: list[Mark] = field(default_factory=list)
     knees: list[Knee] = field(default_factory=list)
+    targets: list[Target] = field(default_factory=list)
+    target_marks: list[TargetMark] = field(default_factory=list)
+    keys: list[Key] = field(default_factory=list)
 
 
 class Cell(NamedTuple):
@@ -98,3 +140,16 @@ class Heatmap:
 
 
 Spec = LineChart | Heatmap
+
+
+def latency_tick(value: float) -> str:
+    """A latency tick (µs) in few characters: 20µs, 1ms, 2.5s."""
+    for limit, unit in ((1e6, "s"), (1e3, "ms")):
+        if value >= limit:
+            return f"{value / limit:g}{unit}"
+    return f"{value:g}µs"
+
+
+def latency_axis() -> Axis:
+    """The latency axis of every chart that has one: logarithmic, ticks in µs, ms, s."""
+    return Axis("latency (log)", "log10", ticks=latency_tick)

@@ -3,13 +3,16 @@
 The drawing follows the report's SVG charts: each device's colour, marker and dash
 (charts.style), the same axes, ranges and ticks (charts.axis_layout), CPU- or host-bound
 points inside a black ring with a cross, write cliffs as dashed lines, knees as hollow
-diamonds. Figures are made as `matplotlib.figure.Figure` objects, never through pyplot's
+diamonds, latency targets as dash-dotted lines with each device's answer a hollow diamond on
+them, and a chart's own keys (line styles, hollow and crossed points) in the legend. Figures
+are made as `matplotlib.figure.Figure` objects, never through pyplot's
 global state, so this works without a display; matplotlib is imported only when a figure is
 made, so the report and `import ssdcompare` never load it.
 
 Every artist has a gid saying what it is: "series" (a device's line; its label is the
 device's, a thin line's starts with "_"), "bars" (min-max), "bound" (the ring marks), "mark"
-(a cliff), "knee"; a heatmap's image holds the ratios themselves, its marked cells are
+(a cliff), "knee", "apart" (points that could not reach their load), "target" and "answer";
+a heatmap's image holds the ratios themselves, its marked cells are
 patches with the gid "bound" or "disturbed".
 """
 
@@ -21,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ssdcompare.report import svg as charts
-from ssdcompare.report.chartspec import Axis, Heatmap, LineChart, Series, Spec
+from ssdcompare.report.chartspec import Axis, Heatmap, Key, LineChart, Series, Spec, TargetMark
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -69,9 +72,11 @@ def _heatmap_inches(spec: Spec) -> float:
     return PANEL_INCHES[1]
 
 
-def line_style(index: int, thin: bool = False) -> dict[str, Any]:
-    """A device's line as matplotlib draws it: colour, dash and marker (charts.style)."""
-    colour, marker, dash = charts.style(index)
+def line_style(index: int, thin: bool = False, dash: str | None = None) -> dict[str, Any]:
+    """A device's line as matplotlib draws it: colour, dash and marker (charts.style); `dash`
+    a line style of its own instead of the device's ("" solid)."""
+    colour, marker, own = charts.style(index)
+    dash = own if dash is None else dash
     pattern = (
         (0, (3.0, 2.0)) if thin else (0, tuple(float(d) for d in dash.split())) if dash else "-"
     )
@@ -92,7 +97,7 @@ def draw_line_chart(ax: Axes, chart: LineChart) -> None:
     kept = charts.drawable_points(chart)
     if not kept:
         return
-    xs, ys = charts.point_extent(kept, chart.y)
+    xs, ys = charts.chart_extent(chart, kept)
     _axis(ax, "x", chart.x, xs)
     _axis(ax, "y", chart.y, ys)
     ax.grid(True, color="#e5e5e5", linewidth=0.6)
@@ -101,8 +106,14 @@ def draw_line_chart(ax: Axes, chart: LineChart) -> None:
         if charts.drawable(chart.x.scale, mark.x):
             ax.axvline(mark.x, color=charts.style(mark.index)[0], linestyle=(0, (4, 3)),
                        linewidth=1.0, gid="mark", label=f"_{mark.tip}")  # fmt: skip
+    for target in chart.targets:
+        if charts.drawable(chart.y.scale, target.y):
+            _target(ax, target.y, target.label)
     for line, good in kept:
         _series(ax, line, good, chart.y)
+    for mark in chart.target_marks:
+        if charts.drawable(chart.x.scale, mark.x) and charts.drawable(chart.y.scale, mark.y):
+            _target_mark(ax, mark)
     for knee in chart.knees:
         if charts.drawable(chart.x.scale, knee.x) and charts.drawable(chart.y.scale, knee.y):
             ax.plot([knee.x], [knee.y], linestyle="none", marker="D", markersize=11,
@@ -111,14 +122,25 @@ def draw_line_chart(ax: Axes, chart: LineChart) -> None:
 
 
 def _series(ax: Axes, line: Series, good: list[int], y: Axis) -> None:
-    """A series' line through its drawable points (in the order of x), its min-max bars and
-    the rings of its CPU- or host-bound points."""
-    style = line_style(line.index, line.thin)
+    """A series' line through its drawable points (in the order of x), its points drawn
+    apart, its min-max bars and the rings of its CPU- or host-bound points."""
+    style = line_style(line.index, line.thin, line.dash)
     if not (line.markers or len(good) == 1):  # a line of one point is still drawn
         style["marker"] = None
+    if not line.joined:
+        style["linestyle"] = "none"
+    if line.hollow:
+        style["markerfacecolor"] = "#fff"
     label = line.label or f"device {line.index + 1}"
-    ax.plot([line.xs[i] for i in good], [line.ys[i] for i in good], **style, gid="series",
+    label += f" {line.name}" if line.name else ""
+    on = [i for i in good if not (i < len(line.apart) and line.apart[i])]
+    ax.plot([line.xs[i] for i in on], [line.ys[i] for i in on], **style, gid="series",
             label=f"_{label} (thin)" if line.thin else label, zorder=3)  # fmt: skip
+    apart = [i for i in good if i not in on]
+    if apart:  # a load the run could not reach: a cross off the line
+        ax.plot([line.xs[i] for i in apart], [line.ys[i] for i in apart], linestyle="none",
+                marker="x", markersize=7, markeredgewidth=1.8, color=style["color"],
+                gid="apart", label=f"_{label} (could not reach its load)", zorder=3)  # fmt: skip
     bars = _bars(line, good, y)
     if bars:
         bx, low, high = zip(*bars, strict=True)
@@ -146,6 +168,29 @@ def _bound_marks(ax: Axes, xs: list[float], ys: list[float]) -> None:
             "markeredgewidth": 1.2, "gid": "bound", "zorder": 5}  # fmt: skip
     ax.plot(xs, ys, marker="o", markersize=11, label="_CPU- or host-bound", **ring)
     ax.plot(xs, ys, marker="x", markersize=6, label="_bound cross", **ring)
+
+
+_TARGET_DASH = (0, (7.0, 3.0, 1.5, 3.0))  # the report's dash-dot
+
+
+def _target(ax: Axes, y: float, label: str) -> None:
+    """A latency target: a dark dash-dotted line across the plot, named at its right end."""
+    ax.axhline(y, color="#333", linestyle=_TARGET_DASH, linewidth=1.1, gid="target",
+               label=f"_{label}", zorder=2)  # fmt: skip
+    ax.annotate(label, (1, y), xycoords=("axes fraction", "data"), xytext=(-3, 3),
+                textcoords="offset points", ha="right", va="bottom", fontsize=7)  # fmt: skip
+
+
+def _target_mark(ax: Axes, mark: TargetMark) -> None:
+    """A device's answer on a target: a hollow diamond in its colour, with a dotted line
+    down to the x axis."""
+    colour = charts.style(mark.index)[0]
+    low = ax.get_ylim()[0]  # the axes are laid out already (_axis)
+    ax.plot([mark.x, mark.x], [low, mark.y], color=colour, linestyle=(0, (1.5, 2.5)),
+            linewidth=1.0, gid="answer-line", label="_", zorder=4)  # fmt: skip
+    ax.plot([mark.x], [mark.y], linestyle="none", marker="D", markersize=8,
+            markerfacecolor="#fff", markeredgecolor=colour, markeredgewidth=1.8, gid="answer",
+            label=f"_{mark.tip}", zorder=6)  # fmt: skip
 
 
 def _axis(ax: Axes, which: str, axis: Axis, values: list[float]) -> None:
@@ -188,12 +233,16 @@ def _legend(fig: Figure, specs: list[LineChart], labels: list[str]) -> None:
 
     drawn = {line.index for spec in specs for line in spec.series}
     marked = any(line.markers for spec in specs for line in spec.series)
+    # lines that each have a style of their own (a percentile's): a device is its colour
+    restyled = all(line.dash is not None for spec in specs for line in spec.series)
     entries: list[Any] = []
     names = []
     for index in sorted(drawn):
         style = line_style(index)
         if not marked:  # lines drawn without markers (time series) are shown without
             style["marker"] = None
+        if restyled:
+            style["linestyle"] = "-"
         entries.append(Line2D([], [], **style))
         names.append(labels[index] if index < len(labels) else f"device {index + 1}")
     if any(any(line.bound) for spec in specs for line in spec.series):
@@ -202,8 +251,29 @@ def _legend(fig: Figure, specs: list[LineChart], labels: list[str]) -> None:
         cross = Line2D([], [], marker="x", markersize=5, **mark)
         entries.append((ring, cross))  # drawn one over the other, as on the points
         names.append("CPU- or host-bound")
-    fig.legend(entries, names, loc="outside upper center", ncols=min(len(entries), 4),
-               fontsize=8, frameon=False)  # fmt: skip
+    for key in dict.fromkeys(key for spec in specs for key in spec.keys):
+        entries.append(_key_entry(key))
+        names.append(key.text)
+    # as many columns as the figure's width holds (about 2.2 inches each), up to 4
+    across = max(1, min(len(entries), 4, int(fig.get_figwidth() / 2.2)))
+    fig.legend(entries, names, loc="outside upper center", ncols=across, fontsize=8,
+               frameon=False)  # fmt: skip
+
+
+def _key_entry(key: Key) -> Any:
+    """A chart's own key as a legend entry, in grey (the devices' colours are theirs)."""
+    from matplotlib.lines import Line2D
+
+    grey = {"color": "#555", "markeredgecolor": "#555"}
+    if key.kind == "line":
+        dash = (0, tuple(float(d) for d in key.dash.split())) if key.dash else "-"
+        return Line2D([], [], linestyle=dash, linewidth=1.5, **grey)
+    if key.kind == "target":
+        return Line2D([], [], color="#333", linestyle=_TARGET_DASH, linewidth=1.1)
+    marker = {"answer": "D", "apart": "x"}.get(key.kind, "o")
+    face = "#555" if key.kind == "point" else "#fff"
+    return Line2D([], [], linestyle="none", marker=marker, markerfacecolor=face,
+                  markeredgewidth=1.5, markersize=6, **grey)  # fmt: skip
 
 
 def heatmap_colours() -> Any:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from ssdcompare.analysis.slo import Slo
 from ssdcompare.report import svg as charts
 from ssdcompare.report.chartkinds import (
     KINDS,
@@ -18,6 +19,7 @@ from ssdcompare.report.chartkinds import (
     passes,
     section_rank,
 )
+from ssdcompare.report.chartspec import LineChart
 
 
 @dataclass
@@ -73,7 +75,9 @@ def _place(sections: dict[str, ChartSection], notes: list[str], kind: ChartKind,
     if group is None:
         group = ChartGroup(kind.heading)
         section.groups.append(group)
-    group.charts.append({"title": chart.title + chart.caption, "svg": svg, "wide": chart.wide})
+    keys = charts.keys(chart.spec) if isinstance(chart.spec, LineChart) else ""
+    group.charts.append({"title": chart.title + chart.caption, "svg": svg, "wide": chart.wide,
+                         "legend": keys})  # fmt: skip
 
 
 def chart_sections(
@@ -84,11 +88,13 @@ def chart_sections(
     baseline: str,
     ratios: pd.DataFrame,
     order: list[str],
+    slos: list[Slo] | None = None,
 ) -> ChartSections:
     """The report's charts in sections: an overview of every ratio, then each family's
-    curves (queue depth, block size, read share), latency distributions and time series;
-    and a note for each chart left out. The arguments are chartkinds.ChartInputs'."""
-    inputs = ChartInputs(frame, summary, rows_of, labels, baseline, ratios, order)
+    curves (queue depth, latency against load, block size, read share), latency
+    distributions and time series; and a note for each chart left out. The arguments are
+    chartkinds.ChartInputs'."""
+    inputs = ChartInputs(frame, summary, rows_of, labels, baseline, ratios, order, slos or [])
     notes: list[str] = []
     sections: dict[str, ChartSection] = {}
     shared = charts.SharedParts()

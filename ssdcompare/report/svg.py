@@ -5,7 +5,8 @@ Readable in greyscale and by colour-blind readers: every device has its own colo
 palette), marker shape and dash pattern (colours and markers come round again after 8 devices,
 dashes after 7, so the first 56 differ in something). CPU- or host-bound points are drawn
 hollow inside a black ring with a cross. Legends are not drawn inside plots (they would cover
-data): the report shows one legend above its charts, made by `legend`.
+data): the report shows one legend above its charts, made by `legend`, and a chart's own keys
+(its line styles, hollow and crossed points, targets) beside it, made by `keys`.
 
 `svg` draws a chart spec (ssdcompare.report.chartspec) and returns SVG markup, or None when
 there is nothing it can draw. Values that are missing, or not positive on a log axis, are
@@ -19,7 +20,19 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from ssdcompare.report.chartspec import Axis, Cell, Heatmap, Knee, LineChart, Mark, Series, Spec
+from ssdcompare.report.chartspec import (
+    Axis,
+    Cell,
+    Heatmap,
+    Key,
+    Knee,
+    LineChart,
+    Mark,
+    Series,
+    Spec,
+    Target,
+    TargetMark,
+)
 
 # Okabe-Ito colours, distinct for the common colour-vision deficiencies
 # (the eighth, Okabe-Ito's black, is a dark grey: black rings mark CPU-bound points)
@@ -237,9 +250,10 @@ def line_chart(chart: LineChart, width: int = WIDTH, height: int = HEIGHT,
     if not kept:
         return None
     x, y = chart.x, chart.y
-    plot = _Plot(x, y, *point_extent(kept, y), width, height)
+    plot = _Plot(x, y, *chart_extent(chart, kept), width, height)
     out = [_frame(plot, chart.title, shared if shared is not None else _Inline())]
     out += [_mark(plot, mark) for mark in chart.marks if drawable(x.scale, mark.x)]
+    out += [_target(plot, target) for target in chart.targets if drawable(y.scale, target.y)]
     lines, markers = [], []  # every line first, every marker over them
     for line, good in kept:
         lines.append(_line_path(plot, line, good))
@@ -249,6 +263,8 @@ def line_chart(chart: LineChart, width: int = WIDTH, height: int = HEIGHT,
     out.append(f'<g class="lines">{"".join(lines)}</g>{"".join(markers)}')
     out += [_knee(plot, knee) for knee in chart.knees
             if drawable(x.scale, knee.x) and drawable(y.scale, knee.y)]  # fmt: skip
+    out += [_target_mark(plot, mark) for mark in chart.target_marks
+            if drawable(x.scale, mark.x) and drawable(y.scale, mark.y)]  # fmt: skip
     out.append("</svg>")
     return "".join(out)
 
@@ -276,6 +292,20 @@ def point_extent(kept: list[tuple[Series, list[int]]], y: Axis) -> tuple[list[fl
         for values in (line.lows, line.highs):
             if values is not None:
                 ys += [values[i] for i in good if drawable(y.scale, values[i])]
+    return xs, ys
+
+
+def chart_extent(
+    chart: LineChart, kept: list[tuple[Series, list[int]]]
+) -> tuple[list[float], list[float]]:
+    """The x and y values a chart's axes must hold: its points and bars (point_extent), its
+    targets' latencies and the devices' marks on them."""
+    xs, ys = point_extent(kept, chart.y)
+    ys += [t.y for t in chart.targets if drawable(chart.y.scale, t.y)]
+    for mark in chart.target_marks:
+        if drawable(chart.x.scale, mark.x) and drawable(chart.y.scale, mark.y):
+            xs.append(mark.x)
+            ys.append(mark.y)
     return xs, ys
 
 
@@ -311,6 +341,38 @@ def _knee(plot: _Plot, knee: Knee) -> str:
     )
 
 
+# a latency target: dash-dotted, dark, under the lines
+_TARGET = 'stroke="#333" stroke-width="1.2" stroke-dasharray="7 3 1.5 3"'
+# its name at its right end, readable over the lines and points beneath it
+_HALO = 'text-anchor="end" paint-order="stroke" stroke="#fff" stroke-width="3"'
+
+
+def _target(plot: _Plot, target: Target) -> str:
+    """A horizontal dash-dotted line across the plot at the target, named at its right end."""
+    py = plot.py(target.y)
+    right = plot.width - _RIGHT
+    return (
+        f'<g class="target"><title>{escape(target.tip)}</title>'
+        f'<path d="M{_LEFT} {py:.0f}H{right}" {_TARGET}/>'
+        f'<text x="{right - 3}" y="{py - 4:.0f}" {_HALO}>{escape(target.label)}</text>'
+        "</g>"
+    )
+
+
+def _target_mark(plot: _Plot, mark: TargetMark) -> str:
+    """A device's answer on a target: a hollow diamond in its colour, and a dotted line down
+    to the x axis, where its IOPS are read."""
+    px, py = plot.px(mark.x), plot.py(mark.y)
+    colour = style(mark.index)[0]
+    return (
+        f'<g class="answer"><title>{escape(mark.tip)}</title>'
+        f'<path d="M{px:.0f} {py:.0f}V{plot.height - _BOTTOM}" stroke="{colour}" '
+        f'stroke-dasharray="1.5 2.5"/>'
+        f'<polygon points="{px:.0f},{py - 7:.0f} {px + 6:.0f},{py:.0f} {px:.0f},{py + 7:.0f} '
+        f'{px - 6:.0f},{py:.0f}" fill="#fff" stroke="{colour}" stroke-width="2"/></g>'
+    )
+
+
 def _points(plot: _Plot, line: Series, good: list[int]) -> str:
     """A series' markers, bars, bound marks and tooltips, in one group of its colour."""
     colour, marker, _ = style(line.index)
@@ -330,7 +392,7 @@ def _point(plot: _Plot, line: Series, i: int, colour: str, marker: str) -> str:
     px, py = plot.px(line.xs[i]), plot.py(line.ys[i])
     bar = _bar(plot, line, i, px, colour)
     size = 2.2 if line.thin else 3.2
-    shape = _marker(marker, px, py, colour, size, filled=False) if marker else ""
+    shape = _shape(line, i, marker, px, py, colour, size)
     bound = _bound_mark(px, py) if i < len(line.bound) and line.bound[i] else ""
     tip = f"<title>{escape(line.tips[i])}</title>" if i < len(line.tips) else ""
     if shape and not (bar or bound):  # the tooltip inside the marker: no group needed
@@ -338,6 +400,26 @@ def _point(plot: _Plot, line: Series, i: int, colour: str, marker: str) -> str:
     if bar or shape or bound or tip:
         return f"<g>{tip}{bar}{shape}{bound}</g>"
     return ""
+
+
+def _shape(line: Series, i: int, marker: str, px: float, py: float, colour: str,
+           size: float) -> str:  # fmt: skip
+    """Point `i`'s marker: the device's, filled by its group, or hollow (white inside its
+    colour); a point drawn apart is a cross in its colour; "" without a marker."""
+    if _apart(line, i):
+        return _marker("cross", px, py, colour, size + 1.3).replace("<path", '<path class="apart"')
+    if not marker:
+        return ""
+    if not line.hollow:
+        return _marker(marker, px, py, colour, size, filled=False)
+    shape = _marker(marker, px, py, colour, size, filled=False)
+    open_ = f' class="hollow" fill="#fff" stroke="{colour}" stroke-width="1.5"'
+    return shape.replace(" ", open_ + " ", 1) if 'stroke="' not in shape else shape
+
+
+def _apart(line: Series, i: int) -> bool:
+    """Whether point `i` of a series is drawn apart (a cross, off the line)."""
+    return i < len(line.apart) and line.apart[i]
 
 
 def _bar(plot: _Plot, line: Series, i: int, px: float, colour: str) -> str:
@@ -356,7 +438,11 @@ def _bar(plot: _Plot, line: Series, i: int, px: float, colour: str) -> str:
 
 def _line_path(plot: _Plot, line: Series, good: list[int]) -> str:
     """A device's line through its points: a path from the first point, each step drawn
-    from the one before (shorter than absolute points: a chart is sent as text)."""
+    from the one before (shorter than absolute points: a chart is sent as text). Points
+    drawn apart are not on it; a series not joined has none ("")."""
+    good = [i for i in good if not _apart(line, i)]
+    if not good or not line.joined:
+        return ""
     points = [(round(plot.px(line.xs[i])), round(plot.py(line.ys[i]))) for i in good]
     steps = " ".join(f"{b[0] - a[0]} {b[1] - a[1]}"
                      for a, b in zip(points, points[1:], strict=False))  # fmt: skip
@@ -365,7 +451,9 @@ def _line_path(plot: _Plot, line: Series, good: list[int]) -> str:
     kind = f"d{line.index} thin" if line.thin else f"d{line.index}"
     tip = f"<title>{escape(line.tip)}</title>" if line.tip else ""
     head = f'<path d="M{points[0][0]} {points[0][1]}' + (f"l{steps}" if steps else "")
-    return f'{head}" class="{kind}"' + (f">{tip}</path>" if tip else "/>")
+    # a line style of its own beats the device's dash from the page's style
+    own = f' style="stroke-dasharray:{line.dash or "none"}"' if line.dash is not None else ""
+    return f'{head}" class="{kind}"{own}' + (f">{tip}</path>" if tip else "/>")
 
 
 class SharedParts:
@@ -479,6 +567,38 @@ def legend(labels: Sequence[str], bound: bool = True, extra: Sequence[str] = ())
         )
     items += [f'<span class="key">{escape(text)}</span>' for text in extra]
     return '<div class="keys">' + "".join(items) + "</div>"
+
+
+def keys(chart: LineChart) -> str:
+    """A chart's own legend (its `keys`: line styles, hollow and crossed points, targets) as
+    one HTML line, shown with the chart; "" without keys."""
+    if not chart.keys:
+        return ""
+    items = [
+        f'<span class="key"><svg width="34" height="14" viewBox="0 0 34 14">'
+        f"{_key_drawing(key)}</svg>{escape(key.text)}</span>"
+        for key in chart.keys
+    ]
+    return '<div class="keys chart-keys">' + "".join(items) + "</div>"
+
+
+# a key is drawn in grey: the devices' colours are the main legend's
+_KEY_INK = 'stroke="#555" stroke-width="1.8"'
+
+
+def _key_drawing(key: Key) -> str:
+    """The little drawing of one key."""
+    if key.kind == "line":
+        dash = f' stroke-dasharray="{key.dash}"' if key.dash else ""
+        return f'<path d="M1 7H33" {_KEY_INK}{dash}/>'
+    if key.kind == "target":
+        return f'<path d="M1 7H33" {_TARGET}/>'
+    if key.kind == "answer":
+        return f'<polygon points="17,1 23,7 17,13 11,7" fill="#fff" {_KEY_INK}/>'
+    if key.kind == "apart":
+        return _marker("cross", 17, 7, "#555", 4.5)
+    fill = "#fff" if key.kind == "hollow" else "#555"
+    return f'<circle cx="17" cy="7" r="3.6" fill="{fill}" {_KEY_INK}/>'
 
 
 def heatmap(spec: Heatmap) -> str | None:
