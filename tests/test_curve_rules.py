@@ -199,3 +199,16 @@ def test_answers_of_repeats_are_compared_with_the_baselines_and_tested() -> None
     assert single.loc["b", "slo_ratio"] == pytest.approx(1.5)
     assert math.isnan(single.loc["b", "slo_p_value"])
     assert pd.isna(single.loc["b", "slo_significant"])
+
+
+def test_each_drive_state_is_a_curve_of_its_own() -> None:
+    from ssdcompare.analysis.slo import slo_sentences, slo_summary
+
+    empty = _curve_frame({"a": [10_000]}).assign(state="empty")
+    full = _curve_frame({"a": [4_000]}).assign(state="full")
+    found = slo_summary(pd.concat([empty, full]), [parse_slo("p99=500us")], None)
+    assert list(zip(found["state"], found["slo_iops"], strict=True)) == [("empty", 10_000),
+                                                                         ("full", 4_000)]  # fmt: skip
+    lines = slo_sentences(found)
+    assert [line.split(":")[0] for line in lines] == ["j (empty drive), p99 ≤ 500 µs",
+                                                      "j (full drive), p99 ≤ 500 µs"]  # fmt: skip

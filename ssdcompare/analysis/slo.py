@@ -83,7 +83,8 @@ def parse_slos(given: str | Slo | list[str | Slo] | tuple[str | Slo, ...] | None
     return list(dict.fromkeys(found))
 
 
-_RUN_KEYS = ["sweep", "host", "device", "label", "curve", "job", "repeat"]
+# a run, and (without job and repeat) a curve: its drive state's pass is a curve of its own
+_RUN_KEYS = ["sweep", "host", "device", "label", "curve", "state", "job", "repeat"]
 
 
 def curve_points(frame: pd.DataFrame) -> pd.DataFrame:
@@ -102,9 +103,9 @@ def run_points(frame: pd.DataFrame) -> pd.DataFrame:
     if "member" in rows.columns:
         rows = rows[rows["member"].isna()]
     runs = []
-    for keys, run in rows.groupby([k for k in _RUN_KEYS if k in rows.columns], sort=False,
-                                  dropna=False):  # fmt: skip
-        runs.append(_combined(dict(zip(_RUN_KEYS, keys, strict=True)), run))
+    present = [k for k in _RUN_KEYS if k in rows.columns]
+    for keys, run in rows.groupby(present, sort=False, dropna=False):
+        runs.append(_combined(dict(zip(present, keys, strict=True)), run))
     return pd.DataFrame(runs, columns=None if runs else [*_RUN_KEYS, "curve_pct", "iops"])
 
 
@@ -198,6 +199,8 @@ def slo_table(frame: pd.DataFrame, slos: list[Slo]) -> pd.DataFrame:
     """Every device's answer for every curve, repeat and target: one row each, with the
     bracketing points named (SLO_COLUMNS); empty when the frame holds no curve."""
     points = curve_points(frame)
+    if "state" not in points.columns:
+        points["state"] = None
     rows = []
     if len(points):
         keys = [k for k in _RUN_KEYS if k != "job"]
@@ -219,7 +222,7 @@ def slo_summary(frame: pd.DataFrame, slos: list[Slo], baseline: str | None) -> p
     bracketing points of the first, and against the baseline label the ratio with its
     confidence interval and p-value where both have 3 or more repeats (`slo_ratio`, ...)."""
     table = slo_table(frame, slos)
-    keys = ["sweep", "host", "device", "label", "curve", "slo"]
+    keys = ["sweep", "host", "device", "label", "curve", "state", "slo"]
     rows = []
     for group, runs in table.groupby(keys, sort=False, dropna=False):
         runs = runs.sort_values("repeat")
@@ -247,9 +250,9 @@ def _against(summary: pd.DataFrame, baseline: str | None) -> None:
     significant: list[object] = []
     labels = list(dict.fromkeys(summary["label"]))
     base = baseline if baseline in labels else (labels[0] if labels else None)
-    index = {(r["label"], r["curve"], r["slo"]): r for _, r in summary.iterrows()}
+    index = {(r["label"], r["curve"], _state(r), r["slo"]): r for _, r in summary.iterrows()}
     for _, row in summary.iterrows():
-        theirs = index.get((base, row["curve"], row["slo"]))
+        theirs = index.get((base, row["curve"], _state(row), row["slo"]))
         values = (math.nan,) * 4
         tested: object = pd.NA
         if theirs is not None and row["label"] != base and theirs["slo_iops"] > 0:
@@ -267,14 +270,24 @@ def _against(summary: pd.DataFrame, baseline: str | None) -> None:
     summary["slo_compared_to"] = base
 
 
+def _state(row: pd.Series) -> str | None:
+    """A row's drive state, None (not NaN) when it has none: a key that equals itself."""
+    state = row.get("state")
+    return state if isinstance(state, str) else None
+
+
 def slo_sentences(answers: pd.DataFrame) -> list[str]:
     """slo_summary's rows in words, a line per curve and target: "randread-4k-qd32, p99 ≤
     1.00 ms: nvme0n1 sustains 412k IOPS, nvme1n1 291k (0.71×, p = 0.003)", each device's
     answer with the points it lies between, what never met the target and "at least"."""
     lines = []
-    for (curve, slo), rows in answers.groupby(["curve", "slo"], sort=False):
+    keys = ["curve", "state", "slo"] if "state" in answers.columns else ["curve", "slo"]
+    for group, rows in answers.groupby(keys, sort=False, dropna=False):
+        curve, slo = group[0], group[-1]
+        state = group[1] if len(group) == 3 and isinstance(group[1], str) else None
+        where = f"{curve} ({state} drive)" if state else str(curve)
         parts = [_device_words(row, first=n == 0) for n, (_, row) in enumerate(rows.iterrows())]
-        lines.append(f"{curve}, {slo}: " + "; ".join(parts))
+        lines.append(f"{where}, {slo}: " + "; ".join(parts))
     return lines
 
 

@@ -158,7 +158,7 @@ def _with_slo(summary: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
     `slo_status`, the bracketing points `slo_below` / `slo_above` (and their shares), and
     against the baseline `slo_ratio` with `slo_ratio_ci_low`, `slo_ratio_ci_high`,
     `slo_p_value` and `slo_significant` from 3 repeats a side. Other rows have none."""
-    keys = ["sweep", "host", "device", "label", "curve"]
+    keys = ["sweep", "host", "device", "label", "curve", "state"]
     answers = answers.drop(columns=["slo_iops_repeats"])
     is_max = summary["curve"].notna() & summary["curve_pct"].isna()
     merged = summary[is_max].merge(answers, on=keys, how="left")
@@ -369,6 +369,8 @@ def _knees(summary: pd.DataFrame) -> pd.Series:
     """The saturation knee of each row's queue-depth series (ssdcompare.judge.stats.find_knee)."""
     knees = pd.Series(pd.NA, index=summary.index, dtype="Int64")
     ok = summary[summary["status"] == "ok"]
+    if "curve_pct" in ok.columns:  # a curve's paced points run at a load, not at a depth
+        ok = ok[ok["curve_pct"].isna()]
     keys = [k for k in _SERIES_KEYS if k in ok.columns]
     if ok.empty:
         return knees
