@@ -207,8 +207,8 @@ def test_each_drive_state_is_a_curve_of_its_own() -> None:
     empty = _curve_frame({"a": [10_000]}).assign(state="empty")
     full = _curve_frame({"a": [4_000]}).assign(state="full")
     found = slo_summary(pd.concat([empty, full]), [parse_slo("p99=500us")], None)
-    assert list(zip(found["state"], found["slo_iops"], strict=True)) == [("empty", 10_000),
-                                                                         ("full", 4_000)]  # fmt: skip
+    answers = list(zip(found["state"], found["slo_iops"], strict=True))
+    assert answers == [("empty", 10_000), ("full", 4_000)]
     lines = slo_sentences(found)
     assert [line.split(":")[0] for line in lines] == ["j (empty drive), p99 ≤ 500 µs",
                                                       "j (full drive), p99 ≤ 500 µs"]  # fmt: skip
