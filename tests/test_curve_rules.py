@@ -49,7 +49,13 @@ def test_an_override_keeps_a_curve_runs_suffix_and_renames_its_job(tmp_path: Pat
     ("workload", "says"),
     [
         ("{rw: randread, bs: 4k, curve: [50, 10]}", "lowest first"),
-        ("{rw: randread, bs: 4k, curve: [0, 50]}", "no share of the maximum"),
+        ("{rw: randread, bs: 4k, curve: [0, 50]}", "no share to pace at"),
+        ("{rw: randread, bs: 4k, curve: [0.00001, 50]}", "at most two decimals"),
+        ("{rw: randread, bs: 4k, curve: [50, 99.99999, 100]}", "at most two decimals"),
+        ("{rw: randwrite, bs: 4k, fsync: 1, curve: [50]}", "cannot have fsync or fdatasync"),
+        ("{rw: randread, bs: 4k, ramp_time: 5, runtime: 1, curve: [50]}", "must not outlast"),
+        ("{rw: randread, bs: 4k, curve: [50], extra: {ratemin: 100}}", "drop ratemin"),
+        ("{rw: randread, bs: 4k, curve: [100], curve_base: 1m}", "split the load with numjobs"),
         ("{rw: randread, bs: 4k, curve: [50, 120]}", "no share of the maximum"),
         ("{rw: randread, bs: 4k, curve: []}", "at least one share"),
         ("{rw: randread, bs: 4k, stop_p99: 10ms}", "stop_p99 applies to a curve"),
@@ -212,3 +218,45 @@ def test_each_drive_state_is_a_curve_of_its_own() -> None:
     lines = slo_sentences(found)
     assert [line.split(":")[0] for line in lines] == ["j (empty drive), p99 ≤ 500 µs",
                                                       "j (full drive), p99 ≤ 500 µs"]  # fmt: skip
+
+
+def test_repeats_that_disagree_give_no_figure_and_bounds_give_bounded_ratios() -> None:
+    from ssdcompare.analysis.slo import VARIES, slo_sentences, slo_summary
+
+    frame = _curve_frame({"a": [10_000, 10_000, 10_000], "b": [20_000, 20_000, 20_000]})
+    # b's second repeat: its lowest point already past the target
+    late = (frame["label"] == "b") & (frame["repeat"] == 2)
+    frame.loc[late, "lat_p99_us"] = frame.loc[late, "lat_p99_us"] * 10
+    found = slo_summary(frame, [parse_slo("p99=500us")], "a").set_index("label")
+    assert found.loc["b", "slo_status"] == VARIES and math.isnan(found.loc["b", "slo_iops"])
+    assert found.loc["b", "slo_note"] == "its 3 repeats disagree: 2 met, 1 never"
+    assert math.isnan(found.loc["b", "slo_ratio"])
+    line = slo_sentences(found.reset_index())[0]
+    assert "b: no answer (its 3 repeats disagree: 2 met, 1 never)" in line and "nan" not in line
+    # every point of both meets 2 ms: two lower bounds make no ratio
+    both = slo_summary(_curve_frame({"a": [10_000], "b": [20_000]}), [parse_slo("p99=2ms")],
+                       "a").set_index("label")  # fmt: skip
+    assert list(both["slo_status"]) == [AT_LEAST, AT_LEAST]
+    assert math.isnan(both.loc["b", "slo_ratio"])
+    assert both.loc["b", "slo_iops"] == 36_000  # the highest IOPS of a point within it
+    # a's curve within 800 µs everywhere, b's met between its points: b's ratio is a bound
+    mixed = _curve_frame({"a": [10_000], "b": [20_000]})
+    mixed.loc[mixed["label"] == "a", "lat_p99_us"] /= 2
+    bound = slo_summary(mixed, [parse_slo("p99=800us")], "a").set_index("label")
+    assert bound.loc["b", "slo_status"] == MET and bound.loc["a", "slo_status"] == AT_LEAST
+    assert bound.loc["b", "slo_ratio_kind"] == "≤"
+    assert ", ≤ 1." in slo_sentences(bound.reset_index())[0]
+
+
+def test_an_answer_names_what_it_rests_on_besides_the_drive() -> None:
+    points = _points((10, 10_000, 100, True), (50, 50_000, 400, True), (90, 90_000, 1600, True),
+                     (100, 91_000, 9_000, False))  # fmt: skip
+    points["verdict"] = ["drive", "drive", "cpu", "drive"]
+    met = answer(points, parse_slo("p99=800us"))
+    assert met.status == MET and met.note == "the 90 % point was cpu-limited"
+    at_least = answer(points, parse_slo("p99=2ms"))
+    assert at_least.note == ("the 90 % point was cpu-limited; the points above (100 %) could "
+                             "not reach their load")  # fmt: skip
+    # a point whose reach is unknown (NA) counts for nothing, and breaks nothing
+    points["rate_reached"] = pd.array([True, pd.NA, True, False], dtype="boolean")
+    assert answer(points, parse_slo("p99=800us")).below_pct == 10

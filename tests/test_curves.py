@@ -230,3 +230,37 @@ def test_the_plan_says_what_each_curve_is_paced_at(tmp_path: Path, run_cli: RunC
     ) in lines
     # the estimate counts the unpaced runs: 5 runs of 2 s and fio's start-up each
     assert "5 jobs x 1 target(s) x 1 repeat(s) = 5 fio runs" in done.stdout  # type: ignore[attr-defined]
+
+
+@pytest.mark.fio
+def test_a_point_fio_cannot_pace_or_an_impossible_maximum_is_skipped(tmp_path: Path) -> None:
+    suite = suite_file(
+        tmp_path, "curve",
+        # fio's null engine does millions of I/Os a second: half of that is beyond its pacing
+        "{id: nullio, rw: randread, bs: 4k, iodepth: 4, ioengine: null, curve: [50]}",
+        "{rw: randread, bs: 4k, iodepth: 4, curve: [10]}",
+        defaults="{runtime: 1}",
+    )  # fmt: skip
+    target = str(tmp_path / "t.dat")
+    run = ssdcompare.run_sweep(target, suite=str(suite), out=tmp_path / "r", size="16m",
+                               report=False)  # fmt: skip
+    said = {s.job: s for s in run.outcome.statuses}
+    assert said["nullio@max"].status == "ok"
+    null = said["nullio@50pct"]
+    assert null.status == "skipped" and null.error is not None
+    assert null.error.startswith("fio cannot pace ") and null.error.endswith("with numjobs")
+    assert said["randread-4k-qd4@10pct"].status == "ok"
+    # a maximum no run can produce (edited, or damaged): no point is paced from it
+    runs = run.path / "runs" / "t.dat"
+    output = runs / "randread-4k-qd4@max" / "r1" / "fio.json"
+    data = json.loads(output.read_text())
+    data["jobs"][0]["read"]["iops"] = 1e300
+    output.write_text(json.dumps(data))
+    point = runs / "randread-4k-qd4@10pct" / "r1"
+    for item in point.iterdir():
+        item.unlink()
+    point.rmdir()
+    again = ssdcompare.run_sweep(target, resume=run.path, report=False)
+    redone = {s.job: s for s in again.outcome.statuses}["randread-4k-qd4@10pct"]
+    assert redone.status == "skipped" and redone.error is not None
+    assert "has no result on t.dat in repeat 1" in redone.error

@@ -39,10 +39,17 @@ def pacing_columns(workload: Workload | None, job: JobResult | None) -> dict[str
     asked = asked_iops(job) if job is not None and workload.paced else None
     if asked is not None and job is not None:
         reached = job.total_iops / asked * 100
-        allowed = reach_tolerance_pct(asked, workload.runtime_s)
+        allowed = reach_tolerance_pct(asked, _measured_s(job) or workload.runtime_s)
         found.update(rate_asked_iops=asked, rate_reached_pct=reached,
                      rate_reached=reached >= 100 - allowed)  # fmt: skip
     return found
+
+
+def _measured_s(job: JobResult) -> float | None:
+    """How long the run measured, in seconds (fio's runtime per process); None unknown."""
+    if not job.job_runtime_ms or job.job_runtime_ms <= 0:
+        return None
+    return job.job_runtime_ms / max(job.processes, 1) / 1000
 
 
 def reach_tolerance_pct(asked_iops: float, runtime_s: float) -> float:
@@ -61,10 +68,10 @@ def asked_iops(job: JobResult) -> float | None:
     value = job.options.get("rate_iops")
     if not value:
         return None
-    try:
-        rates = [int(part) if part else 0 for part in value.split(",")]
-    except ValueError:
-        return None
+    parts = value.split(",")
+    if len(parts) > 3 or not all(part.isascii() and part.isdigit() for part in parts if part):
+        return None  # fio writes at most reads,writes,trims, in plain digits
+    rates = [int(part) if part else 0 for part in parts]
     order = ("read", "write", "trim")
     moved = [d for d in order if d in job.directions]
     offered = [offered_iops(rates[min(order.index(d), len(rates) - 1)]) for d in moved]

@@ -16,6 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 
+import numpy
 import pandas as pd
 
 from ssdcompare.analysis.frame import frame_given, label_devices
@@ -33,6 +34,7 @@ _P9999 = DISTRIBUTION_PERCENTILES.index(99.99)
 # the state of an answer: within the target up to an interpolated load, at every point,
 # at no point, or no curve point to tell from
 MET, AT_LEAST, NEVER, NO_POINTS = "met", "at least", "never", "no points"
+VARIES = "varies"  # repeats that answered differently
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,11 @@ def parse_slos(given: str | Slo | list[str | Slo] | tuple[str | Slo, ...] | None
         if isinstance(item, Slo):
             found.append(item)
         else:
-            found += [parse_slo(part) for part in str(item).split(",") if part.strip()]
+            parts = str(item).split(",")
+            if not any(part.strip() for part in parts):
+                raise SsdcompareError(f"--slo {item!r}: give a latency and its target, e.g. "
+                                      "p99=1ms")  # fmt: skip
+            found += [parse_slo(part) for part in parts if part.strip()]
     return list(dict.fromkeys(found))
 
 
@@ -149,13 +155,19 @@ class Answer:
     above: str | None
     below_pct: float
     above_pct: float
+    note: str | None = None  # what the answer rests on that is not the drive's own
+
+
+def _reached(value: object) -> bool:
+    """A point that reached its load: True only, never NA (unknown) or False."""
+    return isinstance(value, bool | numpy.bool_) and bool(value)
 
 
 def answer(points: pd.DataFrame, slo: Slo) -> Answer:
     """The highest IOPS at which one curve's `points` (one device, curve and repeat; see
     curve_points) stay within `slo`: see the module."""
-    usable = points[points["rate_reached"].map(lambda v: v is True or v == True)]  # noqa: E712
-    usable = usable.sort_values("curve_pct")
+    ordered = points.sort_values("curve_pct")
+    usable = ordered[ordered["rate_reached"].map(_reached)]
     latency = usable[f"lat_{slo.metric}"].to_numpy(dtype="float64")
     iops = usable["iops"].to_numpy(dtype="float64")
     known = [i for i in range(len(usable)) if latency[i] == latency[i] and latency[i] > 0]
@@ -167,12 +179,35 @@ def answer(points: pd.DataFrame, slo: Slo) -> Answer:
         if latency[index] <= slo.limit_us:
             continue
         if step == 0:
-            return Answer(math.nan, NEVER, None, words[index], math.nan, shares[index])
+            return Answer(math.nan, NEVER, None, words[index], math.nan, shares[index],
+                          _limited(usable, [index]))  # fmt: skip
         low = known[step - 1]
         found = _interpolated(iops[low], latency[low], iops[index], latency[index], slo.limit_us)
-        return Answer(found, MET, words[low], words[index], shares[low], shares[index])
+        return Answer(found, MET, words[low], words[index], shares[low], shares[index],
+                      _limited(usable, [low, index]))  # fmt: skip
     top = known[-1]
-    return Answer(iops[top], AT_LEAST, words[top], None, shares[top], math.nan)
+    short = ordered[(ordered["curve_pct"] > shares[top]) & ~ordered["rate_reached"].map(_reached)]
+    note = "; ".join(filter(None, [
+        _limited(usable, [top]),
+        f"the points above ({', '.join(f'{p:g} %' for p in short['curve_pct'])}) could not "
+        "reach their load" if len(short) else None,
+    ]))  # fmt: skip
+    return Answer(float(iops[known].max()), AT_LEAST, words[top], None, shares[top], math.nan,
+                  note or None)  # fmt: skip
+
+
+def _limited(points: pd.DataFrame, positions: list[int]) -> str | None:
+    """The answer's points that measured something besides the drive, in words: "the 90 %
+    point was cpu-limited"; None when every one measured the drive."""
+    said = []
+    for position in positions:
+        point = points.iloc[position]
+        verdict = point.get("verdict")
+        if isinstance(verdict, str) and verdict not in ("drive", "unknown"):
+            said.append(f"the {point['curve_pct']:g} % point was {verdict}-limited"
+                        if verdict in ("cpu", "host") else
+                        f"the {point['curve_pct']:g} % point was {verdict}")  # fmt: skip
+    return "; ".join(said) or None
 
 
 def _interpolated(x1: float, y1: float, x2: float, y2: float, limit: float) -> float:
@@ -192,7 +227,7 @@ def _point_words(point: pd.Series, slo: Slo) -> str:
 
 
 SLO_COLUMNS = ("slo", "slo_iops", "slo_status", "slo_below", "slo_above", "slo_below_pct",
-               "slo_above_pct")  # fmt: skip
+               "slo_above_pct", "slo_note")  # fmt: skip
 
 
 def slo_table(frame: pd.DataFrame, slos: list[Slo]) -> pd.DataFrame:
@@ -211,62 +246,95 @@ def slo_table(frame: pd.DataFrame, slos: list[Slo]) -> pd.DataFrame:
                              "slo_iops": found.iops, "slo_status": found.status,
                              "slo_below": found.below, "slo_above": found.above,
                              "slo_below_pct": found.below_pct,
-                             "slo_above_pct": found.above_pct})  # fmt: skip
+                             "slo_above_pct": found.above_pct,
+                             "slo_note": found.note})  # fmt: skip
     columns = [k for k in _RUN_KEYS if k != "job"] + list(SLO_COLUMNS)
     return pd.DataFrame(rows, columns=columns)
 
 
 def slo_summary(frame: pd.DataFrame, slos: list[Slo], baseline: str | None) -> pd.DataFrame:
-    """slo_table with its repeats taken together: a row per device, curve and target with
-    the mean of the repeats' answers (`slo_iops`), how many repeats answered, the
-    bracketing points of the first, and against the baseline label the ratio with its
-    confidence interval and p-value where both have 3 or more repeats (`slo_ratio`, ...)."""
+    """slo_table with its repeats taken together: a row per device, curve (and drive state)
+    and target. When the repeats agree: their state, the mean of their answers (`slo_iops`)
+    and the first one's bracketing points; when they do not, state "varies", no figure, and
+    `slo_note` says how many met the target. Against the baseline label, the ratio and what
+    it is (`slo_ratio_kind`; see _against), with its confidence interval and p-value where
+    both have 3 or more repeats."""
     table = slo_table(frame, slos)
     keys = ["sweep", "host", "device", "label", "curve", "state", "slo"]
-    rows = []
-    for group, runs in table.groupby(keys, sort=False, dropna=False):
-        runs = runs.sort_values("repeat")
-        values = [v for v in runs["slo_iops"] if v == v]
-        first = runs.iloc[0]
-        status = first["slo_status"] if len({*runs["slo_status"]}) == 1 else "varies"
-        rows.append({**dict(zip(keys, group, strict=True)),
-                     "slo_iops": sum(values) / len(values) if values else math.nan,
-                     "slo_status": status, "slo_repeats": len(values),
-                     "slo_iops_repeats": tuple(runs["slo_iops"]),
-                     **{c: first[c] for c in ("slo_below", "slo_above", "slo_below_pct",
-                                              "slo_above_pct")}})  # fmt: skip
-    summary = pd.DataFrame(rows, columns=[*keys, "slo_iops", "slo_status", "slo_repeats",
-                                          "slo_iops_repeats", "slo_below", "slo_above",
-                                          "slo_below_pct", "slo_above_pct"])  # fmt: skip
+    rows = [_repeats_together(dict(zip(keys, group, strict=True)), runs.sort_values("repeat"))
+            for group, runs in table.groupby(keys, sort=False, dropna=False)]  # fmt: skip
+    columns = [
+        *keys,
+        "slo_iops",
+        "slo_status",
+        "slo_repeats",
+        "slo_iops_repeats",
+        "slo_below",
+        "slo_above",
+        "slo_below_pct",
+        "slo_above_pct",
+        "slo_note",
+    ]
+    summary = pd.DataFrame(rows, columns=columns)
     _against(summary, baseline)
     return summary
 
 
+def _repeats_together(keys: dict[str, object], runs: pd.DataFrame) -> dict[str, object]:
+    """One device's answers of every repeat at one target as one row (see slo_summary)."""
+    states = list(runs["slo_status"])
+    values = [float(v) for v in runs["slo_iops"] if v == v]
+    first = runs.iloc[0]
+    found = {**keys, "slo_repeats": len(runs), "slo_iops_repeats": tuple(runs["slo_iops"])}
+    if len(set(states)) > 1:
+        counts = ", ".join(f"{states.count(s)} {s}" for s in dict.fromkeys(states))
+        return {**found, "slo_iops": math.nan, "slo_status": VARIES,
+                "slo_below": None, "slo_above": None, "slo_below_pct": math.nan,
+                "slo_above_pct": math.nan,
+                "slo_note": f"its {len(states)} repeats disagree: {counts}"}  # fmt: skip
+    notes = [n for n in dict.fromkeys(runs["slo_note"]) if isinstance(n, str)]
+    return {**found, "slo_status": states[0],
+            "slo_iops": sum(values) / len(values) if values else math.nan,
+            **{c: first[c] for c in ("slo_below", "slo_above", "slo_below_pct",
+                                     "slo_above_pct")},
+            "slo_note": "; ".join(notes) or None}  # fmt: skip
+
+
+# what a ratio of two answers is: a ratio, a bound on one ("at least" on one side), or none
+_RATIO_KINDS = {(MET, MET): "=", (AT_LEAST, MET): "≥", (MET, AT_LEAST): "≤"}
+
+
 def _against(summary: pd.DataFrame, baseline: str | None) -> None:
-    """The ratio of each row's answer to the baseline label's for the same curve and target,
-    and where repeats allow (3 or more a side), its confidence interval and p-value."""
+    """The ratio of each row's answer to the baseline label's for the same curve, state and
+    target. Both answers exact: the ratio, and where repeats allow (3 or more a side) its
+    confidence interval and p-value. One side "at least": the ratio is a bound (`≥`, `≤` in
+    `slo_ratio_kind`), untested; both "at least", "never" or repeats that vary: none."""
     names = ("slo_ratio", "slo_ratio_ci_low", "slo_ratio_ci_high", "slo_p_value")
     found: dict[str, list[float]] = {name: [] for name in names}
     significant: list[object] = []
+    kinds: list[str | None] = []
     labels = list(dict.fromkeys(summary["label"]))
     base = baseline if baseline in labels else (labels[0] if labels else None)
     index = {(r["label"], r["curve"], _state(r), r["slo"]): r for _, r in summary.iterrows()}
     for _, row in summary.iterrows():
         theirs = index.get((base, row["curve"], _state(row), row["slo"]))
-        values = (math.nan,) * 4
-        tested: object = pd.NA
-        if theirs is not None and row["label"] != base and theirs["slo_iops"] > 0:
+        kind = None if theirs is None or row["label"] == base else _RATIO_KINDS.get(
+            (row["slo_status"], theirs["slo_status"]))  # fmt: skip
+        values, tested = (math.nan,) * 4, pd.NA
+        if kind is not None and theirs is not None and theirs["slo_iops"] > 0:
             values = (row["slo_iops"] / theirs["slo_iops"],) + (math.nan,) * 3
             result = compare(list(row["slo_iops_repeats"]), list(theirs["slo_iops_repeats"]))
-            if result is not None:
+            if kind == "=" and result is not None:
                 values = (result.ratio, result.ci_low, result.ci_high, result.p_value)
                 tested = result.significant
         for name, value in zip(names, values, strict=True):
             found[name].append(value)
         significant.append(tested)
+        kinds.append(kind if values[0] == values[0] else None)
     for name, column in found.items():
         summary[name] = pd.Series(column, index=summary.index, dtype="float64")
     summary["slo_significant"] = pd.Series(significant, index=summary.index, dtype="boolean")
+    summary["slo_ratio_kind"] = kinds
     summary["slo_compared_to"] = base
 
 
@@ -278,8 +346,10 @@ def _state(row: pd.Series) -> str | None:
 
 def slo_sentences(answers: pd.DataFrame) -> list[str]:
     """slo_summary's rows in words, a line per curve and target: "randread-4k-qd32, p99 ≤
-    1.00 ms: nvme0n1 sustains 412k IOPS, nvme1n1 291k (0.71×, p = 0.003)", each device's
-    answer with the points it lies between, what never met the target and "at least"."""
+    1.00 ms: nvme0n1 sustains 412k IOPS (between ...); nvme1n1 291k IOPS, 0.71× nvme0n1
+    (between ...)", each device's answer with the points it lies between, what never met
+    the target, "at least", repeats that disagree, and what the answer rests on that is not
+    the drive's own."""
     lines = []
     keys = ["curve", "state", "slo"] if "state" in answers.columns else ["curve", "slo"]
     for group, rows in answers.groupby(keys, sort=False, dropna=False):
@@ -293,28 +363,37 @@ def slo_sentences(answers: pd.DataFrame) -> list[str]:
 
 def _device_words(row: pd.Series, first: bool) -> str:
     """One device's answer in a sentence of slo_sentences."""
-    label = row["label"]
-    status = row["slo_status"]
+    label, status = row["label"], row["slo_status"]
+    note = row.get("slo_note") if isinstance(row.get("slo_note"), str) else None
+    if status == VARIES:
+        return f"{label}: no answer ({note})"
     if status == NEVER:
-        return f"{label} never meets it (already {row['slo_above']})"
+        extra = f"; {note}" if note else ""
+        return f"{label} never meets it (already {row['slo_above']}{extra})"
     if status == NO_POINTS or row["slo_iops"] != row["slo_iops"]:
-        why = "its answers vary between repeats" if status == "varies" else (
-            "no point of its curve reached its load")  # fmt: skip
-        return f"{label}: no answer ({why})"
-    verb = "sustains " if first else ""
+        metric = str(row["slo"]).split(" ")[0]
+        return (f"{label}: no answer (no point of its curve reached its load with a known "
+                f"{metric})")  # fmt: skip
     figure = format_count(row["slo_iops"])
     if status == AT_LEAST:
-        where = f"every point meets it, up to {row['slo_below']}"
-        figure = f"at least {figure}"
+        where, figure = f"every reached point meets it, up to {row['slo_below']}", (
+            f"at least {figure}")  # fmt: skip
     else:
         where = f"between {row['slo_below']} and {row['slo_above']}"
-    ratio = row.get("slo_ratio")
-    versus = ""
-    if ratio is not None and ratio == ratio:
-        p_value = row.get("slo_p_value")
-        tested = f", p = {p_value:.2g}" if p_value is not None and p_value == p_value else ""
-        versus = f", {ratio:.2f}× {row['slo_compared_to']}{tested}"
-    return f"{label} {verb}{figure} IOPS{versus} ({where})"
+    if note:
+        where += f"; {note}"
+    return f"{label} {'sustains ' if first else ''}{figure} IOPS{_versus(row)} ({where})"
+
+
+def _versus(row: pd.Series) -> str:
+    """ ", 1.42× nvme0n1, p = 0.003", ", ≥ 1.20× nvme0n1" or nothing."""
+    ratio, kind = row.get("slo_ratio"), row.get("slo_ratio_kind")
+    if ratio is None or ratio != ratio or not isinstance(kind, str):
+        return ""
+    p_value = row.get("slo_p_value")
+    tested = f", p = {p_value:.2g}" if p_value is not None and p_value == p_value else ""
+    bound = "" if kind == "=" else f"{kind} "
+    return f", {bound}{ratio:.2f}× {row['slo_compared_to']}{tested}"
 
 
 def latency_targets(

@@ -495,6 +495,11 @@ def sweep_command(
             devices, None if resume_dir else suite, ["ssdcompare", *sys.argv[1:]], **choices
         )
         announce(plan, results.path, findings)
+        if slo and not any(w.curve for w in plan.suite.workloads):
+            say(
+                "note: --slo answers latency-vs-load curves, and this suite has none: give a "
+                "job a curve (curve: [10, 50, 70, 80, 90, 100]), or use --suite latency-curve"
+            )
         _run_and_report(plan, results, job_timeout, list(slo))
 
 

@@ -33,6 +33,6 @@ def rate_for(wanted_iops: float) -> int:
     process and direction; at least 1, at most 500,000 (a whole-µs gap of 2)."""
     wanted = min(max(wanted_iops, 1.0), US_PER_S / 2)
     gap = 1 / math.log1p(wanted / US_PER_S)  # the whole-µs gap fio would need, unrounded
-    candidates = {max(int(wanted), 1)}
+    candidates = {max(int(wanted), 1), US_PER_S // 2}
     candidates |= {US_PER_S // g for g in (math.floor(gap), math.ceil(gap)) if g >= 2}
     return min(sorted(candidates), key=lambda r: abs((offered_iops(r) or 0.0) - wanted))

@@ -275,7 +275,7 @@ def build_context(
         "groups": groups,
         "footnotes": footnotes,
         "headline": [h.sentence for h in answers],
-        "slo_answers": slo_sentences(slo_summary(frame, slo, baseline)) if slo else [],
+        "slo_answers": _slo_answers(frame, slo, baseline),
         "likeness": _likeness(frame, sweeps),
         "outliers": outlier_lines(group_outliers(summary)),
         "advice": advice(answers, summary, frame, sweeps),
@@ -295,6 +295,17 @@ def build_context(
             (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()
         ),
     }
+
+
+def _slo_answers(frame: pd.DataFrame, slo: list[Slo] | None, baseline: str) -> list[str]:
+    """Each curve's answer at each latency target in words; a line saying there is none to
+    give when the results hold no curve."""
+    if not slo:
+        return []
+    found = slo_sentences(slo_summary(frame, slo, baseline))
+    return found or [f"{', '.join(t.label for t in slo)}: these results hold no latency-vs-load "
+                     "curve to answer it with (a job with curve: [10, 50, 70, 80, 90, 100] in "
+                     "its suite, e.g. the latency-curve suite)"]  # fmt: skip
 
 
 def _likeness(frame: pd.DataFrame, sweeps: list[ResultsDir]) -> dict[str, object]:

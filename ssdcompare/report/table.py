@@ -166,6 +166,13 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
         cell.ratio = "≠ jobfile"
         cell.jobfile_note = str(row["comparable_note"])
         cell.jobfile_footnote = _note(footnotes, cell.jobfile_note)
+    elif pd.notna(row.get("curve_pct")):
+        # a paced point's IOPS are the load it was given: a ratio would read as a speed-up
+        cell.ratio = "paced"
+        cell.ratio_note = (
+            "a curve's point, paced at a load: its IOPS are the load it was "
+            "given, so no ratio; see the answer at a latency target"
+        )
     elif ratio is not None and pd.notna(ratio):
         _ratio(cell, row, float(ratio), significant, baseline_limit, untested)
     _drive_notes(cell, row, footnotes)

@@ -9,13 +9,17 @@ and drive state: a resumed sweep paces its points exactly as the first would hav
 
 from __future__ import annotations
 
+import math
+
+from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.jobfile import RenderedJob, paced_text
-from ssdcompare.fio.pacing import rate_for
+from ssdcompare.fio.pacing import offered_iops, rate_for
 from ssdcompare.fio.result.models import FioOutput, FioOutputError
+from ssdcompare.fio.result.plausibility import job_problem
 from ssdcompare.results.store import ResultsDir
 from ssdcompare.suite.workload import Workload
 from ssdcompare.target.devices import Target
-from ssdcompare.units import format_latency
+from ssdcompare.units import format_count, format_latency
 
 
 def paced(results: ResultsDir, job: RenderedJob, repeat: int) -> tuple[RenderedJob, str | None]:
@@ -31,9 +35,20 @@ def paced(results: ResultsDir, job: RenderedJob, repeat: int) -> tuple[RenderedJ
     if maximum is None:
         return job, why
     total = maximum * workload.point / 100
-    return job.model_copy(
-        update={"text": paced_text(job.text, rates(workload, total, job.target))}
-    ), None
+    paced_at = rates(workload, total, job.target)
+    offered = _offered(workload, paced_at, job.target)
+    if not total * 0.9 <= offered <= total * 1.1:  # beyond what fio's pacing can offer
+        return job, (f"fio cannot pace {format_count(total)} IOPS as this job runs (its "
+                     f"nearest is {format_count(offered)}: its gaps between I/Os are whole "
+                     "microseconds per process): split the load over more processes with "
+                     "numjobs")  # fmt: skip
+    return job.model_copy(update={"text": paced_text(job.text, paced_at)}), None
+
+
+def _offered(workload: Workload, paced_at: tuple[int, ...], target: Target) -> float:
+    """The load fio offers a run paced at `paced_at` (per process and direction)."""
+    processes = workload.numjobs * (len(target.members) or 1)
+    return sum(offered_iops(rate) or math.inf for rate in paced_at) * processes
 
 
 def rates(workload: Workload, total_iops: float, target: Target) -> tuple[int, ...]:
@@ -77,13 +92,18 @@ def _run_iops(results: ResultsDir, target: str, job_id: str, repeat: int) -> flo
 
 
 def _output(results: ResultsDir, target: str, job_id: str, repeat: int) -> FioOutput | None:
+    """A finished run's fio output; None when it failed, is missing or cannot be read, or
+    holds figures no run can produce (it paces and stops nothing: it is no result)."""
     status = results.status(target, job_id, repeat)
     if status is None or status.status != "ok" or not results.finished(status):
         return None
     try:
-        return results.fio_output(status)
-    except FioOutputError:
+        output = results.fio_output(status)
+    except (FioOutputError, SsdcompareError):
         return None
+    if any(job_problem(job) is not None for job in output.jobs):
+        return None
+    return output
 
 
 def _stopped_below(results: ResultsDir, job: RenderedJob, repeat: int) -> str | None:

@@ -22,7 +22,12 @@ from pydantic import (
 )
 
 from ssdcompare.errors import SsdcompareError, validation_message
-from ssdcompare.suite.options import control_character, extra_option_problem, value_problem
+from ssdcompare.suite.options import (
+    canonical,
+    control_character,
+    extra_option_problem,
+    value_problem,
+)
 from ssdcompare.units import format_bytes, parse_latency_us, parse_size, size_token
 
 RwPattern = Literal["read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim"]
@@ -84,6 +89,9 @@ CurveBase = Literal["own", "fastest"] | int
 CURVE_OWNED = ("rate", "rate_iops", "rate_process", "rate_min", "rate_iops_min", "rate_cycle",
                "rate_ignore_thinktime", "rate_poisson")  # fmt: skip
 MAX_RUN = "max"  # the job id suffix of a curve's unpaced run: randread-4k-qd32@max
+# fio paces Poisson arrivals in whole microseconds: above some 200,000 IOPS a process cannot
+# be offered every load to within 10 % (ssdcompare.fio.pacing)
+MAX_PACED_IOPS = 200_000
 
 
 def runtime_problem(seconds: int) -> str:
@@ -231,6 +239,9 @@ class Workload(BaseModel):
         if len(value) > MAX_CURVE_POINTS:
             raise ValueError(f"a curve has at most {MAX_CURVE_POINTS} points, not {len(value)}")
         for share in value:
+            if round(share, 2) != share or not 0.01 <= share:
+                raise ValueError(f"{share!r} is no share to pace at: give percentages from "
+                                 "0.01 to 100, with at most two decimals")  # fmt: skip
             if not 0 < share <= 100:
                 raise ValueError(
                     f"{share:g} is no share of the maximum: give percentages "
@@ -300,12 +311,9 @@ class Workload(BaseModel):
             if self.point is not None or (self.id is not None and "@" in self.id):
                 raise ValueError("'@' in an id and point are kept for the runs a curve makes")
             return
-        paced = sorted(set(CURVE_OWNED) & set(self.extra))
-        if paced:
-            raise ValueError(f"a curve paces its runs itself: drop {', '.join(paced)} from extra")
-        if self.thinktime_us is not None:
-            raise ValueError("a curve paces its runs itself, so thinktime cannot shape them too; "
-                             "drop thinktime or the curve")  # fmt: skip
+        problem = self._curve_problem()
+        if problem:
+            raise ValueError(problem)
         if self.point is not None and self.point not in self.curve:
             raise ValueError(f"point {self.point:g} is not one of the curve's shares")
         if self.id is not None and "@" in self.id:
@@ -313,6 +321,31 @@ class Workload(BaseModel):
             want = MAX_RUN if self.point is None else f"{point_token(self.point)}pct"
             if run != want and not run.startswith(f"{want}."):
                 raise ValueError(f"id {self.id!r}: '@' is kept for the runs a curve makes")
+
+    def _curve_problem(self) -> str | None:
+        """Why this curve's runs could not be paced as asked (see _check_curve); None."""
+        assert self.curve is not None
+        paced = sorted(key for key in self.extra if canonical(key) in CURVE_OWNED)
+        if paced:
+            return f"a curve paces its runs itself: drop {', '.join(paced)} from extra"
+        if self.thinktime_us is not None:
+            return ("a curve paces its runs itself, so thinktime cannot shape them too; drop "
+                    "thinktime or the curve")  # fmt: skip
+        if self.fsync or self.fdatasync:
+            return ("fio (3.33) aborts when it paces flushed writes with random arrivals: a "
+                    "curve cannot have fsync or fdatasync")  # fmt: skip
+        if self.ramp_s > self.runtime_s:
+            return (
+                f"a curve's ramp_time ({self.ramp_s} s) must not outlast its runtime "
+                f"({self.runtime_s} s): fio then records no latency for a paced run"
+            )
+        top = self.curve_base * max(self.curve) / 100 / self.numjobs if isinstance(
+            self.curve_base, int) else 0  # fmt: skip
+        if top > MAX_PACED_IOPS:
+            return (f"curve_base {self.curve_base:,} asks fio for {top:,.0f} IOPS per process, "
+                    f"and it paces at most about {MAX_PACED_IOPS:,} (its gaps are whole "
+                    "microseconds): split the load with numjobs")  # fmt: skip
+        return None
 
     def generated_id(self) -> str:
         """The readable id derived from the parameters, e.g. randread-4k-qd128."""
