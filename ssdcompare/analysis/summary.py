@@ -161,7 +161,12 @@ def _with_slo(summary: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
     keys = ["sweep", "host", "device", "label", "curve", "state"]
     answers = answers.drop(columns=["slo_iops_repeats"])
     is_max = summary["curve"].notna() & summary["curve_pct"].isna()
-    merged = summary[is_max].merge(answers, on=keys, how="left")
+    # keys as plain objects on both sides: a missing state is None, not NaN of a float column
+    answers, mine = answers.copy(), summary[is_max].copy()
+    for table in (answers, mine):
+        for key in keys:
+            table[key] = [v if isinstance(v, str) else None for v in table[key]]
+    merged = mine.merge(answers, on=keys, how="left")
     rest = summary[~is_max]
     position = {job: n for n, job in enumerate(dict.fromkeys(summary["job"]))}
     together = pd.concat([rest, merged], ignore_index=True)
