@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from blkio import needs_blkio, read_capped
 from blockdevs import loop_device
 from suitefiles import suite_file
 
@@ -20,37 +20,12 @@ import ssdcompare
 from ssdcompare.analysis.pacing import reach_tolerance_pct
 from ssdcompare.analysis.slo import AT_LEAST, MET, NEVER, parse_slo
 
-BLKIO = Path("/sys/fs/cgroup/blkio")
 RunCli = Callable[..., object]  # the run_cli fixture: exit_code, stdout, stderr
 CAP_IOPS = 2000  # the throttled device's reads per second
 # shares of 10,000 IOPS: 500 and 1,000 well below the cap, 4,000 and 8,000 well above it and
 # well below what a loop device gives on any machine (20k-200k IOPS)
 # (8,000 IOPS at QD16 takes a few % of a CPU: the free device reaches it beside other tests)
 BASE, CURVE = 10_000, [5, 10, 40, 80]
-
-
-class Cap:
-    """A blkio cgroup of the test's own that holds reads from one device to `iops`."""
-
-    def __init__(self, device: str, iops: int) -> None:
-        self.group = BLKIO / f"ssdcompare-curve-{os.getpid()}"
-        self.group.mkdir()
-        number = os.stat(device).st_rdev
-        rule = f"{os.major(number)}:{os.minor(number)} {iops}"
-        (self.group / "blkio.throttle.read_iops_device").write_text(rule)
-
-    def command(self, *args: str) -> list[str]:
-        """A command that joins the cgroup before it starts: fio, its child, is held too."""
-        procs = self.group / "cgroup.procs"
-        return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *args]
-
-    def remove(self) -> None:
-        for pid in (self.group / "cgroup.procs").read_text().split():
-            try:
-                (BLKIO / "cgroup.procs").write_text(pid)
-            except OSError:
-                pass  # already gone
-        self.group.rmdir()
 
 
 def _points(frame: pd.DataFrame, device: str) -> pd.DataFrame:
@@ -60,7 +35,7 @@ def _points(frame: pd.DataFrame, device: str) -> pd.DataFrame:
 
 @pytest.mark.root
 @pytest.mark.fio
-@pytest.mark.skipif(not BLKIO.is_dir(), reason="needs the cgroup v1 blkio controller")
+@needs_blkio
 def test_a_capped_device_cannot_reach_the_points_above_its_cap(tmp_path: Path) -> None:
     suite = suite_file(
         tmp_path, "curve",
@@ -71,16 +46,13 @@ def test_a_capped_device_cannot_reach_the_points_above_its_cap(tmp_path: Path) -
     out = tmp_path / "results"
     with loop_device(tmp_path / "free.img", 64 << 20) as free, \
             loop_device(tmp_path / "capped.img", 64 << 20) as capped:  # fmt: skip
-        cap = Cap(capped, CAP_IOPS)
-        try:
+        with read_capped(capped, CAP_IOPS, "curve") as cap:
             done = subprocess.run(
                 cap.command(sys.executable, "-m", "ssdcompare", "sweep", "--suite", str(suite),
                             "--devices", f"{free},{capped}", "--out", str(out),
                             "--slo", "p99=100ms"),
                 capture_output=True, text=True, timeout=300,
             )  # fmt: skip
-        finally:
-            cap.remove()
     assert done.returncode == 0, done.stdout + done.stderr
     free_name, capped_name = Path(free).name, Path(capped).name
     frame = ssdcompare.load(out)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from blkio import needs_blkio, read_capped
 from blockdevs import loop_device
 from suitefiles import suite_file
 from test_report import chromium
@@ -159,34 +160,22 @@ def test_the_summary_shows_the_aggregate_asked_for() -> None:
     assert best["aggregate"] == "best" and best["iops_mean"] == pytest.approx(170)
 
 
-BLKIO = Path("/sys/fs/cgroup/blkio")
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 
 
 @contextlib.contextmanager
 def throttled(device: str, read_iops: int) -> Iterator[None]:
     """Cap reads from `device` at `read_iops` for this process and the fio it starts (a blkio
-    cgroup of our own; other devices are not limited)."""
-    group = BLKIO / f"ssdcompare-test-stats-{os.getpid()}"
-    group.mkdir()
-    number = os.stat(device).st_rdev
-    (group / "blkio.throttle.read_iops_device").write_text(
-        f"{os.major(number)}:{os.minor(number)} {read_iops}"
-    )
-    (group / "cgroup.procs").write_text(str(os.getpid()))
-    try:
+    cgroup of our own; other devices are not limited); what it started that lives on (the
+    sweep's watchdog) moves out with it."""
+    with read_capped(device, read_iops, "test-stats") as cap:
+        cap.join(os.getpid())
         yield
-    finally:
-        # this process, and what it started meanwhile that lives on (the sweep's watchdog)
-        for pid in (group / "cgroup.procs").read_text().split():
-            with contextlib.suppress(OSError):
-                (BLKIO / "cgroup.procs").write_text(pid)
-        group.rmdir()
 
 
 @pytest.mark.root
 @pytest.mark.fio
-@pytest.mark.skipif(not BLKIO.is_dir(), reason="needs the cgroup v1 blkio controller")
+@needs_blkio
 def test_twin_devices_are_tested_and_a_throttled_one_differs_significantly(
     tmp_path: Path,
 ) -> None:

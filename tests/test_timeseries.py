@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import gzip
-import os
 import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from blkio import ReadCap, needs_blkio
 from blockdevs import loop_device
 from fioprocs import fio_has_read, fio_processes, wait_for
 from suitefiles import suite_file
@@ -24,8 +24,6 @@ from ssdcompare.results.files import ResultsFiles
 
 # judged on CPU use or timing: runs alone, never beside other tests (scripts/test.sh)
 pytestmark = pytest.mark.serial
-
-BLKIO = Path("/sys/fs/cgroup/blkio")
 
 
 def test_a_log_is_read_plain_or_gzipped_and_a_cut_last_line_is_left_out(tmp_path: Path) -> None:
@@ -63,35 +61,23 @@ def test_timeseries_of_something_that_is_not_results_says_so(tmp_path: Path) -> 
         ssdcompare.timeseries(tmp_path)
 
 
-class Throttle:
-    """A blkio cgroup that caps reads from one device at `iops`; fio moves in on demand."""
+class Throttle(ReadCap):
+    """Reads from one device capped at `iops`; fio moves in on demand."""
 
     def __init__(self, device: str, iops: int) -> None:
-        self.group = BLKIO / f"ssdcompare-test-{os.getpid()}"
-        self.group.mkdir()
-        number = os.stat(device).st_rdev
-        rule = f"{os.major(number)}:{os.minor(number)} {iops}"
-        (self.group / "blkio.throttle.read_iops_device").write_text(rule)
+        super().__init__(device, iops, "test")
         self.applied_at: float | None = None  # seconds after fio's job started
 
     def catch(self, results: Path) -> None:
         processes = fio_processes(results)
         for proc in processes:
-            (self.group / "cgroup.procs").write_text(str(proc.pid))
+            self.join(proc.pid)
         self.applied_at = time.time() - max(p.create_time() for p in processes)
-
-    def remove(self) -> None:
-        for pid in (self.group / "cgroup.procs").read_text().split():
-            try:
-                (BLKIO / "cgroup.procs").write_text(pid)
-            except OSError:
-                pass  # already gone
-        self.group.rmdir()
 
 
 @pytest.mark.root
 @pytest.mark.fio
-@pytest.mark.skipif(not BLKIO.is_dir(), reason="needs the cgroup v1 blkio controller")
+@needs_blkio
 def test_a_device_throttled_partway_shows_a_cliff_at_that_second(tmp_path: Path) -> None:
     suite = suite_file(tmp_path, "steady-read", "{rw: randread, bs: 4k, iodepth: 1, runtime: 8}")
     out = tmp_path / "results"

@@ -254,6 +254,17 @@ _SHARED_OPTIONS = (
 _Command = TypeVar("_Command", bound=Callable[..., None])
 
 
+# sweep and report: latency targets the curves are answered at
+_slo_option = click.option(
+    "--slo",
+    multiple=True,
+    metavar="LATENCY=TARGET",
+    help="A latency target that the curves are answered at, e.g. p99=1ms (also p50, p99.9, "
+    "p99.99, mean; give several, or comma-separate them): per device, the highest IOPS "
+    "that keeps that latency within it.",
+)
+
+
 def _shared_options(command: _Command) -> _Command:
     """Give a command the options `plan` and `sweep` share, in the order listed."""
     for option in reversed(_SHARED_OPTIONS):
@@ -454,14 +465,7 @@ def _exit_code(stop: BaseException | str | None) -> int:
     type=click.Path(file_okay=False, path_type=Path),
     help="Results folder (default: ./results/<time>-<suite>).",
 )
-@click.option(
-    "--slo",
-    multiple=True,
-    metavar="LATENCY=TARGET",
-    help="A latency target that the curves are answered at, e.g. p99=1ms (also p50, p99.9, "
-    "p99.99, mean; give several, or comma-separate them): per device, the highest IOPS "
-    "that keeps that latency within it.",
-)
+@_slo_option
 @click.option(
     "--resume",
     "resume_dir",
@@ -591,14 +595,7 @@ _results_folders = click.argument(
               show_default=True,
               help="What the tables show for several repeats: their mean, median, or the best "
               "run (as CrystalDiskMark shows the best of 5).")  # fmt: skip
-@click.option(
-    "--slo",
-    multiple=True,
-    metavar="LATENCY=TARGET",
-    help="A latency target that the curves are answered at, e.g. p99=1ms (also p50, p99.9, "
-    "p99.99, mean; give several, or comma-separate them): per device, the highest IOPS "
-    "that keeps that latency within it.",
-)
+@_slo_option
 def report_command(
     results: tuple[Path, ...],
     output: Path | None,

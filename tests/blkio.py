@@ -1,0 +1,50 @@
+"""A blkio cgroup of a test's own (cgroup v1) that caps reads from one device it made: the
+processes put in it (and what they start) are held to the cap on that device only."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+needs_blkio = pytest.mark.skipif(not BLKIO.is_dir(), reason="needs the cgroup v1 blkio controller")
+
+
+class ReadCap:
+    """Reads from `device` capped at `iops` for the processes that join the group."""
+
+    def __init__(self, device: str, iops: int, name: str) -> None:
+        self.group = BLKIO / f"ssdcompare-{name}-{os.getpid()}"
+        self.group.mkdir()
+        number = os.stat(device).st_rdev
+        rule = f"{os.major(number)}:{os.minor(number)} {iops}"
+        (self.group / "blkio.throttle.read_iops_device").write_text(rule)
+
+    def join(self, pid: int) -> None:
+        (self.group / "cgroup.procs").write_text(str(pid))
+
+    def command(self, *args: str) -> list[str]:
+        """A command that joins the group before it starts: the fio it starts is held too."""
+        procs = self.group / "cgroup.procs"
+        return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *args]
+
+    def remove(self) -> None:
+        """Every process still in the group back to the root group, and the group gone."""
+        for pid in (self.group / "cgroup.procs").read_text().split():
+            with contextlib.suppress(OSError):  # already gone
+                (BLKIO / "cgroup.procs").write_text(pid)
+        self.group.rmdir()
+
+
+@contextlib.contextmanager
+def read_capped(device: str, iops: int, name: str) -> Iterator[ReadCap]:
+    """A ReadCap for the block, removed after it (whatever joined it moved out first)."""
+    cap = ReadCap(device, iops, name)
+    try:
+        yield cap
+    finally:
+        cap.remove()
