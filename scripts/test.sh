@@ -20,6 +20,8 @@ done
 # 5: the round had no tests (a file given that holds none of that kind)
 round() { "${pytest[@]}" "$@" || { code=$?; [ "$code" -eq 5 ] || return "$code"; }; }
 status=0
-round -n "$(( $(nproc 2>/dev/null || echo 1) + 1 ))" -m "not serial" "$@" || status=$?
+# --dist loadgroup: a file marked xdist_group runs on one worker, its module fixture made once
+round -n "$(( $(nproc 2>/dev/null || echo 1) + 1 ))" --dist loadgroup -m "not serial" "$@" \
+    || status=$?
 round -m serial "$@" || status=$?
 exit "$status"

@@ -29,6 +29,10 @@ from ssdcompare.report.figure import figure
 from ssdcompare.report.loadchart import load_charts
 from ssdcompare.units import format_count, format_latency
 
+# one worker runs this file's tests (scripts/test.sh: --dist loadgroup): their module
+# fixture, a sweep or a big results folder, is then made once, not once per worker
+pytestmark = pytest.mark.xdist_group("test_latency_chart")
+
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
 CURVE = "randread-4k-qd16"
 CURVE_JOB = "{rw: randread, bs: 4k, iodepth: 16, curve: [10, 50, 80, 100]}"

@@ -33,6 +33,10 @@ from ssdcompare.suite.options import extra_option_problem, value_problem
 from ssdcompare.suite.workload import Workload
 from ssdcompare.units import format_latency
 
+# one worker runs this file's tests (scripts/test.sh: --dist loadgroup): their module
+# fixture, a sweep or a big results folder, is then made once, not once per worker
+pytestmark = pytest.mark.xdist_group("test_latency_target")
+
 DATA = Path(__file__).parent / "data"
 RECORDED = DATA / "latency-target-loopdev-jsonplus.json"
 MB = 1 << 20

@@ -31,7 +31,9 @@ PLAIN = "read-64k-qd2"
 
 
 # every test here reads one real sweep
-pytestmark = pytest.mark.fio
+# one worker runs this file's tests (scripts/test.sh: --dist loadgroup): their module
+# fixture, a sweep or a big results folder, is then made once, not once per worker
+pytestmark = [pytest.mark.fio, pytest.mark.xdist_group("test_report_flush_and_extra")]
 
 
 @pytest.fixture(scope="module")

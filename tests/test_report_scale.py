@@ -17,6 +17,10 @@ from test_report import chromium
 
 from ssdcompare.report.build import write_report
 
+# one worker runs this file's tests (scripts/test.sh: --dist loadgroup): their module
+# fixture, a sweep or a big results folder, is then made once, not once per worker
+pytestmark = pytest.mark.xdist_group("test_report_scale")
+
 REPO = Path(__file__).resolve().parents[1]
 JOBS, DEVICES = 1000, 4
 
