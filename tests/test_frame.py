@@ -155,6 +155,7 @@ def test_side_by_side_ratios_and_significance() -> None:
         ssdcompare.side_by_side(summary, "iops", baseline="nvme0n1")
 
 
+@pytest.mark.slow  # seconds of its own: left out of the unprivileged rerun (test_markers)
 def test_export_csv_from_the_command_line(tmp_path: Path) -> None:
     out = tmp_path / "results.csv"
     done = subprocess.run(

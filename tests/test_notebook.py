@@ -11,6 +11,7 @@ from nbclient import NotebookClient
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
 
+@pytest.mark.slow  # seconds of its own: left out of the unprivileged rerun (test_markers)
 def test_example_notebook_executes() -> None:
     notebook = nbformat.read(EXAMPLES / "explore.ipynb", as_version=4)
     client = NotebookClient(

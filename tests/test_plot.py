@@ -275,6 +275,7 @@ def test_a_selection_the_results_do_not_hold_is_named_with_what_they_hold(
         ssdcompare.plot.draw("pie", frame)
 
 
+@pytest.mark.slow  # seconds of its own: left out of the unprivileged rerun (test_markers)
 def test_neither_the_package_nor_the_report_loads_matplotlib(tmp_path: Path) -> None:
     """matplotlib is loaded by the first figure, not before; figures never go through
     pyplot's global state."""

@@ -172,6 +172,7 @@ def chromium() -> str:
     raise AssertionError("chromium is not installed: scripts/install.sh installs it for tests")
 
 
+@pytest.mark.slow  # seconds of its own: left out of the unprivileged rerun (test_markers)
 def test_a_real_browser_renders_it_offline(example_report: tuple[str, Path],
                                            tmp_path: Path) -> None:  # fmt: skip
     _, path = example_report

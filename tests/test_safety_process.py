@@ -268,6 +268,7 @@ def _first_statement(module: Path) -> int:
     return ast.parse(module.read_text()).body[1].lineno  # body[0] is the docstring
 
 
+@pytest.mark.slow  # seconds of its own: left out of the unprivileged rerun (test_markers)
 @pytest.mark.parametrize("command", [["-m", "ssdcompare", "suites"]])
 def test_ctrl_c_while_starting_never_shows_a_traceback_of_ours(command: list[str]) -> None:
     """SIGINT at many points of start-up never shows a traceback through our code: Ctrl-C is

@@ -176,8 +176,7 @@ def test_failing_job_in_the_middle_is_recorded_and_the_sweep_goes_on(tmp_path: P
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.serial  # judged on CPU use or timing: runs alone (scripts/test.sh)
-@pytest.mark.fio
+@pytest.mark.fio  # waits for the second job to read before it stops the sweep: no timing
 def test_interrupt_keeps_finished_runs_and_resume_completes(tmp_path: Path) -> None:
     out = tmp_path / "results"
     proc = start_sweep(str(tmp_path / "t.img"), out, "slow-reads.yaml")
