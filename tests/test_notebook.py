@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
