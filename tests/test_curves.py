@@ -22,10 +22,10 @@ from ssdcompare.analysis.slo import AT_LEAST, MET, NEVER, parse_slo
 
 RunCli = Callable[..., object]  # the run_cli fixture: exit_code, stdout, stderr
 CAP_IOPS = 2000  # the throttled device's reads per second
-# shares of 10,000 IOPS: 500 and 1,000 well below the cap, 4,000 and 8,000 well above it and
+# shares of 10,000 IOPS: 1,000 well below the cap, 4,000 and 8,000 well above it and
 # well below what a loop device gives on any machine (20k-200k IOPS)
 # (8,000 IOPS at QD16 takes a few % of a CPU: the free device reaches it beside other tests)
-BASE, CURVE = 10_000, [5, 10, 40, 80]
+BASE, CURVE = 10_000, [10, 40, 80]
 
 
 def _points(frame: pd.DataFrame, device: str) -> pd.DataFrame:
@@ -80,7 +80,7 @@ def test_a_capped_device_cannot_reach_the_points_above_its_cap(tmp_path: Path) -
             assert reached < CAP_IOPS * 1.05
         elif asked < CAP_IOPS * 0.7:
             assert ok, (asked, reached)
-    assert list(slow["rate_reached"]) == [True, True, False, False]
+    assert list(slow["rate_reached"]) == [True, False, False]
     # the fio output says what it was asked: rate_iops in the job's options, Poisson arrivals
     point = slow.iloc[-1]
     options = json.loads(Path(point["fio_json"]).read_text())["jobs"][0]["job options"]

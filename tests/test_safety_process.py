@@ -184,8 +184,7 @@ def test_a_file_target_is_locked_whatever_its_spelling(tmp_path: Path) -> None:
         first.communicate(timeout=DEADLINE_S)
 
 
-@pytest.mark.serial  # judged on CPU use or timing: runs alone (scripts/test.sh)
-@pytest.mark.slow
+@pytest.mark.slow  # a time limit that must pass, whatever runs beside it: it only takes longer
 @pytest.mark.fio
 def test_a_hung_fio_costs_one_timeout_then_the_device_is_skipped(tmp_path: Path) -> None:
     """fio that neither finishes nor answers SIGTERM (stopped, as on a dead device): after one
