@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,10 +34,18 @@ class ReadCap:
         return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *args]
 
     def remove(self) -> None:
-        """Every process still in the group back to the root group, and the group gone."""
-        for pid in (self.group / "cgroup.procs").read_text().split():
-            with contextlib.suppress(OSError):  # already gone
-                (BLKIO / "cgroup.procs").write_text(pid)
+        """Every process still in the group back to the root group, and the group gone. A
+        process the group's last one started meanwhile (a sweep's watchdog) is moved out on
+        the next try: the group can be removed only once it is empty."""
+        for _ in range(100):
+            for pid in (self.group / "cgroup.procs").read_text().split():
+                with contextlib.suppress(OSError):  # already gone
+                    (BLKIO / "cgroup.procs").write_text(pid)
+            try:
+                self.group.rmdir()
+                return
+            except OSError:  # busy: a process joined it since
+                time.sleep(0.05)
         self.group.rmdir()
 
 
