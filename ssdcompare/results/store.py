@@ -39,7 +39,7 @@ from pydantic import ValidationError
 from ssdcompare.errors import NewerFormatError, SsdcompareError, stored_validation_message
 from ssdcompare.fio.logs import log_files
 from ssdcompare.fio.result.models import FioOutput
-from ssdcompare.fio.result.plausibility import job_problem
+from ssdcompare.fio.result.plausibility import output_problem
 from ssdcompare.judge.cpu import CpuTrace, trace_from
 from ssdcompare.pathwalk import untrusted_ancestor, walk, where_others_control
 from ssdcompare.results.files import ResultsFiles, StoredFileError, WriteError, write_atomic
@@ -566,6 +566,6 @@ class ResultsDir:
             output = self.files.fio_output(folder / FIO_JSON)
         except (SsdcompareError, ValidationError):  # refused, damaged, newer, not fio's
             return None
-        if any(job_problem(job) is not None for job in output.jobs):
+        if output_problem(output) is not None:
             return None  # impossible figures are no ceiling either
-        return sum(j.total_iops for j in output.jobs if j.ok) or None
+        return output.ok_iops

@@ -15,7 +15,7 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.jobfile import RenderedJob, paced_text
 from ssdcompare.fio.pacing import offered_iops, rate_for
 from ssdcompare.fio.result.models import FioOutput, FioOutputError
-from ssdcompare.fio.result.plausibility import job_problem
+from ssdcompare.fio.result.plausibility import output_problem
 from ssdcompare.results.store import ResultsDir
 from ssdcompare.suite.workload import Workload
 from ssdcompare.target.devices import Target
@@ -45,10 +45,14 @@ def paced(results: ResultsDir, job: RenderedJob, repeat: int) -> tuple[RenderedJ
     return job.model_copy(update={"text": paced_text(job.text, paced_at)}), None
 
 
+def _processes(workload: Workload, target: Target) -> int:
+    """The fio processes a run of `workload` on `target` paces: numjobs, on every member."""
+    return workload.numjobs * (len(target.members) or 1)
+
+
 def _offered(workload: Workload, paced_at: tuple[int, ...], target: Target) -> float:
     """The load fio offers a run paced at `paced_at` (per process and direction)."""
-    processes = workload.numjobs * (len(target.members) or 1)
-    return sum(offered_iops(rate) or math.inf for rate in paced_at) * processes
+    return sum(offered_iops(rate) or math.inf for rate in paced_at) * _processes(workload, target)
 
 
 def rates(workload: Workload, total_iops: float, target: Target) -> tuple[int, ...]:
@@ -56,8 +60,7 @@ def rates(workload: Workload, total_iops: float, target: Target) -> tuple[int, .
     (numjobs, and a group's members) and, for a mix, over reads and writes by its share;
     each the rate at which fio's Poisson pacing offers the load closest to its part
     (ssdcompare.fio.pacing)."""
-    members = len(target.members) or 1
-    per_process = total_iops / workload.numjobs / members
+    per_process = total_iops / _processes(workload, target)
     if workload.rwmixread is None or len(workload.directions) < 2:
         return (rate_for(per_process),)
     reads = per_process * workload.rwmixread / 100
@@ -86,9 +89,7 @@ def _maximum(results: ResultsDir, job: RenderedJob, repeat: int) -> tuple[float 
 def _run_iops(results: ResultsDir, target: str, job_id: str, repeat: int) -> float | None:
     """The IOPS of a finished run, all directions added; None when it failed or is missing."""
     output = _output(results, target, job_id, repeat)
-    if output is None:
-        return None
-    return sum(j.total_iops for j in output.jobs if j.ok) or None
+    return output.ok_iops if output is not None else None
 
 
 def _output(results: ResultsDir, target: str, job_id: str, repeat: int) -> FioOutput | None:
@@ -101,9 +102,7 @@ def _output(results: ResultsDir, target: str, job_id: str, repeat: int) -> FioOu
         output = results.fio_output(status)
     except (FioOutputError, SsdcompareError):
         return None
-    if any(job_problem(job) is not None for job in output.jobs):
-        return None
-    return output
+    return output if output_problem(output) is None else None
 
 
 def _stopped_below(results: ResultsDir, job: RenderedJob, repeat: int) -> str | None:

@@ -264,6 +264,12 @@ class FioOutput(BaseModel):
     warnings: list[str] = Field(default_factory=list)  # what the parser had to work around
     source: str = "<text>"
 
+    @property
+    def ok_iops(self) -> float | None:
+        """The IOPS of every job without an error, all directions added; None when they did
+        no I/O."""
+        return sum(j.total_iops for j in self.jobs if j.ok) or None
+
 
 # a direction fio printed with zeros: it moved nothing (a true zero, not an unknown)
 _EMPTY = object()

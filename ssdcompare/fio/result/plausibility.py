@@ -21,7 +21,13 @@ import math
 import operator
 from collections.abc import Iterator
 
-from ssdcompare.fio.result.models import DirectionResult, JobResult, LatencySearch, LatencyStats
+from ssdcompare.fio.result.models import (
+    DirectionResult,
+    FioOutput,
+    JobResult,
+    LatencySearch,
+    LatencyStats,
+)
 from ssdcompare.judge.cpu import CpuTrace
 
 MAX_IOPS = 1e10  # ten billion I/Os per second: a thousand times the fastest device
@@ -42,6 +48,11 @@ RATE_TOLERANCE = 0.05
 RATE_SLACK_IOPS = 1.0
 RATE_SLACK_BYTES = 1024.0
 SHARE_SLACK_PCT = 1.0  # one CPU's categories are rounded to 0.1 % each: their sum may pass 100
+
+
+def output_problem(output: FioOutput) -> str | None:
+    """What is impossible in any job of fio's output (the first thing found), or None."""
+    return next((p for p in map(job_problem, output.jobs) if p is not None), None)
 
 
 def job_problem(job: JobResult) -> str | None:

@@ -74,7 +74,7 @@ def file_iops(path: Path) -> float | None:
         output = parse_fio_file(path)
     except FioOutputError:
         return None
-    return sum(j.total_iops for j in output.jobs if j.ok) or None
+    return output.ok_iops
 
 
 def parse_fio_file(path: str | Path) -> FioOutput:
