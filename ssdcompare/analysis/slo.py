@@ -128,14 +128,13 @@ def _combined(keys: dict[str, object], run: pd.DataFrame) -> dict[str, object]:
         rate_reached=first["rate_reached"],
         verdict=first.get("verdict"),
         cpu_bound=bool(run.get("cpu_bound", pd.Series(dtype="boolean")).eq(True).any()),
-        lat_mean_us=float((run["lat_mean_us"] * ios).sum() / ios.sum()) if ios.sum() else math.nan,
+        lat_mean=float((run["lat_mean_us"] * ios).sum() / ios.sum()) if ios.sum() else math.nan,
     )
     for metric, column in METRICS.items():
         if metric == "mean":
             continue
         values = run[column].map(_p9999) if column == "lat_dist_us" else run[column]
         found[f"lat_{metric}"] = float(pd.to_numeric(values, errors="coerce").max())
-    found["lat_mean"] = found["lat_mean_us"]
     return found
 
 
