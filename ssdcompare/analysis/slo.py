@@ -16,10 +16,9 @@ import math
 import re
 from dataclasses import dataclass
 
-import numpy
 import pandas as pd
 
-from ssdcompare.analysis.frame import frame_given, label_devices
+from ssdcompare.analysis.frame import frame_given, is_true, label_devices
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.result.models import DISTRIBUTION_PERCENTILES
 from ssdcompare.judge.stats import compare
@@ -157,16 +156,11 @@ class Answer:
     note: str | None = None  # what the answer rests on that is not the drive's own
 
 
-def _reached(value: object) -> bool:
-    """A point that reached its load: True only, never NA (unknown) or False."""
-    return isinstance(value, bool | numpy.bool_) and bool(value)
-
-
 def answer(points: pd.DataFrame, slo: Slo) -> Answer:
     """The highest IOPS at which one curve's `points` (one device, curve and repeat; see
     curve_points) stay within `slo`: see the module."""
     ordered = points.sort_values("curve_pct")
-    usable = ordered[ordered["rate_reached"].map(_reached)]
+    usable = ordered[ordered["rate_reached"].map(is_true)]
     latency = usable[f"lat_{slo.metric}"].to_numpy(dtype="float64")
     iops = usable["iops"].to_numpy(dtype="float64")
     known = [i for i in range(len(usable)) if latency[i] == latency[i] and latency[i] > 0]
@@ -185,7 +179,7 @@ def answer(points: pd.DataFrame, slo: Slo) -> Answer:
         return Answer(found, MET, words[low], words[index], shares[low], shares[index],
                       _limited(usable, [low, index]))  # fmt: skip
     top = known[-1]
-    short = ordered[(ordered["curve_pct"] > shares[top]) & ~ordered["rate_reached"].map(_reached)]
+    short = ordered[(ordered["curve_pct"] > shares[top]) & ~ordered["rate_reached"].map(is_true)]
     note = "; ".join(filter(None, [
         _limited(usable, [top]),
         f"the points above ({', '.join(f'{p:g} %' for p in short['curve_pct'])}) could not "

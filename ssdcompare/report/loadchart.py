@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from ssdcompare.analysis.frame import is_false, is_true
 from ssdcompare.analysis.slo import AT_LEAST, Slo, run_points, slo_summary
 from ssdcompare.analysis.summary import SERIES_SETTINGS
 from ssdcompare.judge.verdict import limit_word
@@ -89,15 +90,6 @@ def _absent(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
-def _known_true(value: Any) -> bool:
-    return not _absent(value) and bool(value)
-
-
-def _unreached(reached: Any) -> bool:
-    """A paced run known to have fallen short of its load (not one whose load is unknown)."""
-    return not _absent(reached) and not bool(reached)
-
-
 def _closed_loop(runs: pd.DataFrame, mine: pd.DataFrame) -> pd.DataFrame:
     """The closed-loop runs beside a curve (`mine`: its rows): its unpaced run, and the
     same workload run without a curve on its devices, at any queue depth."""
@@ -147,7 +139,7 @@ def _paced_series(points: pd.DataFrame, index: int, label: str, metrics: list[st
     for repeat, rows in repeats:
         rows = rows.sort_values("curve_pct")
         said = f" (repeat {repeat})" if len(repeats) > 1 else ""
-        apart = [_unreached(reached) for reached in rows["rate_reached"]]
+        apart = [is_false(reached) for reached in rows["rate_reached"]]
         for metric in metrics:
             tips = [_paced_tip(row, metric, base) + said for _, row in rows.iterrows()]
             found.append(_series(rows, index, label, metric, tips, apart=apart))
@@ -194,11 +186,11 @@ def _series(rows: pd.DataFrame, index: int, label: str, metric: str, tips: list[
 
 def _bound(run: pd.Series) -> bool:
     """A run the CPU or the host limited."""
-    return run.get("verdict") in ("cpu", "host") or _known_true(run.get("cpu_bound"))
+    return run.get("verdict") in ("cpu", "host") or is_true(run.get("cpu_bound"))
 
 
 def _limit(run: pd.Series) -> str:
-    limit = limit_word(run.get("verdict"), cpu_bound=_known_true(run.get("cpu_bound")))
+    limit = limit_word(run.get("verdict"), cpu_bound=is_true(run.get("cpu_bound")))
     return f" ({limit})" if limit else ""
 
 
@@ -210,7 +202,7 @@ def _paced_tip(run: pd.Series, metric: str, base: object) -> str:
         load = f"{achieved} IOPS (the load it was offered is not known)"
     else:
         load = f"asked {format_count(asked)} IOPS, reached {achieved}"
-    if _unreached(run["rate_reached"]):
+    if is_false(run["rate_reached"]):
         load += f" ({run['rate_reached_pct']:.0f} %: could not reach its load)"
     latency = format_latency(run[f"lat_{metric}"])
     return f"{run['curve_pct']:g} % of {of}: {load}, {metric} {latency}{_limit(run)}"
