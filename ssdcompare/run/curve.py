@@ -112,9 +112,9 @@ def _stopped_below(results: ResultsDir, job: RenderedJob, repeat: int) -> str | 
     limit = workload.stop_p99_us
     if limit is None or workload.curve is None or workload.point is None:
         return None
-    base, state = workload.curve_name, f".{workload.state}" if workload.state else ""
     for share in (s for s in workload.curve if s < workload.point):
-        lower = f"{base}@{share:g}pct{state}"
+        lower = workload.curve_run_id(share)
+        assert lower is not None  # a curve's point
         output = _output(results, job.target.name, lower, repeat)
         p99 = worst_p99_us(output) if output is not None else None
         if p99 is not None and p99 > limit:

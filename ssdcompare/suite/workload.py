@@ -318,7 +318,7 @@ class Workload(BaseModel):
             raise ValueError(f"point {self.point:g} is not one of the curve's shares")
         if self.id is not None and "@" in self.id:
             run = self.id.split("@", 1)[1]
-            want = MAX_RUN if self.point is None else f"{point_token(self.point)}pct"
+            want = run_token(self.point)
             if run != want and not run.startswith(f"{want}."):
                 raise ValueError(f"id {self.id!r}: '@' is kept for the runs a curve makes")
 
@@ -381,10 +381,15 @@ class Workload(BaseModel):
     def max_run_id(self) -> str | None:
         """The id of the unpaced run this curve run's rate is a share of (in the same drive
         state's pass); None for a job that is no curve's."""
+        return self.curve_run_id(None)
+
+    def curve_run_id(self, share: float | None) -> str | None:
+        """The id of this curve's run at `share` (None: its unpaced run) in the same drive
+        state's pass; None for a job that is no curve's."""
         name = self.curve_name
         if name is None:
             return None
-        return f"{name}@{MAX_RUN}" + (f".{self.state}" if self.state else "")
+        return f"{name}@{run_token(share)}" + (f".{self.state}" if self.state else "")
 
     @property
     def paced(self) -> bool:
@@ -396,8 +401,8 @@ class Workload(BaseModel):
         one run per share of the maximum (`<id>@70pct`), lowest first."""
         if self.curve is None or "@" in self.job_id:
             return [self]
-        runs = [self.model_copy(update={"id": f"{self.job_id}@{MAX_RUN}"})]
-        runs += [self.model_copy(update={"id": f"{self.job_id}@{point_token(share)}pct",
+        runs = [self.model_copy(update={"id": f"{self.job_id}@{run_token(None)}"})]
+        runs += [self.model_copy(update={"id": f"{self.job_id}@{run_token(share)}",
                                          "point": share}) for share in self.curve]  # fmt: skip
         return runs
 
@@ -708,9 +713,10 @@ def _rebuilt(data: dict[str, Any], run: str, point: float | None) -> Workload:
     )
 
 
-def point_token(share: float) -> str:
-    """A curve point's share as part of a job id: 70 -> "70", 92.5 -> "92.5"."""
-    return f"{share:g}"
+def run_token(share: float | None) -> str:
+    """A curve run as its job id's suffix after "@": "max" for the unpaced run (None), a
+    point's share as "70pct" or "92.5pct"."""
+    return MAX_RUN if share is None else f"{share:g}pct"
 
 
 def _id_token(option: tuple[str, ExtraValue]) -> str:
