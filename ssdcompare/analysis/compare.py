@@ -52,14 +52,20 @@ def _shown(column: str, value: object) -> str:
     return str(value)
 
 
-def _difference_note(row: dict[str, Any], reference: dict[str, Any], baseline: str) -> str:
-    """Why a result is not comparable to the baseline's, with what the summary can tell."""
-    differences = [
+def described_differences(row: dict[str, Any], reference: dict[str, Any]) -> list[str]:
+    """How two results of a job were made differently, as far as the summary rows tell
+    ("runtime 10 s vs 3 s"); empty when they do not record it."""
+    return [
         f"{name} {_shown(column, row.get(column))} vs {_shown(column, reference.get(column))}"
         for column, name in _DESCRIBED
         if _missing(row.get(column)) != _missing(reference.get(column))
         or (not _missing(row.get(column)) and row.get(column) != reference.get(column))
     ]
+
+
+def _difference_note(row: dict[str, Any], reference: dict[str, Any], baseline: str) -> str:
+    """Why a result is not comparable to the baseline's, with what the summary can tell."""
+    differences = described_differences(row, reference)
     text = (
         f"{row['job']} on {row['label']}: the jobfiles differ from {baseline}'s (workload hash "
         f"{row['workload_hash']} vs {reference['workload_hash']})"

@@ -16,7 +16,6 @@ import pandas as pd
 
 from ssdcompare.analysis.columns import INT_COLUMNS
 from ssdcompare.analysis.compare import (
-    TESTED_METRICS,
     baseline_label,
     comparability,
     compare_repeats,
@@ -57,7 +56,7 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     data = frame[frame["direction"] != "sync"].copy()
     idle = data["total_ios"] == 0
     data["lat_weighted"] = (data["lat_mean_us"] * data["total_ios"]).where(~idle, 0.0)
-    for column in ("lat_p99_us", "lat_max_us"):
+    for column in ("lat_p99_us", "lat_p999_us", "lat_max_us"):
         # an idle direction has no latency; a busy one without it leaves the run's unknown
         data[f"{column}_unknown"] = data[column].isna() & ~idle
     keys = [k for k in _PER_RUN_KEYS if k in data.columns]
@@ -77,7 +76,7 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     sums = by[summed].sum(min_count=1).where(~gaps)
     for column, values in sums.items():
         runs[column] = values.to_numpy()
-    worst = ["lat_p99_us", "lat_max_us"]
+    worst = ["lat_p99_us", "lat_p999_us", "lat_max_us"]
     unknown = by[[f"{c}_unknown" for c in worst]].any().to_numpy()
     for index, (column, values) in enumerate(by[worst].max().items()):
         runs[column] = values.where(~unknown[:, index]).to_numpy()
@@ -269,7 +268,9 @@ def _job_row(runs: _Runs, group: list[int], aggregate: str) -> dict[str, object]
         lower_better = metric.startswith("lat_")
         row[f"{metric}_value"] = aggregate_values(found, aggregate, not lower_better)
     row["aggregate"] = aggregate
-    for metric in TESTED_METRICS:  # for comparisons made later (compare.compare_repeats)
+    # for comparisons made later: against another baseline (compare.compare_repeats), and
+    # results over time (ssdcompare.analysis.overtime)
+    for metric in _SUMMED:
         row[f"{metric}_per_repeat"] = tuple(runs.of_runs(metric, ok))
     row.update(_judged(runs, ok, row["iops_cv_pct"]))  # type: ignore[arg-type]
     return row
@@ -333,7 +334,7 @@ def _cliffs(runs: list[tuple[float, float, float]]) -> dict[str, object]:
     }
 
 
-_SUMMED = ("iops", "bw_bytes", "lat_mean_us", "lat_p99_us", "lat_max_us")
+_SUMMED = ("iops", "bw_bytes", "lat_mean_us", "lat_p99_us", "lat_p999_us", "lat_max_us")
 
 
 def _known_values(values: list[float]) -> list[float]:

@@ -644,6 +644,15 @@ def export_command(results: tuple[Path, ...], output: Path, summary: bool) -> No
     click.echo(f"{rows} rows written to {output}")
 
 
+def _over_time() -> None:
+    from ssdcompare.cli.overtime import compare_command
+
+    cli.add_command(compare_command)
+
+
+_over_time()
+
+
 def _crash_report(err: BaseException) -> str:
     """Write the traceback of an unexpected error to a file; return its path."""
     with tempfile.NamedTemporaryFile(

@@ -1,0 +1,145 @@
+"""The commands that compare results over time: `ssdcompare compare BASE NEW` (with the
+gate's exit status) and `ssdcompare history FOLDER...`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ssdcompare.errors import SsdcompareError
+
+_folder = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def _pairs_option(values: tuple[str, ...]) -> list[tuple[str, str]]:
+    """`--match nvme0n1=nvme1n1` as (BASE's name, NEW's name)."""
+    found = []
+    for value in values:
+        one, sep, other = value.partition("=")
+        if not sep or not one.strip() or not other.strip():
+            raise SsdcompareError(f"--match {value!r}: write BASE-DRIVE=NEW-DRIVE, e.g. "
+                                  "--match nvme0n1=nvme1n1")  # fmt: skip
+        found.append((one.strip(), other.strip()))
+    return found
+
+
+def _listed(values: tuple[str, ...]) -> list[str]:
+    return [v.strip() for given in values for v in given.split(",") if v.strip()]
+
+
+@click.command("compare")
+@click.argument("folders", nargs=-1, type=_folder)
+@click.option("--base", "base_folders", multiple=True, type=_folder,
+              help="A BASE results folder; give several for repeats made as separate sweeps "
+              "(then give NEW's with --new).")  # fmt: skip
+@click.option(
+    "--new",
+    "new_folders",
+    multiple=True,
+    type=_folder,
+    help="A NEW results folder (several: repeats made as separate sweeps).",
+)
+@click.option("--fail-if", "fail_if", multiple=True, metavar="'METRIC < CHANGE%'",
+              help="A regression: e.g. 'iops < -5%' or 'p99 > +10%' (metrics: iops, bw, "
+              "mean, p99, p99.9). Default: 'iops < -5%' and 'p99 > +10%'.")  # fmt: skip
+@click.option(
+    "--alpha",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="A change is significant when Welch's p-value is below this.",
+)
+@click.option(
+    "--strict", is_flag=True, help="Also fail when a job could not be compared or judged."
+)
+@click.option(
+    "--match",
+    "matches",
+    multiple=True,
+    metavar="BASE-DRIVE=NEW-DRIVE",
+    help="Pair these drives (default: by serial, else by name).",
+)
+@click.option(
+    "--device",
+    "devices",
+    multiple=True,
+    metavar="NAME[,NAME]",
+    help="Compare only these drives of BASE.",
+)
+@click.option("--allow-change", "allow_change", multiple=True, metavar="WHAT[,WHAT]",
+              help="A recorded change that is what you measure (kernel, governor, firmware, "
+              "link, placement, scheduler, queue, device, machine, drive): compare across "
+              "it instead of calling the results not comparable.")  # fmt: skip
+@click.option("--judge", "judge", multiple=True, metavar="VERDICT[,VERDICT]",
+              help="Also judge results limited by these (cpu, host, disturbed, throttled): "
+              "e.g. disturbed on a shared CI runner.")  # fmt: skip
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+)
+def compare_command(
+    folders: tuple[Path, ...],
+    base_folders: tuple[Path, ...],
+    new_folders: tuple[Path, ...],
+    fail_if: tuple[str, ...],
+    alpha: float,
+    strict: bool,
+    matches: tuple[str, ...],
+    devices: tuple[str, ...],
+    allow_change: tuple[str, ...],
+    judge: tuple[str, ...],
+    output_format: str,
+) -> None:
+    """Compare NEW results with BASE ones, job by job; exit 1 on a regression.
+
+    BASE and NEW are results folders. Exit status: 0 no regression, 1 a regression (each
+    named), 2 nothing could be compared. Given more than two folders, shows their history.
+    """
+    from ssdcompare.analysis.overtime import compare_results, parse_changes, parse_fail_if
+    from ssdcompare.analysis.sides import load_side
+    from ssdcompare.report.changes import json_document, markdown, text_lines
+
+    base, new = _sides(folders, base_folders, new_folders)
+    if base is None:
+        _history(folders, devices, output_format)
+        return
+    gate = [parse_fail_if(t) for t in fail_if] or None
+    changes = compare_results(
+        load_side("BASE", base), load_side("NEW", new), gate, alpha=alpha, strict=strict,
+        matches=_pairs_option(matches), allow_change=parse_changes(list(allow_change)),
+        judge=_listed(judge), drives=_listed(devices),
+    )  # fmt: skip
+    if output_format == "json":
+        click.echo(json_document(changes), nl=False)
+    elif output_format == "markdown":
+        click.echo(markdown(changes), nl=False)
+    else:
+        for line in text_lines(changes):
+            click.echo(line)
+    sys.exit(changes.exit_status)
+
+
+def _sides(
+    folders: tuple[Path, ...], base: tuple[Path, ...], new: tuple[Path, ...]
+) -> tuple[list[Path], list[Path]] | tuple[None, None]:
+    """BASE's and NEW's folders as given (two folders, or --base and --new); (None, None)
+    for more than two folders: a history."""
+    if base or new:
+        if folders or not (base and new):
+            raise SsdcompareError("give BASE and NEW as two folders, or every folder with "
+                                  "--base and --new (both), not both ways")  # fmt: skip
+        return list(base), list(new)
+    if len(folders) < 2:
+        raise SsdcompareError("give two results folders: BASE NEW (or --base and --new)")
+    if len(folders) > 2:
+        return None, None
+    return [folders[0]], [folders[1]]
+
+
+def _history(folders: tuple[Path, ...], devices: tuple[str, ...], output_format: str) -> None:
+    raise SsdcompareError("history is not available yet")
