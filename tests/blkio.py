@@ -15,17 +15,24 @@ BLKIO = Path("/sys/fs/cgroup/blkio")
 needs_blkio = pytest.mark.skipif(not BLKIO.is_dir(), reason="needs the cgroup v1 blkio controller")
 
 
-class ReadCap:
-    """Reads from `device` capped at `iops` for the processes that join the group."""
+class IopsCaps:
+    """A group whose processes' reads and writes are capped per device (`cap`)."""
 
-    def __init__(self, device: str, iops: int, name: str) -> None:
+    def __init__(self, name: str) -> None:
         self.group = BLKIO / f"ssdcompare-{name}-{os.getpid()}"
         self.group.mkdir()
+
+    def cap(self, device: str, read_iops: int | None = None, write_iops: int | None = None) -> None:
+        """Cap `device`'s reads and writes (0: the cap taken off); a new rule for a device
+        replaces its old one."""
         number = os.stat(device).st_rdev
-        rule = f"{os.major(number)}:{os.minor(number)} {iops}"
-        (self.group / "blkio.throttle.read_iops_device").write_text(rule)
+        for direction, iops in (("read", read_iops), ("write", write_iops)):
+            if iops is not None:
+                rule = f"{os.major(number)}:{os.minor(number)} {iops}"
+                (self.group / f"blkio.throttle.{direction}_iops_device").write_text(rule)
 
     def join(self, pid: int) -> None:
+        """Put process `pid` in the group (what it starts from then on is in it too)."""
         (self.group / "cgroup.procs").write_text(str(pid))
 
     def command(self, *args: str) -> list[str]:
@@ -47,6 +54,24 @@ class ReadCap:
             except OSError:  # busy: a process joined it since
                 time.sleep(0.05)
         self.group.rmdir()
+
+
+class ReadCap(IopsCaps):
+    """Reads from `device` capped at `iops` for the processes that join the group."""
+
+    def __init__(self, device: str, iops: int, name: str) -> None:
+        super().__init__(name)
+        self.cap(device, read_iops=iops)
+
+
+@contextlib.contextmanager
+def iops_capped(name: str) -> Iterator[IopsCaps]:
+    """An IopsCaps group, removed after it (whatever joined it moved out first)."""
+    caps = IopsCaps(name)
+    try:
+        yield caps
+    finally:
+        caps.remove()
 
 
 @contextlib.contextmanager

@@ -355,7 +355,7 @@ def _not_comparable(
         if len(row["hashes"]) > 1:
             return f"{side}'s folders ran different jobfiles for it"
     if base["hashes"] and new["hashes"] and base["hashes"] != new["hashes"]:
-        how = described_differences(new, base)
+        how = described_differences(base, new)
         said = ", ".join(f"{d}" for d in how) if how else "compare the jobfile.fio files"
         return (f"the jobfiles differ (workload hash {base['hashes'][0]} in BASE, "
                 f"{new['hashes'][0]} in NEW): {said}")  # fmt: skip

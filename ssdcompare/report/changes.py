@@ -195,6 +195,6 @@ def json_document(changes: Changes) -> str:
 
 
 def _row_document(row: Row) -> dict[str, Any]:
-    found = dict(vars(row), change_pct=row.change_pct, tested=row.tested)
+    found = dict(vars(row), drive=row.drive, change_pct=row.change_pct, tested=row.tested)
     # JSON has no NaN: an unknown figure is null
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in found.items()}
