@@ -219,7 +219,8 @@ def pair_drives(
                                                               new.drives[name])))  # fmt: skip
             left_base.remove(name)
             left_new.remove(name)
-    return pairs, left_base, left_new
+    order = list(base.drives)
+    return sorted(pairs, key=lambda p: order.index(p.base)), left_base, left_new
 
 
 def _same(one: Identity, other: Identity | None) -> bool:
