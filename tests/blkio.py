@@ -22,7 +22,9 @@ class IopsCaps:
         self.group = BLKIO / f"ssdcompare-{name}-{os.getpid()}"
         self.group.mkdir()
 
-    def cap(self, device: str, read_iops: int | None = None, write_iops: int | None = None) -> None:
+    def cap(
+        self, device: str, read_iops: int | None = None, write_iops: int | None = None
+    ) -> None:
         """Cap `device`'s reads and writes (0: the cap taken off); a new rule for a device
         replaces its old one."""
         number = os.stat(device).st_rdev

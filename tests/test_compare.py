@@ -153,7 +153,9 @@ def test_an_unchanged_device_passes(sweeps: Sweeps, run_cli: Callable[..., objec
     assert len(iops) == 2 and all(abs(r["change_pct"]) < 5 for r in iops)
 
 
-def test_changed_jobfiles_are_not_comparable(sweeps: Sweeps, run_cli: Callable[..., object]) -> None:
+def test_changed_jobfiles_are_not_comparable(
+    sweeps: Sweeps, run_cli: Callable[..., object]
+) -> None:
     result = run_cli("compare", str(sweeps.base), str(sweeps.changed), "--device", sweeps.same)
     assert result.exit_code == 2
     assert result.stdout.startswith("COULD NOT COMPARE: nothing comparable")
