@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ssdcompare.analysis.overtime import (
+    NOT_JUDGED,
     Changes,
     Row,
     Threshold,
@@ -197,3 +198,35 @@ def test_bad_input_is_one_line(run_cli: Callable[..., object], tmp_path: Path) -
         assert result.exit_code == 2, args
         assert result.stderr.startswith("error: ") and said in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_answers_at_a_latency_target_are_compared_where_both_sides_give_figures() -> None:
+    from ssdcompare.analysis.overtime import _compare_answers
+    from ssdcompare.analysis.slo import AT_LEAST, MET, NEVER
+
+    changes = _changes(EXAMPLE, EXAMPLE, gate=[parse_fail_if("slo < -10%")])
+    changes.rows, changes.problems = [], []
+    pair = Pair("d", "d", "by name")
+    drive = {("d", "c@max"): {"verdict": "drive"}}
+    target = "p99 ≤ 1 ms"
+
+    def compared(base: list[tuple[str, float]], new: list[tuple[str, float]]) -> None:
+        changes.rows, changes.problems = [], []
+        answers = ({("d", "c@max", target): base}, {("d", "c@max", target): new})
+        _compare_answers(changes, pair, answers, (drive, drive), list(NOT_JUDGED))
+
+    compared([(MET, 1000.0)] * 3, [(MET, 800.0)] * 3)
+    (row,) = changes.rows
+    assert (row.job, row.metric, row.outcome) == (f"c@max at {target}", "slo", "regression")
+    assert row.change_pct == pytest.approx(-20) and row.p_value == 0  # neither side varies
+    # a drive that meets the target no more lost all of it
+    compared([(MET, 1000.0)] * 3, [(NEVER, math.nan)] * 3)
+    (row,) = changes.rows
+    assert (row.new, row.change_pct, row.outcome) == (0.0, -100.0, "regression")
+    # a bound is no figure: said, not judged
+    for base, new in (([(AT_LEAST, 900.0)], [(MET, 800.0)]), ([(MET, 9.0), (NEVER, 0.0)],
+                                                              [(MET, 8.0)])):  # fmt: skip
+        compared(base, new)
+        assert not changes.rows
+        (problem,) = changes.problems
+        assert problem.kind == "not judged" and "not figures to compare" in problem.why

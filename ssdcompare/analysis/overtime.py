@@ -33,6 +33,7 @@ import pandas as pd
 from ssdcompare.analysis.compare import described_differences
 from ssdcompare.analysis.likeness import Difference, compare_units
 from ssdcompare.analysis.sides import Pair, Side, pair_drives
+from ssdcompare.analysis.slo import MET, NEVER, parse_slos, slo_table
 from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.stats import ALPHA, MIN_REPEATS, compare
@@ -54,7 +55,10 @@ METRICS = {m.name: m for m in (
     Metric("mean", "lat_mean_us", "mean latency", False),
     Metric("p99", "lat_p99_us", "p99 latency", False),
     Metric("p99.9", "lat_p999_us", "p99.9 latency", False),
+    Metric("slo", "slo_iops", "IOPS within the latency target", True),
 )}  # fmt: skip
+# the metrics every job has (the answer at a latency target is a curve's, with --slo)
+_JOB_METRICS = [m for m in METRICS.values() if m.name != "slo"]
 _ALIASES = {"mbps": "bw", "mb/s": "bw", "bandwidth": "bw", "lat": "mean", "latency": "mean",
             "lat_mean": "mean", "p999": "p99.9", "p99_9": "p99.9"}  # fmt: skip
 
@@ -238,10 +242,12 @@ def compare_results(
     allow_change: list[str] | None = None,
     judge: list[str] | None = None,
     drives: list[str] | None = None,
+    slo: list[str] | None = None,
 ) -> Changes:
     """NEW against BASE (see the module's docstring). `judge`: verdicts of NOT_JUDGED to
     judge nonetheless (a shared CI runner's results are all disturbed); `drives`: BASE's
-    drives to compare (default every one)."""
+    drives to compare (default every one); `slo`: latency targets ("p99=1ms") whose answers
+    (each curve's IOPS within it, ssdcompare.analysis.slo) are compared as the metric `slo`."""
     if not 0 < alpha < 1:
         raise SsdcompareError(f"--alpha {alpha}: give a probability between 0 and 1, e.g. 0.05")
     unknown = [v for v in judge or () if v not in NOT_JUDGED]
@@ -257,8 +263,12 @@ def compare_results(
     found = Changes(base, new, pairs, gate, alpha, strict, list(allow_change or ()))
     skipped = [v for v in NOT_JUDGED if v not in (judge or ())]
     summaries = (_by_job(base), _by_job(new))
+    targets = parse_slos(slo)
+    answers = (_answers(base, targets), _answers(new, targets))
     for pair in pairs:
         _compare_pair(found, pair, summaries, skipped)
+        if targets:
+            _compare_answers(found, pair, answers, summaries, skipped)
     for drive in only_base:
         found.problems.append(Problem("only in BASE", drive, None, "no drive of NEW matches it "
                                       "(by serial, name or --match)"))  # fmt: skip
@@ -395,7 +405,7 @@ def _compare_job(
                    if isinstance(r, str)]  # fmt: skip
         why = ", ".join(limited) + (f": {reasons[0]}" if reasons else "")
         found.problems.append(Problem("not judged", name, job, why))
-    for metric in METRICS.values():
+    for metric in _JOB_METRICS:
         row = _row(pair, job, metric, base, new, verdicts)
         row.outcome, row.threshold = _outcome(row, metric, found, judged=not limited)
         found.rows.append(row)
@@ -442,6 +452,69 @@ def _outcome(row: Row, metric: Metric, found: Changes, judged: bool) -> tuple[st
     if not significant or abs(row.change_pct) < NEGLIGIBLE_PCT:
         return "same", None
     return ("better" if (row.ratio > 1) == metric.higher_is_better else "worse"), None
+
+
+def _answers(
+    side: Side, targets: list[Any]
+) -> dict[tuple[str, str, str], list[tuple[str, float]]]:
+    """(drive, curve run, target) -> each repeat's answer at the target (status, IOPS)."""
+    if not targets:
+        return {}
+    table = slo_table(side.frame, targets)
+    found: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
+    for row in table.sort_values("repeat").to_dict("records"):
+        state = row["state"] if isinstance(row["state"], str) else None
+        run = f"{row['curve']}@max" + (f".{state}" if state else "")
+        key = (str(row["label"]), run, str(row["slo"]))
+        found.setdefault(key, []).append((str(row["slo_status"]), float(row["slo_iops"])))
+    return found
+
+
+def _compare_answers(
+    found: Changes,
+    pair: Pair,
+    answers: tuple[dict[tuple[str, str, str], list[tuple[str, float]]], ...],
+    summaries: _Summaries,
+    skipped: list[str],
+) -> None:
+    """Each curve's answer at each latency target, on both sides: a row of the metric `slo`
+    where every repeat of both sides met it (or one side never did: 0 IOPS within it); a
+    bound ("at least") or repeats that disagree are said, not judged."""
+    name = pair.base if pair.base == pair.new else f"{pair.base} → {pair.new}"
+    keys = [(run, slo) for (drive, run, slo) in answers[0] if drive == pair.base]
+    for run, target in keys:
+        theirs, mine = (
+            answers[0][(pair.base, run, target)],
+            answers[1].get((pair.new, run, target)),
+        )
+        base_row, new_row = summaries[0].get((pair.base, run)), summaries[1].get((pair.new, run))
+        if mine is None or base_row is None or new_row is None:
+            continue  # the curve itself is listed as only in one side, or not comparable
+        if any(
+            p.drive == name and p.job == run and p.kind != "not judged" for p in found.problems
+        ):
+            continue
+        base_states, new_states = {s for s, _ in theirs}, {s for s, _ in mine}
+        if base_states != {MET} or new_states not in ({MET}, {NEVER}):
+            said = ", ".join(sorted(base_states | new_states))
+            found.problems.append(
+                Problem(
+                    "not judged",
+                    name,
+                    f"{run} at {target}",
+                    f"its answers are not figures to compare ({said})",
+                )
+            )
+            continue
+        row = _row(pair, f"{run} at {target}", METRICS["slo"],
+                   {"slo_iops_per_repeat": [v if s == MET else 0.0 for s, v in theirs]},
+                   {"slo_iops_per_repeat": [v if s == MET else 0.0 for s, v in mine]},
+                   (base_row.get("verdict"), new_row.get("verdict")))  # fmt: skip
+        if {s for s, _ in mine} == {NEVER}:  # it meets the target no more: all of it lost
+            row.new, row.ratio, row.new_repeats = 0.0, 0.0, len(mine)
+        judged = row.base_verdict not in skipped and row.new_verdict not in skipped
+        row.outcome, row.threshold = _outcome(row, METRICS["slo"], found, judged=judged)
+        found.rows.append(row)
 
 
 def _positive(values: object) -> list[float]:

@@ -43,7 +43,7 @@ def _listed(values: tuple[str, ...]) -> list[str]:
 )
 @click.option("--fail-if", "fail_if", multiple=True, metavar="'METRIC < CHANGE%'",
               help="A regression: e.g. 'iops < -5%' or 'p99 > +10%' (metrics: iops, bw, "
-              "mean, p99, p99.9). Default: 'iops < -5%' and 'p99 > +10%'.")  # fmt: skip
+              "mean, p99, p99.9, slo). Default: 'iops < -5%' and 'p99 > +10%'.")  # fmt: skip
 @click.option(
     "--alpha",
     type=float,
@@ -75,6 +75,9 @@ def _listed(values: tuple[str, ...]) -> list[str]:
 @click.option("--judge", "judge", multiple=True, metavar="VERDICT[,VERDICT]",
               help="Also judge results limited by these (cpu, host, disturbed, throttled): "
               "e.g. disturbed on a shared CI runner.")  # fmt: skip
+@click.option("--slo", multiple=True, metavar="LATENCY=TARGET",
+              help="Also compare each curve's IOPS within this latency (e.g. p99=1ms) as the "
+              "metric slo ('slo < -10%').")  # fmt: skip
 @click.option(
     "--format",
     "output_format",
@@ -93,6 +96,7 @@ def compare_command(
     devices: tuple[str, ...],
     allow_change: tuple[str, ...],
     judge: tuple[str, ...],
+    slo: tuple[str, ...],
     output_format: str,
 ) -> None:
     """Compare NEW results with BASE ones, job by job; exit 1 on a regression.
@@ -112,7 +116,7 @@ def compare_command(
     changes = compare_results(
         load_side("BASE", base), load_side("NEW", new), gate, alpha=alpha, strict=strict,
         matches=_pairs_option(matches), allow_change=parse_changes(list(allow_change)),
-        judge=_listed(judge), drives=_listed(devices),
+        judge=_listed(judge), drives=_listed(devices), slo=list(slo),
     )  # fmt: skip
     if output_format == "json":
         click.echo(json_document(changes), nl=False)
