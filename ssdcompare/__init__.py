@@ -13,6 +13,7 @@ In Python (e.g. Jupyter)::
     ssdcompare.bursts("results/20261122-120000-anandtech")        # each burst of bursty jobs
     ssdcompare.headline(summary)                                  # the answer, a line per device
     ssdcompare.latency_targets(frame, "p99=1ms")                  # curves' IOPS within a p99
+    ssdcompare.changes("results/A", "results/B", "iops < -5%").frame()  # over time, the gate
     ssdcompare.plot.queue_depth(frame).savefig("qd.png")          # the report's charts, matplotlib
 
 This module imports nothing when it loads: the command line starts from ssdcompare.cli.entry,
@@ -24,6 +25,7 @@ from ssdcompare.version import __version__
 __all__ = [
     "SsdcompareError", "SweepRun", "__version__", "bursts", "job_summary", "load", "read_fio",
     "run_sweep", "side_by_side", "timeseries", "headline", "latency_targets", "plot",
+    "changes",
 ]  # fmt: skip
 
 _LAZY = {
@@ -37,6 +39,7 @@ _LAZY = {
     "bursts": "ssdcompare.analysis.perburst",
     "headline": "ssdcompare.analysis.answer",
     "latency_targets": "ssdcompare.analysis.slo",
+    "changes": "ssdcompare.analysis.overtime",
     "SweepRun": "ssdcompare.cli.api",
 }
 

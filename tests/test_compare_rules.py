@@ -230,3 +230,13 @@ def test_answers_at_a_latency_target_are_compared_where_both_sides_give_figures(
         assert not changes.rows
         (problem,) = changes.problems
         assert problem.kind == "not judged" and "not figures to compare" in problem.why
+
+
+def test_python_gets_the_same_comparison_as_a_frame() -> None:
+    import ssdcompare
+
+    found = ssdcompare.changes(EXAMPLE, [EXAMPLE], "iops < -5%", alpha=0.01)
+    assert found.exit_status == 0 and found.gate == [Threshold("iops", False, -5.0)]
+    frame = found.frame()
+    assert len(frame) == len(found.rows) and {"drive", "change_pct", "outcome"} <= set(frame)
+    assert set(frame["metric"]) == {"iops", "bw", "mean", "p99", "p99.9"}

@@ -26,17 +26,18 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from ssdcompare.analysis.compare import described_differences
 from ssdcompare.analysis.likeness import Difference, compare_units
-from ssdcompare.analysis.sides import Pair, Side, pair_drives
+from ssdcompare.analysis.sides import Pair, Side, load_side, pair_drives
 from ssdcompare.analysis.slo import MET, NEVER, parse_slos, slo_table
 from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.judge.stats import ALPHA, MIN_REPEATS, compare
+from ssdcompare.judge.stats import ALPHA, compare
 
 
 @dataclass(frozen=True)
@@ -201,6 +202,11 @@ class Changes:
     @property
     def judged(self) -> list[Row]:
         return [r for r in self.rows if r.outcome not in ("not judged", "no figure")]
+
+    def frame(self) -> pd.DataFrame:
+        """Every compared row (drive, job, metric, figures, change, p, verdicts, outcome)."""
+        return pd.DataFrame([dict(vars(r), drive=r.drive, change_pct=r.change_pct,
+                                  tested=r.tested) for r in self.rows])  # fmt: skip
 
     def problems_of(self, kind: str) -> list[Problem]:
         return [p for p in self.problems if p.kind == kind]
@@ -535,15 +541,19 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def min_repeats() -> int:
-    """The repeats a side needs for a change to be tested."""
-    return MIN_REPEATS
-
-
-def frame_of(changes: Changes) -> pd.DataFrame:
-    """The compared rows as a frame (for notebooks and `--format json`)."""
-    records = [
-        dict(vars(r), change_pct=r.change_pct, tested=r.tested, drive=r.drive)
-        for r in changes.rows
-    ]
-    return pd.DataFrame(records)
+def changes(
+    base: str | Path | list[str | Path],
+    new: str | Path | list[str | Path],
+    fail_if: str | list[str] | None = None,
+    **options: Any,
+) -> Changes:
+    """`ssdcompare.changes`: NEW's results folders against BASE's, as `ssdcompare compare`
+    makes it (`fail_if` as its --fail-if, e.g. "iops < -5%"; `options` those of
+    compare_results: alpha, strict, matches, allow_change, judge, drives, slo). The result
+    says `exit_status`, lists `regressions` and `problems`, and gives every row as a frame
+    (`frame()`)."""
+    given = [fail_if] if isinstance(fail_if, str) else fail_if
+    gate = None if given is None else [parse_fail_if(t) for t in given]
+    sides = [load_side(role, [Path(p) for p in (f if isinstance(f, list) else [f])])
+             for role, f in (("BASE", base), ("NEW", new))]  # fmt: skip
+    return compare_results(sides[0], sides[1], gate, **options)
