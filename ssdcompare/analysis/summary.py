@@ -54,6 +54,9 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     unknown in one direction is unknown for the run (a sum without it would pass for the
     whole); a direction that did no I/O adds 0 and has no latency to weigh."""
     data = frame[frame["direction"] != "sync"].copy()
+    for column in _SUMMED:  # a frame of an older version may lack a newer figure: unknown
+        if column not in data.columns:
+            data[column] = math.nan
     idle = data["total_ios"] == 0
     data["lat_weighted"] = (data["lat_mean_us"] * data["total_ios"]).where(~idle, 0.0)
     for column in ("lat_p99_us", "lat_p999_us", "lat_max_us"):
