@@ -14,6 +14,7 @@ In Python (e.g. Jupyter)::
     ssdcompare.headline(summary)                                  # the answer, a line per device
     ssdcompare.latency_targets(frame, "p99=1ms")                  # curves' IOPS within a p99
     ssdcompare.plot.queue_depth(frame).savefig("qd.png")          # the report's charts, matplotlib
+    ssdcompare.history(["results/A", "results/B", "results/C"]).frame()  # drives over dates
 
 This module imports nothing when it loads: the command line starts from ssdcompare.cli.entry,
 which must be able to catch Ctrl-C before anything slow is imported.
@@ -23,7 +24,7 @@ from ssdcompare.version import __version__
 
 __all__ = [
     "SsdcompareError", "SweepRun", "__version__", "bursts", "job_summary", "load", "read_fio",
-    "run_sweep", "side_by_side", "timeseries", "headline", "latency_targets", "plot",
+    "run_sweep", "side_by_side", "timeseries", "headline", "latency_targets", "plot", "history",
 ]  # fmt: skip
 
 _LAZY = {
@@ -37,6 +38,7 @@ _LAZY = {
     "bursts": "ssdcompare.analysis.perburst",
     "headline": "ssdcompare.analysis.answer",
     "latency_targets": "ssdcompare.analysis.slo",
+    "history": "ssdcompare.analysis.history",
     "SweepRun": "ssdcompare.cli.api",
 }
 
