@@ -187,6 +187,8 @@ class _Chain:
     followed: list[str | None]
     latest: Drive
     name: str = ""
+    # side -> why the drive found there by its name may be another drive (other serials)
+    doubts: dict[int, str] = field(default_factory=dict)
 
     def present(self) -> list[int]:
         return [index for index, name in enumerate(self.names) if name is not None]
@@ -204,8 +206,10 @@ def _follow(sides: list[Side]) -> list[_Chain]:
         for pair in pairs:
             chain = chains[int(pair.base)]
             chain.names.append(pair.new)
-            chain.followed.append(pair.how + (f" ({pair.note})" if pair.note else ""))
+            chain.followed.append(pair.how)
             chain.latest = side.drives[pair.new]
+            if pair.note is not None:
+                chain.doubts[index] = pair.note
         for name in left_found:
             chains.append(_Chain([None] * index + [name], [None] * index + ["first seen"],
                                  side.drives[name]))  # fmt: skip
@@ -275,9 +279,7 @@ def _steps(chain: _Chain, sides: list[Side]) -> list[Step]:
         one = sides[before].drives[str(chain.names[before])].unit
         other = sides[after].drives[str(chain.names[after])].unit
         what = [change_words(d) for d in what_changed(one, other)]
-        note = chain.followed[after] or ""
-        if "another drive under the same name" in note:
-            what.append(note)
+        what += [chain.doubts[after]] if after in chain.doubts else []
         if what:
             steps.append(Step(before, after, what))
     return steps

@@ -177,7 +177,7 @@ def _check_output(output: Path) -> None:
 
 @click.command("history")
 # not click's exists=True: a missing folder is said in one line, as any other that is not one
-@click.argument("folders", nargs=-1, type=click.Path(file_okay=True, path_type=Path))
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--device",
     "devices",
