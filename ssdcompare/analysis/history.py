@@ -146,9 +146,9 @@ def history(
     paths = unique_folders(folders)
     if len(paths) < 2:
         raise SsdcompareError(
-            "a history needs two or more different results folders (got "
-            f"{len(paths)}); give every folder of the drive's history, oldest or not: they are "
-            "put in date order"
+            f"a history needs two or more different results folders (got {len(paths)}): "
+            "give each folder of the drives' history, in any order (they are put in date "
+            "order)"
         )
     sides = _dated_sides(paths)
     dates = [Date(s.sweeps[0].path, s.sweeps[0].created_at, s.role) for s in sides]
