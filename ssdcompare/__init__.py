@@ -15,6 +15,7 @@ In Python (e.g. Jupyter)::
     ssdcompare.latency_targets(frame, "p99=1ms")                  # curves' IOPS within a p99
     ssdcompare.changes("results/A", "results/B", "iops < -5%").frame()  # over time, the gate
     ssdcompare.plot.queue_depth(frame).savefig("qd.png")          # the report's charts, matplotlib
+    ssdcompare.history(["results/A", "results/B", "results/C"]).frame()  # drives over dates
 
 This module imports nothing when it loads: the command line starts from ssdcompare.cli.entry,
 which must be able to catch Ctrl-C before anything slow is imported.
@@ -25,7 +26,7 @@ from ssdcompare.version import __version__
 __all__ = [
     "SsdcompareError", "SweepRun", "__version__", "bursts", "job_summary", "load", "read_fio",
     "run_sweep", "side_by_side", "timeseries", "headline", "latency_targets", "plot",
-    "changes",
+    "changes", "history",
 ]  # fmt: skip
 
 _LAZY = {
@@ -40,6 +41,7 @@ _LAZY = {
     "headline": "ssdcompare.analysis.answer",
     "latency_targets": "ssdcompare.analysis.slo",
     "changes": "ssdcompare.analysis.overtime",
+    "history": "ssdcompare.analysis.history",
     "SweepRun": "ssdcompare.cli.api",
 }
 

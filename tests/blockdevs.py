@@ -32,6 +32,26 @@ def loop_device(image: Path, size_bytes: int, direct_io: bool = True) -> Iterato
 
 
 @contextlib.contextmanager
+def attached_loop(
+    image: Path, device: str | None = None, direct_io: bool = True
+) -> Iterator[str | None]:
+    """Attach an existing `image` as it is (nothing written to it) as a loop device: as
+    `device` when given (None is yielded when that one is taken), else the first free one;
+    yields /dev/loopN and detaches it after."""
+    command = ["losetup", *(["--direct-io=on"] if direct_io else [])]
+    command += [device, str(image)] if device else ["--find", "--show", str(image)]
+    done = subprocess.run(command, capture_output=True, text=True, check=device is None)
+    attached = device if device else done.stdout.strip()
+    if done.returncode != 0:
+        yield None
+        return
+    try:
+        yield attached
+    finally:
+        subprocess.run(["losetup", "--detach", attached], check=False)
+
+
+@contextlib.contextmanager
 def zram_device(size_bytes: int) -> Iterator[str]:
     """Hot-add a new zram RAM disk of `size_bytes`; yields /dev/zramN and removes it after."""
     index = (ZRAM_CONTROL / "hot_add").read_text().strip()

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from ssdcompare.analysis.compare import described_differences
-from ssdcompare.analysis.likeness import Difference, compare_units
+from ssdcompare.analysis.likeness import Difference, Unit, compare_units
 from ssdcompare.analysis.sides import Pair, Side, load_side, pair_drives
 from ssdcompare.analysis.slo import MET, NEVER, parse_slos, slo_table
 from ssdcompare.analysis.summary import job_summary
@@ -107,12 +107,18 @@ def parse_fail_if(text: str) -> Threshold:
             f"--fail-if {text!r}: write METRIC < CHANGE% or METRIC > CHANGE%, e.g. "
             f"'iops < -5%' or 'p99 > +10%'; metrics: {', '.join(METRICS)}"
         )
-    name = found.group(1).lower()
+    name = metric_named(found.group(1), f"--fail-if {text!r}").name
+    return Threshold(name, found.group(2) == ">", float(found.group(3)))
+
+
+def metric_named(given: str, where: str = "--metric") -> Metric:
+    """The metric of METRICS `given` names (or an alias of it: "latency", "p999", "mb/s"),
+    or an error, beginning with `where`, that lists them."""
+    name = given.strip().lower()
     name = _ALIASES.get(name, name)
     if name not in METRICS:
-        raise SsdcompareError(f"--fail-if {text!r}: no metric {found.group(1)!r}; use one of "
-                              f"{', '.join(METRICS)}")  # fmt: skip
-    return Threshold(name, found.group(2) == ">", float(found.group(3)))
+        raise SsdcompareError(f"{where}: no metric {given!r}; use one of {', '.join(METRICS)}")
+    return METRICS[name]
 
 
 def parse_changes(names: list[str]) -> list[str]:
@@ -268,7 +274,7 @@ def compare_results(
         only_new = []
     found = Changes(base, new, pairs, gate, alpha, strict, list(allow_change or ()))
     skipped = [v for v in NOT_JUDGED if v not in (judge or ())]
-    summaries = (_by_job(base), _by_job(new))
+    summaries = (job_rows(base), job_rows(new))
     targets = parse_slos(slo)
     answers = (_answers(base, targets), _answers(new, targets))
     for pair in pairs:
@@ -283,9 +289,9 @@ def compare_results(
     return found
 
 
-def _by_job(side: Side) -> dict[tuple[str, str], dict[str, Any]]:
+def job_rows(side: Side) -> dict[tuple[str, str], dict[str, Any]]:
     """(drive, job) -> the job's summary row over every repeat of the side, with the set of
-    workload hashes its runs had."""
+    workload hashes its runs had (`hashes`)."""
     frame = side.frame.assign(sweep=str(side.sweeps[0].path))
     summary = job_summary(frame)
     hashes = side.frame.groupby(["label", "job"], sort=False)["workload_hash"].agg(
@@ -333,19 +339,26 @@ def _compare_pair(found: Changes, pair: Pair, summaries: _Summaries, skipped: li
 def _what_changed(found: Changes, pair: Pair) -> list[Difference]:
     """What the sweeps recorded differently of the machine and the drive between the two
     sides of a pair (the likeness facts, the CPU, the drive itself)."""
-    one = replace(found.base.drives[pair.base].unit, label="BASE")
-    other = replace(found.new.drives[pair.new].unit, label="NEW")
-    likeness = compare_units([one, other])
-    differences = likeness.differences + likeness.kind_differences
-    cpus = [_cpu(u) for u in (one, other)]
-    if None not in cpus and cpus[0] != cpus[1]:
-        differences.append(Difference("CPU", {"BASE": str(cpus[0]), "NEW": str(cpus[1])}))
+    differences = what_changed(found.base.drives[pair.base].unit,
+                               found.new.drives[pair.new].unit)  # fmt: skip
     if pair.note is not None:
         differences.append(Difference("drive", {"BASE": pair.note, "NEW": pair.note}))
     return differences
 
 
-def _cpu(unit: Any) -> str | None:
+def what_changed(before: Unit, after: Unit) -> list[Difference]:
+    """What the sweeps recorded differently of a drive and its machine from `before` to
+    `after` (the likeness facts, the CPU), each value under "BASE" (before) and "NEW"."""
+    one, other = replace(before, label="BASE"), replace(after, label="NEW")
+    likeness = compare_units([one, other])
+    differences = likeness.differences + likeness.kind_differences
+    cpus = [_cpu(u) for u in (one, other)]
+    if None not in cpus and cpus[0] != cpus[1]:
+        differences.append(Difference("CPU", {"BASE": str(cpus[0]), "NEW": str(cpus[1])}))
+    return differences
+
+
+def _cpu(unit: Unit) -> str | None:
     host = unit.host
     if host is None or host.cpu_model is None:
         return None

@@ -205,33 +205,51 @@ def pair_drives(
         pairs.append(Pair(one, other, "as --match says"))
         left_base.remove(one)
         left_new.remove(other)
-    for name in list(left_base):
-        known = base.drives[name].identity
-        same = [n for n in left_new if known is not None and _same(known, new.drives[n].identity)]
-        if known is not None and len(same) == 1:
-            how = "by name" if same[0] == name else f"by {known.words}"
-            pairs.append(Pair(name, same[0], how))
-            left_base.remove(name)
-            left_new.remove(same[0])
-    for name in list(left_base):
-        if name in left_new:
-            pairs.append(Pair(name, name, "by name", _another(base.drives[name],
-                                                              new.drives[name])))  # fmt: skip
-            left_base.remove(name)
-            left_new.remove(name)
+    pairs += follow_drives(base.drives, new.drives, left_base, left_new)
     order = list(base.drives)
     return sorted(pairs, key=lambda p: order.index(p.base)), left_base, left_new
+
+
+def follow_drives(
+    known: dict[str, Drive],
+    found: dict[str, Drive],
+    left_known: list[str],
+    left_found: list[str],
+    roles: tuple[str, str] = ("BASE", "NEW"),
+) -> list[Pair]:
+    """The drives of `known` still in `left_known` paired with those of `found` still in
+    `left_found`: by identity first, then by name (each known drive's own name, whatever
+    its key in `known`). Paired drives leave both lists; `roles` name the two sides where
+    one name holds two different drives."""
+    pairs: list[Pair] = []
+    for key in list(left_known):
+        drive = known[key]
+        ident = drive.identity
+        same = [n for n in left_found if ident is not None and _same(ident, found[n].identity)]
+        if ident is not None and len(same) == 1:
+            how = "by name" if same[0] == drive.name else f"by {ident.words}"
+            pairs.append(Pair(key, same[0], how))
+            left_known.remove(key)
+            left_found.remove(same[0])
+    for key in list(left_known):
+        name = known[key].name
+        if name in left_found:
+            pairs.append(Pair(key, name, "by name", _another(known[key], found[name], roles)))
+            left_known.remove(key)
+            left_found.remove(name)
+    return pairs
 
 
 def _same(one: Identity, other: Identity | None) -> bool:
     return other is not None and one.key == other.key
 
 
-def _another(base: Drive, new: Drive) -> str | None:
+def _another(base: Drive, new: Drive, roles: tuple[str, str]) -> str | None:
     """Said when one name holds two different drives: their hardware identities differ."""
     one, other = base.identity, new.identity
     if one is None or other is None or not (one.hardware and other.hardware):
         return None
     if one.key == other.key:
         return None
-    return f"another drive under the same name: {one.words} in BASE, {other.words} in NEW"
+    return (f"another drive under the same name: {one.words} in {roles[0]}, {other.words} "
+            f"in {roles[1]}")  # fmt: skip

@@ -53,15 +53,7 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     is weighted by each direction's I/O count, the p99 is the worst direction's. A figure
     unknown in one direction is unknown for the run (a sum without it would pass for the
     whole); a direction that did no I/O adds 0 and has no latency to weigh."""
-    data = frame[frame["direction"] != "sync"].copy()
-    for column in _SUMMED:  # a frame of an older version may lack a newer figure: unknown
-        if column not in data.columns:
-            data[column] = math.nan
-    idle = data["total_ios"] == 0
-    data["lat_weighted"] = (data["lat_mean_us"] * data["total_ios"]).where(~idle, 0.0)
-    for column in ("lat_p99_us", "lat_p999_us", "lat_max_us"):
-        # an idle direction has no latency; a busy one without it leaves the run's unknown
-        data[f"{column}_unknown"] = data[column].isna() & ~idle
+    data = _directions(frame)
     keys = [k for k in _PER_RUN_KEYS if k in data.columns]
     # frames written by an older version (e.g. read back from CSV) lack the newer columns
     facts = [k for k in _WORKLOAD_KEYS + _RUN_FACTS if k in data.columns]
@@ -101,6 +93,21 @@ def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
         if column not in runs.columns:
             runs[column] = pd.NA
     return runs.drop(columns=["lat_weighted"])
+
+
+def _directions(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows _per_run combines (the `sync` ones left out), with each direction's share of
+    the weighted mean latency and which worst-direction figures are unknown."""
+    data = frame[frame["direction"] != "sync"].copy()
+    for column in _SUMMED:  # a frame of an older version may lack a newer figure: unknown
+        if column not in data.columns:
+            data[column] = math.nan
+    idle = data["total_ios"] == 0
+    data["lat_weighted"] = (data["lat_mean_us"] * data["total_ios"]).where(~idle, 0.0)
+    for column in ("lat_p99_us", "lat_p999_us", "lat_max_us"):
+        # an idle direction has no latency; a busy one without it leaves the run's unknown
+        data[f"{column}_unknown"] = data[column].isna() & ~idle
+    return data
 
 
 def job_summary(

@@ -645,9 +645,10 @@ def export_command(results: tuple[Path, ...], output: Path, summary: bool) -> No
 
 
 def _over_time() -> None:
-    from ssdcompare.cli.overtime import compare_command
+    from ssdcompare.cli.overtime import compare_command, history_command
 
     cli.add_command(compare_command)
+    cli.add_command(history_command)
 
 
 _over_time()

@@ -145,5 +145,82 @@ def _sides(
     return [folders[0]], [folders[1]]
 
 
-def _history(folders: tuple[Path, ...], devices: tuple[str, ...], output_format: str) -> None:
-    raise SsdcompareError("history is not available yet")
+def _history(
+    folders: tuple[Path, ...],
+    devices: tuple[str, ...],
+    output_format: str,
+    metric: str = "iops",
+    output: Path | None = None,
+) -> None:
+    """Show the history of drives over `folders` in `output_format`, and write its HTML
+    page to `output` when given."""
+    from ssdcompare.analysis.history import history
+    from ssdcompare.report.history import json_document, markdown, text_lines, write_html
+
+    if output is not None:
+        _check_output(output)
+    found = history(list(folders), metric, _listed(devices))
+    if output is not None:
+        write_html(found, output)
+    if output_format == "json":
+        click.echo(json_document(found), nl=False)
+    elif output_format == "markdown":
+        click.echo(markdown(found), nl=False)
+    else:
+        for line in text_lines(found):
+            click.echo(line)
+    if output is not None:
+        click.echo(f"history: {output}", err=True)
+
+
+def _check_output(output: Path) -> None:
+    """An output file goes into a folder that exists: a typo must not create folders."""
+    if not output.absolute().parent.is_dir():
+        raise SsdcompareError(f"folder {output.absolute().parent} does not exist; create it first")
+
+
+@click.command("history")
+# not click's exists=True: a missing folder is said in one line, as any other that is not one
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--device",
+    "devices",
+    multiple=True,
+    metavar="NAME[,NAME]",
+    help="Show only these drives, as the first folder that has each names it (default: all).",
+)
+@click.option(
+    "--metric",
+    default="iops",
+    show_default=True,
+    metavar="iops|bw|mean|p99|p99.9",
+    help="The figure followed over the dates.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write an HTML page (a table and a trend line per job), ending in .html; only "
+    "a page ssdcompare made is ever replaced.",
+)
+def history_command(
+    folders: tuple[Path, ...],
+    devices: tuple[str, ...],
+    metric: str,
+    output_format: str,
+    output: Path | None,
+) -> None:
+    """Show drives' results over two or more results folders, in date order.
+
+    Each folder is one date (when its sweep started); a drive is followed by its serial,
+    WWID or loop backing file, else its name. Per job: each date's figure, its change from
+    the first date, and what changed between dates (kernel, firmware, fio, ...).
+    """
+    _history(folders, devices, output_format, metric, output)
