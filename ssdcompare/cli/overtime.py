@@ -4,7 +4,9 @@ gate's exit status) and `ssdcompare history FOLDER...`."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -118,14 +120,25 @@ def compare_command(
         matches=_pairs_option(matches), allow_change=parse_changes(list(allow_change)),
         judge=_listed(judge), drives=_listed(devices), slo=list(slo),
     )  # fmt: skip
-    if output_format == "json":
-        click.echo(json_document(changes), nl=False)
-    elif output_format == "markdown":
-        click.echo(markdown(changes), nl=False)
-    else:
-        for line in text_lines(changes):
-            click.echo(line)
+    _show(output_format, changes, json_document, markdown, text_lines)
     sys.exit(changes.exit_status)
+
+
+def _show(
+    output_format: str,
+    found: Any,
+    json_document: Callable[[Any], str],
+    markdown: Callable[[Any], str],
+    text_lines: Callable[[Any], list[str]],
+) -> None:
+    """`found` on stdout in the format asked for, by its renderers."""
+    if output_format == "json":
+        click.echo(json_document(found), nl=False)
+    elif output_format == "markdown":
+        click.echo(markdown(found), nl=False)
+    else:
+        for line in text_lines(found):
+            click.echo(line)
 
 
 def _sides(
@@ -162,13 +175,7 @@ def _history(
     found = history(list(folders), metric, _listed(devices))
     if output is not None:
         write_html(found, output)
-    if output_format == "json":
-        click.echo(json_document(found), nl=False)
-    elif output_format == "markdown":
-        click.echo(markdown(found), nl=False)
-    else:
-        for line in text_lines(found):
-            click.echo(line)
+    _show(output_format, found, json_document, markdown, text_lines)
     if output is not None:
         click.echo(f"history: {output}", err=True)
 
