@@ -107,10 +107,13 @@ def test_one_name_holding_another_drive_is_said_and_not_compared(tmp_path: Path)
 
 
 def test_folders_of_one_side_are_repeats_of_one_another(tmp_path: Path) -> None:
-    again = _copy(tmp_path, "again")
-    changes = _changes([EXAMPLE, again], EXAMPLE)
+    again, other = _copy(tmp_path, "again"), _copy(tmp_path, "other")
+    changes = _changes([EXAMPLE, again], other)
     assert len(changes.base.sweeps) == 2 and changes.exit_status == 0
     assert {(r.base_repeats, r.new_repeats) for r in changes.judged} == {(6, 3)}
+    # a folder on both sides would count its runs twice over
+    with pytest.raises(SsdcompareError, match="is given as BASE and as NEW"):
+        _changes([EXAMPLE, again], again)
 
 
 def test_drives_are_paired_as_the_user_says(tmp_path: Path) -> None:
@@ -204,8 +207,10 @@ def test_answers_at_a_latency_target_are_compared_where_both_sides_give_figures(
     from ssdcompare.analysis.overtime import _compare_answers
     from ssdcompare.analysis.slo import AT_LEAST, MET, NEVER
 
-    changes = _changes(EXAMPLE, EXAMPLE, gate=[parse_fail_if("slo < -10%")])
-    changes.rows, changes.problems = [], []
+    changes = _changes(EXAMPLE, EXAMPLE)
+    changes.gate = [parse_fail_if("slo < -10%")]
+    with pytest.raises(SsdcompareError, match="--fail-if slo: .* give the target too"):
+        _changes(EXAMPLE, EXAMPLE, gate=changes.gate)
     pair = Pair("d", "d", "by name")
     drive = {("d", "c@max"): {"verdict": "drive"}}
     target = "p99 ≤ 1 ms"

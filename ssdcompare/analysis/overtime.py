@@ -37,7 +37,7 @@ from ssdcompare.analysis.sides import Pair, Side, load_side, pair_drives
 from ssdcompare.analysis.slo import MET, NEVER, parse_slos, slo_table
 from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.judge.stats import ALPHA, compare
+from ssdcompare.judge.stats import ALPHA, compare, geometric_mean
 
 
 @dataclass(frozen=True)
@@ -197,6 +197,7 @@ class Changes:
     alpha: float
     strict: bool
     allowed: list[str]
+    judge: list[str] = field(default_factory=list)  # verdicts of NOT_JUDGED judged too
     rows: list[Row] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     changed: dict[str, list[str]] = field(default_factory=dict)  # pair -> what changed
@@ -262,18 +263,24 @@ def compare_results(
     (each curve's IOPS within it, ssdcompare.analysis.slo) are compared as the metric `slo`."""
     if not 0 < alpha < 1:
         raise SsdcompareError(f"--alpha {alpha}: give a probability between 0 and 1, e.g. 0.05")
-    unknown = [v for v in judge or () if v not in NOT_JUDGED]
+    judged = [v.lower() for v in names_given(judge)]
+    unknown = [v for v in judged if v not in NOT_JUDGED]
     if unknown:
         raise SsdcompareError(f"--judge {', '.join(unknown)}: give any of {', '.join(NOT_JUDGED)}")
     gate = [parse_fail_if(t) for t in DEFAULT_GATE] if gate is None else gate
+    if not slo and any(t.metric == "slo" for t in gate):
+        raise SsdcompareError("--fail-if slo: slo is each curve's IOPS within a latency "
+                              "target; give the target too, e.g. --slo p99=1ms")  # fmt: skip
+    _check_overlap(base, new)
     pairs, only_base, only_new = pair_drives(base, new, matches or [])
     if drives:
-        wanted = {base.named(name) for name in drives}
+        wanted = {base.named(name) for name in names_given(drives)}
         pairs = [p for p in pairs if p.base in wanted]
         only_base = [d for d in only_base if d in wanted]
         only_new = []
-    found = Changes(base, new, pairs, gate, alpha, strict, list(allow_change or ()))
-    skipped = [v for v in NOT_JUDGED if v not in (judge or ())]
+    found = Changes(base, new, pairs, gate, alpha, strict,
+                    parse_changes(names_given(allow_change)), judged)  # fmt: skip
+    skipped = [v for v in NOT_JUDGED if v not in judged]
     summaries = (job_rows(base), job_rows(new))
     targets = parse_slos(slo)
     answers = (_answers(base, targets), _answers(new, targets))
@@ -287,6 +294,23 @@ def compare_results(
     for drive in only_new:
         found.problems.append(Problem("only in NEW", drive, None, "no drive of BASE matches it"))
     return found
+
+
+def names_given(value: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """Names as given on the command line or in Python: "a,b", or a list of such."""
+    given = [value] if isinstance(value, str) else list(value or ())
+    return [name.strip() for item in given for name in str(item).split(",") if name.strip()]
+
+
+def _check_overlap(base: Side, new: Side) -> None:
+    """A folder on both sides is refused (its runs would count as both): unless the two
+    sides are the very same folders, whose every change is then none."""
+    ours = {s.path.resolve() for s in base.sweeps}
+    theirs = {s.path.resolve() for s in new.sweeps}
+    if ours & theirs and ours != theirs:
+        both = ", ".join(str(p) for p in sorted(ours & theirs))
+        raise SsdcompareError(f"{both} is given as BASE and as NEW: give each folder to one "
+                              "side")  # fmt: skip
 
 
 def job_rows(side: Side) -> dict[tuple[str, str], dict[str, Any]]:
@@ -417,17 +441,31 @@ def _compare_job(
     """Each metric of one job both sides ran the same way."""
     base, new = sides
     verdicts = (base.get("verdict"), new.get("verdict"))
-    limited = [f"{v} in {side}" for side, v in zip(("BASE", "NEW"), verdicts, strict=True)
-               if v in skipped]  # fmt: skip
+    limited = [
+        f"{row.get('verdict')} in {side}" + (
+            f" ({row['verdict_reason']})" if isinstance(row.get("verdict_reason"), str) else "")
+        for side, row in (("BASE", base), ("NEW", new)) if row.get("verdict") in skipped
+    ]  # fmt: skip
     if limited:
-        reasons = [r for r in (base.get("verdict_reason"), new.get("verdict_reason"))
-                   if isinstance(r, str)]  # fmt: skip
-        why = ", ".join(limited) + (f": {reasons[0]}" if reasons else "")
-        found.problems.append(Problem("not judged", name, job, why))
+        found.problems.append(Problem("not judged", name, job, "; ".join(limited)))
     for metric in _JOB_METRICS:
         row = _row(pair, job, metric, base, new, verdicts)
         row.outcome, row.threshold = _outcome(row, metric, found, judged=not limited)
         found.rows.append(row)
+        _unjudged_figure(found, row, name)
+
+
+def _unjudged_figure(found: Changes, row: Row, name: str) -> None:
+    """A figure the gate looks at that a side does not have is listed: the gate could not
+    judge it (an older fio without p99.9, a base that did no I/O)."""
+    gated = [t.words() for t in found.gate if t.metric == row.metric]
+    if row.outcome != "no figure" or not gated:
+        return
+    missing = [side for side, figure in (("BASE", row.base), ("NEW", row.new))
+               if not figure > 0]  # fmt: skip
+    found.problems.append(Problem(
+        "no figure", name, row.job, f"no {METRICS[row.metric].words} in "
+        f"{' and '.join(missing) or 'BASE'}: {', '.join(gated)} could not judge it"))  # fmt: skip
 
 
 def _row(
@@ -439,14 +477,16 @@ def _row(
     verdicts: tuple[object, object],
 ) -> Row:
     """The figures of one metric on both sides, and their comparison."""
-    theirs = _positive(base.get(f"{metric.column}_per_repeat"))
-    mine = _positive(new.get(f"{metric.column}_per_repeat"))
-    tested = compare(mine, theirs)
-    ratio = _geometric(mine) / _geometric(theirs) if theirs and mine else math.nan
+    theirs = _known(base.get(f"{metric.column}_per_repeat"))
+    mine = _known(new.get(f"{metric.column}_per_repeat"))
+    tested = compare(mine, theirs)  # None with fewer than 3 repeats a side, or with a zero
+    figures = geometric_mean(theirs), geometric_mean(mine)
+    # the ratio of the figures shown (as the test's): 0 when NEW did no I/O at all
+    ratio = figures[1] / figures[0] if figures[0] > 0 else math.nan
     nan = math.nan
     return Row(
         base_drive=pair.base, new_drive=pair.new, job=job, metric=metric.name,
-        base=_mean(theirs), new=_mean(mine), base_repeats=len(theirs), new_repeats=len(mine),
+        base=figures[0], new=figures[1], base_repeats=len(theirs), new_repeats=len(mine),
         ratio=tested.ratio if tested else ratio,
         ci_low=tested.ci_low if tested else nan, ci_high=tested.ci_high if tested else nan,
         p_value=tested.p_value if tested else nan,
@@ -529,25 +569,16 @@ def _compare_answers(
                    {"slo_iops_per_repeat": [v if s == MET else 0.0 for s, v in theirs]},
                    {"slo_iops_per_repeat": [v if s == MET else 0.0 for s, v in mine]},
                    (base_row.get("verdict"), new_row.get("verdict")))  # fmt: skip
-        if {s for s, _ in mine} == {NEVER}:  # it meets the target no more: all of it lost
-            row.new, row.ratio, row.new_repeats = 0.0, 0.0, len(mine)
         judged = row.base_verdict not in skipped and row.new_verdict not in skipped
         row.outcome, row.threshold = _outcome(row, METRICS["slo"], found, judged=judged)
         found.rows.append(row)
 
 
-def _positive(values: object) -> list[float]:
+def _known(values: object) -> list[float]:
+    """A side's figures of its repeats, those fio gave (a zero is one: no I/O)."""
     if not isinstance(values, (list, tuple)):
         return []
-    return [float(v) for v in values if v is not None and v == v and float(v) > 0]
-
-
-def _geometric(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else math.nan
+    return [float(v) for v in values if v is not None and v == v]
 
 
 def _text(value: object) -> str | None:

@@ -3,6 +3,7 @@ gate's exit status) and `ssdcompare history FOLDER...`."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -106,18 +107,19 @@ def compare_command(
     BASE and NEW are results folders. Exit status: 0 no regression, 1 a regression (each
     named), 2 nothing could be compared. Given more than two folders, shows their history.
     """
-    from ssdcompare.analysis.overtime import compare_results, parse_changes, parse_fail_if
+    from ssdcompare.analysis.overtime import compare_results, parse_fail_if
     from ssdcompare.analysis.sides import load_side
     from ssdcompare.report.changes import json_document, markdown, text_lines
 
     base, new = _sides(folders, base_folders, new_folders)
     if base is None:
+        _refuse_gate_options(click.get_current_context())
         _history(folders, devices, output_format)
         return
     gate = [parse_fail_if(t) for t in fail_if] or None
     changes = compare_results(
         load_side("BASE", base), load_side("NEW", new), gate, alpha=alpha, strict=strict,
-        matches=_pairs_option(matches), allow_change=parse_changes(list(allow_change)),
+        matches=_pairs_option(matches), allow_change=list(allow_change),
         judge=_listed(judge), drives=_listed(devices), slo=list(slo),
     )  # fmt: skip
     _show(output_format, changes, json_document, markdown, text_lines)
@@ -131,14 +133,40 @@ def _show(
     markdown: Callable[[Any], str],
     text_lines: Callable[[Any], list[str]],
 ) -> None:
-    """`found` on stdout in the format asked for, by its renderers."""
+    """`found` on stdout in the format asked for, by its renderers. A reader that goes away
+    (`| head -1`) loses the rest, and the exit status stays the gate's: a closed pipe must
+    not read as a regression."""
     if output_format == "json":
-        click.echo(json_document(found), nl=False)
+        text = json_document(found)
     elif output_format == "markdown":
-        click.echo(markdown(found), nl=False)
+        text = markdown(found)
     else:
-        for line in text_lines(found):
-            click.echo(line)
+        text = "".join(f"{line}\n" for line in text_lines(found))
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+# compare's options that judge: given with more than two folders (a history), they would
+# be ignored, and a gate meant to fail would pass
+_GATE_OPTIONS = ("fail_if", "alpha", "strict", "matches", "allow_change", "judge", "slo")
+
+
+def _refuse_gate_options(ctx: click.Context) -> None:
+    from click.core import ParameterSource
+
+    given = [name for name in _GATE_OPTIONS
+             if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT]  # fmt: skip
+    if given:
+        options = ", ".join("--" + name.replace("_", "-").replace("matches", "match")
+                            for name in given)  # fmt: skip
+        raise SsdcompareError(
+            f"{options}: compare judges two result sets, and more than two folders were given "
+            "(their history has no gate). Give BASE NEW, or several folders a side with "
+            "--base and --new"
+        )
 
 
 def _sides(

@@ -121,6 +121,17 @@ def aggregate_values(
     raise ValueError(f"unknown aggregate {how!r}; use one of {', '.join(AGGREGATES)}")
 
 
+def geometric_mean(values: Sequence[float]) -> float:
+    """The figure a change over time is the ratio of (what `compare` tests): the geometric
+    mean of the known values; 0 when one is 0 (a run that did no I/O), NaN without any."""
+    found = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    if not found:
+        return math.nan
+    if min(found) <= 0:
+        return 0.0
+    return math.exp(statistics.fmean(math.log(v) for v in found))
+
+
 KNEE_GROWTH = 0.10  # IOPS growing less than 10 % per doubling of the queue depth ...
 KNEE_LATENCY = 1.5  # ... while mean latency grows by 1.5x or more per doubling (~linearly)
 

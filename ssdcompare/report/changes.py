@@ -16,7 +16,9 @@ from ssdcompare.units import format_count, format_latency, format_rate
 
 # the problems in the order they are listed, with their heading
 _PROBLEMS = (("not comparable", "Not comparable"), ("not judged", "Not judged"),
-             ("no result", "No result"), ("only in BASE", "Only in BASE"),
+             ("no result", "No result"), ("no figure", "No figure for the gate"),
+             ("incomplete", "Runs missing"),
+             ("only in BASE", "Only in BASE"),
              ("only in NEW", "Only in NEW"))  # fmt: skip
 _COLUMNS = ("job", "drive", "metric", "base", "new", "change", "p", "verdict", "limited by")
 
@@ -44,7 +46,9 @@ def change_words(row: Row) -> str:
 
 def p_words(row: Row) -> str:
     if not row.tested:
-        return f"untested (<{MIN_REPEATS} repeats)"
+        if min(row.base_repeats, row.new_repeats) < MIN_REPEATS:
+            return f"untested (<{MIN_REPEATS} repeats)"
+        return "untested (a zero)"  # a repeat that did no I/O: no logarithm to test
     return "< 0.001" if row.p_value < 0.001 else f"{row.p_value:.3f}"
 
 
@@ -78,20 +82,38 @@ def summary_line(changes: Changes) -> str:
         head = "PASS: no regression"
     said = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
     gate = ", ".join(t.words() for t in changes.gate) or "none"
-    size = "; fewer than 3 repeats a side: judged on size alone" if changes.untested else ""
+    if changes.judge:
+        gate += f" (judging {', '.join(changes.judge)} results too)"
+    size = "; untested changes (fewer than 3 repeats a side) judged on size alone" if (
+        changes.untested) else ""  # fmt: skip
     return f"{head}. {said or 'nothing compared'}. Gate: {gate}, p < {changes.alpha:g}{size}."
 
 
+# how the summary line counts each outcome of a figure and each kind of problem: the words
+# for one and for several
+_COUNTED = {
+    "regression": ("regression", "regressions"),
+    "not significant": ("change beyond the gate but not significant",
+                        "changes beyond the gate but not significant"),
+    "worse": ("worse figure", "worse figures"), "better": ("better figure", "better figures"),
+    "same": ("same figure", "same figures"), "untested": ("untested figure", "untested figures"),
+    "not comparable": ("job not comparable", "jobs not comparable"),
+    "not judged": ("job not judged", "jobs not judged"),
+    "no result": ("job without a result", "jobs without a result"),
+    "no figure": ("figure missing for the gate", "figures missing for the gate"),
+    "incomplete": ("job with runs missing", "jobs with runs missing"),
+    "only in BASE": ("only in BASE", "only in BASE"),
+    "only in NEW": ("only in NEW", "only in NEW"),
+}  # fmt: skip
+
+
 def _counts(changes: Changes) -> dict[str, int]:
-    """How many figures had each outcome, and how many jobs had each problem."""
-    found = {}
-    for outcome in ("regression", "not significant", "worse", "better", "same", "untested"):
-        found[f"{outcome} figures" if outcome in ("same", "untested") else outcome] = sum(
-            1 for r in changes.rows if r.outcome == outcome)  # fmt: skip
-    for kind, _ in _PROBLEMS:
-        found[f"{kind} jobs" if kind.startswith("not") or kind == "no result" else kind] = len(
-            changes.problems_of(kind))  # fmt: skip
-    return found
+    """How many figures had each outcome, and how many jobs had each problem, in words."""
+    numbers = {outcome: sum(1 for r in changes.rows if r.outcome == outcome)
+               for outcome in ("regression", "not significant", "worse", "better", "same",
+                               "untested")}  # fmt: skip
+    numbers.update({kind: len(changes.problems_of(kind)) for kind, _ in _PROBLEMS})
+    return {_COUNTED[what][n != 1]: n for what, n in numbers.items()}
 
 
 def _sides(changes: Changes) -> list[str]:
@@ -180,6 +202,7 @@ def json_document(changes: Changes) -> str:
         "alpha": changes.alpha,
         "strict": changes.strict,
         "allowed_changes": changes.allowed,
+        "judged_too": changes.judge,
         "sides": {side.role: [{"folder": str(s.path), "created_at": s.created_at}
                               for s in side.sweeps]
                   for side in (changes.base, changes.new)},
