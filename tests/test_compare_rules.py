@@ -72,7 +72,7 @@ def test_a_recorded_change_of_the_machine_is_not_compared_unless_it_is_the_one_m
                and "--allow-change kernel" in p.why for p in listed)  # fmt: skip
     allowed = _changes(EXAMPLE, newer, allow_change=["kernel"])
     assert allowed.exit_status == 0 and not allowed.problems_of("not comparable")
-    assert allowed.changed["loop1"] == ["kernel: 6.18.44-fc-v657 on BASE; 6.20.0-custom on NEW"]
+    assert allowed.changed["loop1"] == ["kernel 6.18.44-fc-v657 in BASE, 6.20.0-custom in NEW"]
     # another change than the one allowed still stops it
     both = _copy(tmp_path, "both", lambda m: m["host"].update(kernel="6.20", cpu_model="Xeon"))
     assert _changes(EXAMPLE, both, allow_change=["kernel"]).exit_status == 2
@@ -132,7 +132,9 @@ def test_the_gate_reads_what_people_write() -> None:
     assert parse_fail_if("p999 > 20%").metric == "p99.9"
     assert parse_fail_if("MB/s < -3%").metric == "bw"
     for bad, said in (("iops < -5", "write METRIC < CHANGE%"), ("iops <= -5%", "write"),
-                      ("speed < -5%", "no metric 'speed'"), ("", "write")):  # fmt: skip
+                      ("speed < -5%", "no metric 'speed'"), ("", "write"),
+                      ("iops < 5%", "'<' takes a fall"), ("p99 > -10%", "'>' a rise"),
+                      ("iops < -100%", "or never")):  # fmt: skip
         with pytest.raises(SsdcompareError, match=said):
             parse_fail_if(bad)
     with pytest.raises(SsdcompareError, match="--allow-change fw: not a change"):

@@ -2,10 +2,11 @@
 `ssdcompare.history`).
 
 Each folder is one date: its manifest's `created_at`. A job's repeats in a folder are that
-date's figure: their mean, with their min and max. A drive is followed from folder to folder
-as `compare` pairs drives (ssdcompare.analysis.sides): by identity (serial, WWID, a loop
-device's backing file) first, then by name, so a loop device attached again under another
-number stays one drive. It is named as the first folder that has it names it.
+date's figure: their geometric mean (as `compare` gives it), with their min and max. A
+drive is followed from folder to folder as `compare` pairs drives
+(ssdcompare.analysis.sides): by identity (serial, WWID, a loop device's backing file)
+first, then by name, so a loop device attached again under another number stays one drive.
+It is named as the first folder that has it names it.
 
 Per drive and job, each date's figure is set against the first date's (the first date at
 which the job has a figure: the reference), and each date is marked where it needs saying:
@@ -39,8 +40,9 @@ from ssdcompare.analysis.overtime import (
     metric_named,
     what_changed,
 )
-from ssdcompare.analysis.sides import Drive, Side, Sweep, follow_drives, load_side
+from ssdcompare.analysis.sides import Drive, Side, Sweep, follow_drives, load_side, started
 from ssdcompare.errors import SsdcompareError
+from ssdcompare.judge.stats import geometric_mean
 from ssdcompare.results.store import unique_folders
 
 # the marks a date's point may carry besides a verdict of NOT_JUDGED
@@ -63,7 +65,7 @@ class Point:
     """One date of a drive's job: the figure of its repeats and its change from the
     reference date (NaN where unknown or not given)."""
 
-    figure: float  # the mean of the date's repeats
+    figure: float  # the geometric mean of the date's repeats
     low: float  # their min
     high: float  # their max
     repeats: int
@@ -118,8 +120,8 @@ class History:
     notes: list[str] = field(default_factory=list)
 
     def frame(self) -> pd.DataFrame:
-        """A row per drive, job and date: the figure (mean, min, max, repeats), the change
-        from the reference date and the mark, for notebooks and other tools."""
+        """A row per drive, job and date: the figure (geometric mean, min, max, repeats), the
+        change from the reference date and the mark, for notebooks and other tools."""
         rows = [
             {"drive": drive.name, "name_then": drive.names[index], "job": trend.job,
              "date": self.dates[index].label, "created_at": self.dates[index].created_at,
@@ -164,7 +166,7 @@ def history(
 def _dated_sides(paths: list[Path]) -> list[Side]:
     """Each folder as a side of its own, in date order, named by its date's label."""
     sides = sorted((load_side(str(p), [p]) for p in paths),
-                   key=lambda s: s.sweeps[0].created_at)  # fmt: skip
+                   key=lambda s: started(s.sweeps[0]))  # fmt: skip
     for side, label in zip(sides, date_labels([s.sweeps[0] for s in sides]), strict=True):
         side.role = label
     return sides
@@ -320,7 +322,8 @@ def _figures(row: dict[str, Any] | None, metric: Metric) -> Point:
     limited = verdict in NOT_JUDGED
     reason = row.get("verdict_reason")
     return Point(
-        figure=_number(row.get(f"{metric.column}_mean")),
+        # the geometric mean of the repeats, as compare's figures: the changes then agree
+        figure=geometric_mean(list(row.get(f"{metric.column}_per_repeat") or ())),
         low=_number(row.get(f"{metric.column}_min")),
         high=_number(row.get(f"{metric.column}_max")),
         repeats=int(row["repeats"]), change_pct=nan,

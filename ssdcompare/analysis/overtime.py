@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,14 @@ def parse_fail_if(text: str) -> Threshold:
             f"'iops < -5%' or 'p99 > +10%'; metrics: {', '.join(METRICS)}"
         )
     name = metric_named(found.group(1), f"--fail-if {text!r}").name
-    return Threshold(name, found.group(2) == ">", float(found.group(3)))
+    above, pct = found.group(2) == ">", float(found.group(3))
+    if (pct > 0 and not above) or (pct < 0 and above) or pct <= -100:
+        raise SsdcompareError(
+            f"--fail-if {text!r}: '<' takes a fall (a negative change above -100%, e.g. "
+            f"'{name} < -5%'), '>' a rise (a positive one, e.g. '{name} > +10%'); as given "
+            "it would fail on results that did not change, or never"
+        )
+    return Threshold(name, above, pct)
 
 
 def metric_named(given: str, where: str = "--metric") -> Metric:
@@ -320,11 +328,28 @@ def job_rows(side: Side) -> dict[tuple[str, str], dict[str, Any]]:
     summary = job_summary(frame)
     hashes = side.frame.groupby(["label", "job"], sort=False)["workload_hash"].agg(
         lambda h: sorted({str(v) for v in h.dropna() if v != ""}))  # fmt: skip
+    runs = side.frame.drop_duplicates(["sweep", "label", "job", "repeat"])
+    unfinished = runs[runs["status"] != "ok"].groupby(["label", "job"], sort=False)[
+        "status"].agg(lambda s: dict(Counter(str(v) for v in s)))  # fmt: skip
     rows = {}
     for row in summary.to_dict("records"):
         key = (str(row["label"]), str(row["job"]))
-        rows[key] = dict(row, hashes=hashes.get(key, []))
+        rows[key] = dict(row, hashes=hashes.get(key, []), unfinished=unfinished.get(key, {}))
     return rows
+
+
+def _unfinished(found: Changes, name: str, job: str, sides: tuple[dict[str, Any], ...]) -> None:
+    """Runs of a job that did not finish ok on a side (failed, interrupted, skipped, or
+    damaged: stored files that cannot be used), listed: its figures stand on fewer repeats."""
+    said = []
+    for role, row in zip(("BASE", "NEW"), sides, strict=True):
+        counts = row.get("unfinished") or {}
+        if counts:
+            total = int(row["repeats"]) + sum(counts.values())
+            what = ", ".join(f"{n} {status}" for status, n in counts.items())
+            said.append(f"{sum(counts.values())} of {total} runs in {role} not ok ({what})")
+    if said:
+        found.problems.append(Problem("incomplete", name, job, "; ".join(said)))
 
 
 _Summaries = tuple[dict[tuple[str, str], dict[str, Any]], dict[tuple[str, str], dict[str, Any]]]
@@ -334,8 +359,19 @@ def _compare_pair(found: Changes, pair: Pair, summaries: _Summaries, skipped: li
     """One pair of drives, job by job."""
     name = pair.base if pair.base == pair.new else f"{pair.base} → {pair.new}"
     differences = _what_changed(found, pair)
-    found.changed[name] = [d.words() for d in differences]
+    found.changed[name] = [difference_words(d) for d in differences] + _other_file(found, pair)
     blocking = [d for d in differences if not _allowed(d.fact, found.allowed)]
+    for side, drive in ((found.base, pair.base), (found.new, pair.new)):
+        if drive in side.mixed:  # its runs there are two drives' runs: no one drive's repeats
+            blocking.append(
+                Difference(
+                    "drive",
+                    {
+                        side.role: f"{drive} holds two drives "
+                        f"(other serials) in {side.role}'s folders"
+                    },
+                )
+            )
     base_jobs = [job for (drive, job) in summaries[0] if drive == pair.base]
     new_jobs = [job for (drive, job) in summaries[1] if drive == pair.new]
     for job in dict.fromkeys(base_jobs + new_jobs):
@@ -352,6 +388,7 @@ def _compare_pair(found: Changes, pair: Pair, summaries: _Summaries, skipped: li
         if why is not None:
             found.problems.append(Problem("not comparable", name, job, why))
             continue
+        _unfinished(found, name, job, (theirs, mine))
         failed = [s for s, row in (("BASE", theirs), ("NEW", mine)) if not row["repeats"]]
         if failed:
             found.problems.append(Problem("no result", name, job, "no successful run in "
@@ -380,6 +417,15 @@ def what_changed(before: Unit, after: Unit) -> list[Difference]:
     if None not in cpus and cpus[0] != cpus[1]:
         differences.append(Difference("CPU", {"BASE": str(cpus[0]), "NEW": str(cpus[1])}))
     return differences
+
+
+def _other_file(found: Changes, pair: Pair) -> list[str]:
+    """A loop device paired by name that reads another file than before, said (and still
+    compared: a test's image is made anew for each run of it)."""
+    one, other = found.base.drives[pair.base].identity, found.new.drives[pair.new].identity
+    if one is None or other is None or one.hardware or other.hardware or one.key == other.key:
+        return []
+    return [f"another file under the same name: {one.words} in BASE, {other.words} in NEW"]
 
 
 def _cpu(unit: Unit) -> str | None:
@@ -415,15 +461,17 @@ def _not_comparable(
     return None
 
 
+def difference_words(difference: Difference) -> str:
+    """What the sweeps recorded differently, in words: "kernel 6.1 in BASE, 6.6 in NEW"."""
+    if difference.fact in ("drive", "two drives"):
+        return next(iter(difference.values.values()))
+    return (f"{difference.fact} {difference.values.get('BASE', '?')} in BASE, "
+            f"{difference.values.get('NEW', '?')} in NEW")  # fmt: skip
+
+
 def _blocked_words(difference: Difference) -> str:
     """A difference that makes a pair not comparable, and how to compare it anyway."""
-    if difference.fact == "drive":
-        words = next(iter(difference.values.values()))
-    else:
-        words = (
-            f"{difference.fact} {difference.values.get('BASE', '?')} in BASE, "
-            f"{difference.values.get('NEW', '?')} in NEW"
-        )
+    words = difference_words(difference)
     option = _option_for(difference.fact)
     if difference.fact in _NEVER or option is None:
         return words

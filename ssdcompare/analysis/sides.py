@@ -16,6 +16,7 @@ its serial), then by name.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -67,6 +68,7 @@ class Side:
     frame: pd.DataFrame
     drives: dict[str, Drive]
     notes: list[str] = field(default_factory=list)
+    mixed: set[str] = field(default_factory=set)  # names that hold two drives here
 
     @property
     def folders(self) -> list[Path]:
@@ -98,7 +100,7 @@ def load_side(role: str, folders: list[Path]) -> Side:
     if not opened:
         raise SsdcompareError(f"no results folders for {role}")
     sweeps = sorted((Sweep(r.path, r.manifest.created_at, r.manifest) for r in opened),
-                    key=lambda s: s.created_at)  # fmt: skip
+                    key=started)  # fmt: skip
     by_path = {str(r.path): r for r in opened}
     frames = []
     for number, sweep in enumerate(sweeps):
@@ -107,8 +109,23 @@ def load_side(role: str, folders: list[Path]) -> Side:
         frames.append(frame)
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     frame["label"] = _drive_names(frame)
-    drives, notes = _drives(frame, by_path)
-    return Side(role=role, sweeps=sweeps, frame=frame, drives=drives, notes=notes)
+    drives, notes, mixed = _drives(frame, by_path)
+    return Side(role=role, sweeps=sweeps, frame=frame, drives=drives, notes=notes, mixed=mixed)
+
+
+def started(sweep: Sweep) -> datetime:
+    """When a sweep started, from its manifest; an error when that is not a date (a folder
+    edited by hand): results over time need their order."""
+    try:
+        found = datetime.fromisoformat(sweep.created_at)
+    except (TypeError, ValueError):
+        found = None
+    if found is None or found.tzinfo is None:
+        raise SsdcompareError(f"{sweep.path}: its manifest.json says it started "
+                              f"{sweep.created_at!r}, which is not a date and time with its "
+                              "time zone (as 2026-11-27T02:40:06+00:00); the folder was "
+                              "edited")  # fmt: skip
+    return found
 
 
 def _drive_names(frame: pd.DataFrame) -> pd.Series:
@@ -122,16 +139,25 @@ def _drive_names(frame: pd.DataFrame) -> pd.Series:
 
 def _drives(
     frame: pd.DataFrame, opened: dict[str, ResultsDir]
-) -> tuple[dict[str, Drive], list[str]]:
-    """Each drive of a side with its identity and facts; a note where the side's folders
-    hold two drives under one name."""
+) -> tuple[dict[str, Drive], list[str], set[str]]:
+    """Each drive of a side with its identity and facts. A drive a later folder names
+    otherwise (the same serial or image under another name) keeps its first name: its rows
+    are renamed in `frame`. A name that holds two different drives over the folders (other
+    serials) is noted and returned among the mixed ones."""
     drives: dict[str, Drive] = {}
     notes: list[str] = []
+    mixed: set[str] = set()
     for sweep, rows in frame.groupby("sweep", sort=False):
         results = opened[str(sweep)]
         for unit in units_of(rows, {str(sweep): results}):
             row = rows[rows["label"] == unit.label].iloc[0]
             found = identity_of(results.manifest, row)
+            same = [d for d in drives.values() if found is not None and d.identity is not None
+                    and d.identity.key == found.key]  # fmt: skip
+            if same and same[0].name != unit.label and " in " not in unit.label:
+                chosen = (frame["sweep"] == sweep) & (frame["label"] == unit.label)
+                frame.loc[chosen, "label"] = same[0].name
+                continue
             known = drives.get(unit.label)
             if known is None:
                 drives[unit.label] = Drive(unit.label, found, unit)
@@ -140,9 +166,10 @@ def _drives(
                 and known.identity is not None
                 and (found.key != known.identity.key and found.hardware)
             ):
+                mixed.add(unit.label)
                 notes.append(f"{unit.label} is not one drive in these folders: "
                              f"{known.identity.words} and {found.words}")  # fmt: skip
-    return drives, notes
+    return drives, notes, mixed
 
 
 def identity_of(manifest: Manifest, row: pd.Series) -> Identity | None:

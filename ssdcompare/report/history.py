@@ -28,7 +28,7 @@ def summary_line(found: History) -> str:
     """What the history holds, in one line."""
     drives = len(found.drives)
     return (f"History of {found.metric.words}: {drives} drive{'s' * (drives != 1)} over "
-            f"{len(found.dates)} dates (each folder one date, the mean of its repeats); "
+            f"{len(found.dates)} dates (each folder one date, the geometric mean of its repeats); "
             "each change is from the job's first date.")  # fmt: skip
 
 
@@ -215,7 +215,7 @@ def _point_title(found: History, index: int, point: Point, reference: bool) -> s
     metric = found.metric.name
     said = f"{found.dates[index].label}: {figure(metric, point.figure)}"
     if point.repeats > 1:
-        said += (f" (mean of {point.repeats}, {figure(metric, point.low)} … "
+        said += (f" (geometric mean of {point.repeats}, {figure(metric, point.low)} … "
                  f"{figure(metric, point.high)})")  # fmt: skip
     if not reference and change_text(point):
         said += f", {change_text(point)} from the first date"
