@@ -191,6 +191,13 @@ def test_a_renamed_device_is_found_by_what_it_is(
     # one repeat in NEW: judged on the size of the change alone, and said so
     assert result.exit_code == 0 and "judged on size alone" in document["summary"]
     assert {r["outcome"] for r in document["rows"] if r["metric"] == "iops"} == {"untested"}
+    # in two folders of one side under two names, it is one drive with every repeat
+    pooled = json.loads(run_cli("compare", "--base", str(sweeps.base), "--base",
+                                str(sweeps.renamed), "--new", str(sweeps.new), "--device",
+                                sweeps.same, *JUDGE_ALL, "--format", "json").stdout)  # fmt: skip
+    assert [(p["base"], p["new"]) for p in pooled["pairs"]] == [(sweeps.same, sweeps.same)]
+    assert {(r["base_repeats"], r["new_repeats"]) for r in pooled["rows"]} == {(4, 3)}
+    assert not pooled["problems"]
     # a drive with a serial (an NVMe drive moved to another slot) is found by its serial
     base, renamed = (_with_serial(folder, name, tmp_path / tag) for folder, name, tag in (
         (sweeps.base, sweeps.same, "b"), (sweeps.renamed, sweeps.renamed_as, "n")))  # fmt: skip

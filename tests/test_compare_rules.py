@@ -247,3 +247,99 @@ def test_python_gets_the_same_comparison_as_a_frame() -> None:
     frame = found.frame()
     assert len(frame) == len(found.rows) and {"drive", "change_pct", "outcome"} <= set(frame)
     assert set(frame["metric"]) == {"iops", "bw", "mean", "p99", "p99.9"}
+
+
+def _side_rows(**per_repeat: list[float]) -> dict[str, object]:
+    return {f"{column}_per_repeat": values for column, values in per_repeat.items()}
+
+
+def test_a_drive_that_did_no_io_lost_all_of_it() -> None:
+    from ssdcompare.analysis.overtime import METRICS, _row
+
+    pair = Pair("d", "d", "by name")
+    row = _row(pair, "job", METRICS["iops"], _side_rows(iops=[100.0, 110.0, 90.0]),
+               _side_rows(iops=[0.0, 0.0, 0.0]), ("drive", "drive"))  # fmt: skip
+    assert (row.new, row.change_pct, row.base_repeats, row.new_repeats) == (0.0, -100.0, 3, 3)
+    changes = _changes(EXAMPLE, EXAMPLE, gate=[parse_fail_if("iops < -5%")])
+    assert _outcome(row, METRICS["iops"], changes, judged=True)[0] == "regression"
+    # the figures shown are those the change is the ratio of (geometric means)
+    row = _row(pair, "job", METRICS["iops"], _side_rows(iops=[100.0, 400.0]),
+               _side_rows(iops=[200.0]), ("drive", "drive"))  # fmt: skip
+    assert (row.base, row.new) == (pytest.approx(200), pytest.approx(200))
+    assert abs(row.change_pct) < 1e-9
+
+
+def test_each_side_is_not_judged_for_its_own_reason() -> None:
+    from ssdcompare.analysis.overtime import _compare_job
+
+    changes = _changes(EXAMPLE, EXAMPLE)
+    changes.rows, changes.problems = [], []
+    base = dict(_side_rows(iops=[100.0] * 3), verdict="cpu", verdict_reason="fio at 100 %")
+    new = dict(_side_rows(iops=[90.0] * 3), verdict="disturbed", verdict_reason="steal 30 %")
+    _compare_job(changes, Pair("d", "d", "by name"), "d", "job", (base, new), list(NOT_JUDGED))
+    (problem,) = changes.problems_of("not judged")
+    assert problem.why == "cpu in BASE (fio at 100 %); disturbed in NEW (steal 30 %)"
+
+
+def test_side_folders_are_checked_as_a_colleague_may_have_edited_them(tmp_path: Path) -> None:
+    # a name that holds another drive in one of BASE's folders: none of its runs compared
+    def serial(value: str) -> Callable[[dict], None]:
+        return lambda m: [info.update(serial=value) for info in m["devices"]]
+
+    one, two = _copy(tmp_path, "one", serial("A")), _copy(tmp_path, "two", serial("B"))
+    changes = _changes([one, two], _copy(tmp_path, "new", serial("A")), allow_change=["drive"])
+    assert changes.exit_status == 2 and {p.kind for p in changes.problems} == {"not comparable"}
+    assert all("holds two drives (other serials) in BASE's folders" in p.why
+               for p in changes.problems)  # fmt: skip
+    # a loop device that reads another file under its old name: compared, and said
+    other = _copy(tmp_path, "other", lambda m: m["identities"]["loop1"].update(
+        backing_inode="65024:1", backing_file="/elsewhere.img"))  # fmt: skip
+    said = _changes(EXAMPLE, other).changed["loop1"]
+    assert said == ["another file under the same name: backing file /var/tmp/ssdcompare-"
+                    "example.vYbOcU (inode 65024:395565) in BASE, backing file /elsewhere.img "
+                    "(inode 65024:1) in NEW"]  # fmt: skip
+    # a run whose stored output cannot be used is named, its job compared on the rest
+    damaged = _copy(tmp_path, "damaged")
+    output = damaged / "runs" / "loop1" / "randread-4k-qd1" / "r2" / "fio.json"
+    output.unlink()
+    output.symlink_to("/etc/hostname")
+    (problem,) = _changes(EXAMPLE, damaged).problems_of("incomplete")
+    assert (problem.drive, problem.job) == ("loop1", "randread-4k-qd1")
+    assert problem.why == "1 of 3 runs in NEW not ok (1 damaged)"
+    # a start that is not a date: the order of results over time cannot be told
+    undated = _copy(tmp_path, "undated", lambda m: m.update(created_at="yesterday"))
+    with pytest.raises(SsdcompareError, match="started 'yesterday', which is not a date"):
+        _changes(EXAMPLE, undated)
+
+
+def test_python_names_its_choices_as_the_command_line_does(tmp_path: Path) -> None:
+    import ssdcompare
+
+    newer = _copy(tmp_path, "kernel", lambda m: m["host"].update(kernel="6.20"))
+    found = ssdcompare.changes(EXAMPLE, newer, allow_change="Kernel", judge="CPU,disturbed",
+                               drives="loop1")  # fmt: skip
+    assert found.allowed == ["kernel"] and found.judge == ["cpu", "disturbed"]
+    assert [p.base for p in found.pairs] == ["loop1"] and found.exit_status == 0
+    with pytest.raises(SsdcompareError, match="--allow-change kernal: not a change"):
+        ssdcompare.changes(EXAMPLE, newer, allow_change=["kernal"])
+
+
+def test_more_than_two_folders_are_a_history_without_a_gate(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    folders = [str(_copy(tmp_path, name)) for name in ("a", "b", "c")]
+    refused = run_cli("compare", *folders, "--fail-if", "iops < -5%", "--strict")
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith("error: --fail-if, --strict: compare judges two result")
+    assert run_cli("compare", *folders).stdout.startswith("History of IOPS")
+
+
+def test_a_reader_that_goes_away_leaves_the_gate_s_exit_status() -> None:
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "ssdcompare", "compare", str(EXAMPLE), str(EXAMPLE)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stdout.read(4) == b"PASS"
+    process.stdout.close()  # as `| head -c 4` does
+    assert process.wait(timeout=120) == 0 and b"Traceback" not in process.stderr.read()

@@ -324,7 +324,10 @@ def _check_overlap(base: Side, new: Side) -> None:
 def job_rows(side: Side) -> dict[tuple[str, str], dict[str, Any]]:
     """(drive, job) -> the job's summary row over every repeat of the side, with the set of
     workload hashes its runs had (`hashes`)."""
-    frame = side.frame.assign(sweep=str(side.sweeps[0].path))
+    # one drive's runs over the side's folders are its repeats, whatever its device's name
+    # or its machine's was in each (the drive's name on the side says both)
+    frame = side.frame.assign(sweep=str(side.sweeps[0].path), device=side.frame["label"],
+                              host=None)  # fmt: skip
     summary = job_summary(frame)
     hashes = side.frame.groupby(["label", "job"], sort=False)["workload_hash"].agg(
         lambda h: sorted({str(v) for v in h.dropna() if v != ""}))  # fmt: skip
