@@ -197,7 +197,7 @@ def test_bad_input_is_one_line(run_cli: Callable[..., object], tmp_path: Path) -
         ([example, example, "--match", "zram1"], "write BASE-DRIVE=NEW-DRIVE"),
         ([example, example, "--device", "nvme9n1"], "no drive 'nvme9n1' in BASE"),
         ([example, example, "--allow-change", "moon"], "--allow-change moon: not a change"),
-        (["--base", example, example, example], "not both ways"),
+        (["--base", example, example, example], "no folder without one"),
     ):
         result = run_cli("compare", *args)
         assert result.exit_code == 2, args

@@ -125,7 +125,8 @@ def metric_named(given: str, where: str = "--metric") -> Metric:
     name = given.strip().lower()
     name = _ALIASES.get(name, name)
     if name not in METRICS:
-        raise SsdcompareError(f"{where}: no metric {given!r}; use one of {', '.join(METRICS)}")
+        named = [m for m in METRICS if m != "slo" or where.startswith("--fail-if")]
+        raise SsdcompareError(f"{where}: no metric {given!r}; use one of {', '.join(named)}")
     return METRICS[name]
 
 

@@ -13,7 +13,7 @@ import click
 
 from ssdcompare.errors import SsdcompareError
 
-_folder = click.Path(exists=True, file_okay=False, path_type=Path)
+_folder = click.Path(path_type=Path)  # what a folder is not is said by load_side, in one line
 
 
 def _pairs_option(values: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -176,8 +176,9 @@ def _sides(
     for more than two folders: a history."""
     if base or new:
         if folders or not (base and new):
-            raise SsdcompareError("give BASE and NEW as two folders, or every folder with "
-                                  "--base and --new (both), not both ways")  # fmt: skip
+            raise SsdcompareError("give BASE and NEW as two folders (BASE NEW), or each "
+                                  "side's folders with --base and --new: both options, and "
+                                  "no folder without one")  # fmt: skip
         return list(base), list(new)
     if len(folders) < 2:
         raise SsdcompareError("give two results folders: BASE NEW (or --base and --new)")
