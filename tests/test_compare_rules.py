@@ -4,6 +4,7 @@ fio or drive), the gate's expressions, each outcome, and bad input."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import shutil
@@ -22,7 +23,7 @@ from ssdcompare.analysis.overtime import (
     parse_changes,
     parse_fail_if,
 )
-from ssdcompare.analysis.sides import Pair, load_side
+from ssdcompare.analysis.sides import Pair, Side, load_side
 from ssdcompare.errors import SsdcompareError
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "results" / "ramdisk-vs-loop"
@@ -39,8 +40,15 @@ def _copy(tmp_path: Path, name: str, edit: Callable[[dict], None] | None = None)
     return copy
 
 
+@functools.cache
+def _example(role: str) -> Side:
+    """The example sweep as a side, read once (comparing does not change a side)."""
+    return load_side(role, [EXAMPLE])
+
+
 def _changes(base: Path | list[Path], new: Path | list[Path], **options: object) -> Changes:
-    sides = [load_side(role, folders if isinstance(folders, list) else [folders])
+    sides = [_example(role) if folders == EXAMPLE else
+             load_side(role, folders if isinstance(folders, list) else [folders])
              for role, folders in (("BASE", base), ("NEW", new))]  # fmt: skip
     return compare_results(*sides, **options)  # type: ignore[arg-type]
 
