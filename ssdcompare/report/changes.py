@@ -59,7 +59,9 @@ def limited_words(row: Row) -> str:
 
 def regression_words(row: Row) -> str:
     """One regression in a line: drive, job, metric, change, p and the threshold."""
-    return (f"{row.drive} {row.job}: {METRICS[row.metric].words} "
+    # an IOPS figure says what it is ("2.00k IOPS"); the others need their name
+    what = "" if row.metric == "iops" else f"{METRICS[row.metric].words} "
+    return (f"{row.drive} {row.job}: {what}"
             f"{figure(row.metric, row.base)} → {figure(row.metric, row.new)}, "
             f"{change_words(row)}, p {p_words(row)} (fails {row.threshold})")  # fmt: skip
 
