@@ -179,8 +179,7 @@ def throttled(device: str, read_iops: int) -> Iterator[None]:
 def test_twin_devices_are_tested_and_a_throttled_one_differs_significantly(
     tmp_path: Path,
 ) -> None:
-    suite = suite_file(tmp_path, "pair", "{rw: randread, bs: 4k, iodepth: 1, runtime: 1}",
-                       "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}")  # fmt: skip
+    suite = suite_file(tmp_path, "pair", "{rw: randread, bs: 4k, iodepth: 4, runtime: 1}")
     with contextlib.ExitStack() as stack:
         same, twin, slow = (
             stack.enter_context(loop_device(tmp_path / f"{name}.img", 16 << 20))
