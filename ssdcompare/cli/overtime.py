@@ -16,6 +16,16 @@ from ssdcompare.errors import SsdcompareError
 _folder = click.Path(path_type=Path)  # what a folder is not is said by load_side, in one line
 
 
+# how compare and history print what they found: for a terminal, a pull request, or tools
+_format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+)
+
+
 def _pairs_option(values: tuple[str, ...]) -> list[tuple[str, str]]:
     """`--match nvme0n1=nvme1n1` as (BASE's name, NEW's name)."""
     found = []
@@ -81,13 +91,7 @@ def _listed(values: tuple[str, ...]) -> list[str]:
 @click.option("--slo", multiple=True, metavar="LATENCY=TARGET",
               help="Also compare each curve's IOPS within this latency (e.g. p99=1ms) as the "
               "metric slo ('slo < -10%').")  # fmt: skip
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "markdown", "json"]),
-    default="text",
-    show_default=True,
-)
+@_format_option
 def compare_command(
     folders: tuple[Path, ...],
     base_folders: tuple[Path, ...],
@@ -232,13 +236,7 @@ def _check_output(output: Path) -> None:
     metavar="iops|bw|mean|p99|p99.9",
     help="The figure followed over the dates.",
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "markdown", "json"]),
-    default="text",
-    show_default=True,
-)
+@_format_option
 @click.option(
     "-o",
     "--output",
