@@ -314,6 +314,11 @@ def test_side_folders_are_checked_as_a_colleague_may_have_edited_them(tmp_path: 
     (problem,) = _changes(EXAMPLE, damaged).problems_of("incomplete")
     assert (problem.drive, problem.job) == ("loop1", "randread-4k-qd1")
     assert problem.why == "1 of 3 runs in NEW not ok (1 damaged)"
+    # a folder without runs holds no results, which is said as such
+    empty = _copy(tmp_path, "empty")
+    shutil.rmtree(empty / "runs")
+    assert _changes(EXAMPLE, empty).nothing_judged() == (
+        "NEW holds no results (no run of any drive in its folders)")  # fmt: skip
     # a start that is not a date: the order of results over time cannot be told
     undated = _copy(tmp_path, "undated", lambda m: m.update(created_at="yesterday"))
     with pytest.raises(SsdcompareError, match="started 'yesterday', which is not a date"):

@@ -246,6 +246,9 @@ class Changes:
         """Why exit status 2, in words; None when something was judged."""
         if self.judged:
             return None
+        empty = [side.role for side in (self.base, self.new) if not side.drives]
+        if empty:
+            return f"{' and '.join(empty)} holds no results (no run of any drive in its folders)"
         if not self.pairs:
             return "no drive of BASE matches one of NEW (by serial, name or --match)"
         if not self.rows:
