@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,6 +50,30 @@ def attached_loop(
         yield attached
     finally:
         subprocess.run(["losetup", "--detach", attached], check=False)
+
+
+def detach_and_wait(device: str, image: Path, timeout_s: float = 30.0) -> None:
+    """Detach loop `device` (attached to `image`) and wait until the kernel has let it go."""
+    subprocess.run(["losetup", "--detach", device], check=True)
+    wait_detached(device, image, timeout_s)
+
+
+def wait_detached(device: str, image: Path, timeout_s: float = 30.0) -> None:
+    """Wait until loop `device` no longer reads `image`: one still open somewhere (udev
+    probing it) is detached only once closed, and until then its number is not free to
+    attach. (Another test may attach its own file there meanwhile: that is let go.)"""
+    backing = Path("/sys/block") / Path(device).name / "loop" / "backing_file"
+    deadline = time.monotonic() + timeout_s
+    while _reads(backing, image) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _reads(backing, image), f"{device} was not let go within {timeout_s} s"
+
+
+def _reads(backing: Path, image: Path) -> bool:
+    try:
+        return backing.read_text().strip() == str(image)
+    except OSError:  # not attached
+        return False
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from blkio import IopsCaps, iops_capped, needs_blkio
-from blockdevs import loop_device
+from blockdevs import attached_loop, detach_and_wait, loop_device
 from markdown_it import MarkdownIt
 from suitefiles import suite_file
 
@@ -108,8 +108,10 @@ def _renamed(
 ) -> tuple[str, Path]:
     """`device`'s image detached and attached again under another name (a placeholder takes
     the freed number), and swept there once."""
-    subprocess.run(["losetup", "--detach", device], check=True)
-    stack.enter_context(loop_device(tmp / "placeholder.img", 1 << 20))
+    detach_and_wait(device, tmp / "same.img")
+    (tmp / "placeholder.img").write_bytes(bytes(1 << 20))
+    # the freed number held (by the placeholder, or by another test that took it meanwhile)
+    stack.enter_context(attached_loop(tmp / "placeholder.img", device, direct_io=False))
     again = _attach(stack, tmp / "same.img")
     assert again != device
     with _caps_for(caps, again):

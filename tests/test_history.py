@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from blockdevs import attached_loop, loop_device
+from blockdevs import attached_loop, loop_device, wait_detached
 from conftest import CliResult
 from suitefiles import suite_file
 
@@ -62,6 +62,7 @@ def dated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dated]:
     with loop_device(image, 64 << 20) as first:
         a = _sweep(first, plain, folder / "A")
         b = _sweep(first, longer, folder / "B")
+    wait_detached(first, image)  # its number free before the placeholder takes it
     (folder / "placeholder.img").write_bytes(b"\0" * (1 << 20))
     with (
         attached_loop(folder / "placeholder.img", first, direct_io=False),
