@@ -65,6 +65,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=f"needs root to make devices: {no_devices}"))
         elif no_fio and item.get_closest_marker("fio"):
             item.add_marker(pytest.mark.skip(reason=f"needs the fio binary: {no_fio}"))
+    _longest_first(items)
+
+
+def _longest_first(items: list[pytest.Item]) -> None:
+    """The files holding the longest tests (marked `slow`, or a group whose module fixture
+    is a sweep: xdist_group) first, each file kept together (its module fixtures are made
+    once): the workers of scripts/test.sh then start them early, instead of one of them
+    starting a minute-long test when the others are nearly done."""
+    early = {
+        item.module
+        for item in items
+        if item.get_closest_marker("slow") or item.get_closest_marker("xdist_group")
+    }
+    items[:] = sorted(items, key=lambda item: getattr(item, "module", None) not in early)
 
 
 @pytest.fixture(scope="session", autouse=True)
