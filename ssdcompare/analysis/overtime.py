@@ -39,6 +39,7 @@ from ssdcompare.analysis.slo import MET, NEVER, parse_slos, slo_table
 from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.stats import ALPHA, compare, geometric_mean
+from ssdcompare.suite.workload import curve_run_id
 
 
 @dataclass(frozen=True)
@@ -130,9 +131,9 @@ def metric_named(given: str, where: str = "--metric") -> Metric:
     return METRICS[name]
 
 
-def parse_changes(names: list[str]) -> list[str]:
+def parse_changes(names: str | list[str] | None) -> list[str]:
     """`--allow-change kernel,firmware` as names of CHANGES, or an error listing them."""
-    found = [n.strip().lower() for given in names for n in given.split(",") if n.strip()]
+    found = [n.lower() for n in names_given(names)]
     unknown = [n for n in found if n not in CHANGES]
     if unknown:
         raise SsdcompareError(
@@ -290,8 +291,7 @@ def compare_results(
         pairs = [p for p in pairs if p.base in wanted]
         only_base = [d for d in only_base if d in wanted]
         only_new = []
-    found = Changes(base, new, pairs, gate, alpha, strict,
-                    parse_changes(names_given(allow_change)), judged)  # fmt: skip
+    found = Changes(base, new, pairs, gate, alpha, strict, parse_changes(allow_change), judged)
     skipped = [v for v in NOT_JUDGED if v not in judged]
     summaries = (job_rows(base), job_rows(new))
     targets = parse_slos(slo)
@@ -364,7 +364,7 @@ _Summaries = tuple[dict[tuple[str, str], dict[str, Any]], dict[tuple[str, str], 
 
 def _compare_pair(found: Changes, pair: Pair, summaries: _Summaries, skipped: list[str]) -> None:
     """One pair of drives, job by job."""
-    name = pair.base if pair.base == pair.new else f"{pair.base} → {pair.new}"
+    name = pair.name
     differences = _what_changed(found, pair)
     found.changed[name] = [difference_words(d) for d in differences] + _other_file(found, pair)
     blocking = [d for d in differences if not _allowed(d.fact, found.allowed)]
@@ -372,7 +372,7 @@ def _compare_pair(found: Changes, pair: Pair, summaries: _Summaries, skipped: li
         if drive in side.mixed:  # its runs there are two drives' runs: no one drive's repeats
             blocking.append(
                 Difference(
-                    "drive",
+                    "two drives",
                     {
                         side.role: f"{drive} holds two drives "
                         f"(other serials) in {side.role}'s folders"
@@ -578,7 +578,7 @@ def _answers(
     found: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
     for row in table.sort_values("repeat").to_dict("records"):
         state = row["state"] if isinstance(row["state"], str) else None
-        run = f"{row['curve']}@max" + (f".{state}" if state else "")
+        run = curve_run_id(str(row["curve"]), None, state)
         key = (str(row["label"]), run, str(row["slo"]))
         found.setdefault(key, []).append((str(row["slo_status"]), float(row["slo_iops"])))
     return found
@@ -594,7 +594,7 @@ def _compare_answers(
     """Each curve's answer at each latency target, on both sides: a row of the metric `slo`
     where every repeat of both sides met it (or one side never did: 0 IOPS within it); a
     bound ("at least") or repeats that disagree are said, not judged."""
-    name = pair.base if pair.base == pair.new else f"{pair.base} → {pair.new}"
+    name = pair.name
     keys = [(run, slo) for (drive, run, slo) in answers[0] if drive == pair.base]
     for run, target in keys:
         theirs, mine = (

@@ -215,6 +215,11 @@ class Pair:
     how: str  # "by name", "by serial ...", "as --match says"
     note: str | None = None  # a name shared by two different drives
 
+    @property
+    def name(self) -> str:
+        """The pair as its lines name it: "nvme0n1", or "loop3 → loop7" when renamed."""
+        return self.base if self.base == self.new else f"{self.base} → {self.new}"
+
 
 def pair_drives(
     base: Side,

@@ -568,12 +568,6 @@ def _write_report(path: Path, slo: list[str]) -> Path | None:
         return None
 
 
-def _check_output_folder(output: Path | None) -> None:
-    """An output file goes into a folder that exists: a typo must not create folders."""
-    if output is not None and not output.absolute().parent.is_dir():
-        raise SsdcompareError(f"folder {output.absolute().parent} does not exist; create it first")
-
-
 # results folders named on the command line (report, export)
 _results_folders = click.argument(
     "results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False,
@@ -606,9 +600,10 @@ def report_command(
     """Write a self-contained HTML comparison report from one or more results folders."""
     from ssdcompare.analysis.frame import damaged_runs, load
     from ssdcompare.report.build import write_report
+    from ssdcompare.results.outputs import check_output_folder
     from ssdcompare.results.store import default_report
 
-    _check_output_folder(output)
+    check_output_folder(output)
     target = write_report(results, output or default_report(results[0]), baseline, aggregate,
                           list(slo))  # fmt: skip
     _say_damaged(damaged_runs(load(results)))
@@ -636,8 +631,9 @@ def export_command(results: tuple[Path, ...], output: Path, summary: bool) -> No
     """Export the results frame for spreadsheets and other tools."""
     from ssdcompare.analysis.export import export_frame
     from ssdcompare.analysis.frame import damaged_runs, load
+    from ssdcompare.results.outputs import check_output_folder
 
-    _check_output_folder(output)
+    check_output_folder(output)
     frame = load(results)
     rows = export_frame(frame, output, summary=summary, folders=results)
     _say_damaged(damaged_runs(frame))

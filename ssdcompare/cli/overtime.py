@@ -38,10 +38,6 @@ def _pairs_option(values: tuple[str, ...]) -> list[tuple[str, str]]:
     return found
 
 
-def _listed(values: tuple[str, ...]) -> list[str]:
-    return [v.strip() for given in values for v in given.split(",") if v.strip()]
-
-
 @click.command("compare")
 @click.argument("folders", nargs=-1, type=_folder)
 @click.option("--base", "base_folders", multiple=True, type=_folder,
@@ -124,7 +120,7 @@ def compare_command(
     changes = compare_results(
         load_side("BASE", base), load_side("NEW", new), gate, alpha=alpha, strict=strict,
         matches=_pairs_option(matches), allow_change=list(allow_change),
-        judge=_listed(judge), drives=_listed(devices), slo=list(slo),
+        judge=list(judge), drives=list(devices), slo=list(slo),
     )  # fmt: skip
     _show(output_format, changes, json_document, markdown, text_lines)
     sys.exit(changes.exit_status)
@@ -201,22 +197,17 @@ def _history(
     """Show the history of drives over `folders` in `output_format`, and write its HTML
     page to `output` when given."""
     from ssdcompare.analysis.history import history
+    from ssdcompare.analysis.overtime import names_given
     from ssdcompare.report.history import json_document, markdown, text_lines, write_html
+    from ssdcompare.results.outputs import check_output_folder
 
-    if output is not None:
-        _check_output(output)
-    found = history(list(folders), metric, _listed(devices))
+    check_output_folder(output)
+    found = history(list(folders), metric, names_given(devices))
     if output is not None:
         write_html(found, output)
     _show(output_format, found, json_document, markdown, text_lines)
     if output is not None:
         click.echo(f"history: {output}", err=True)
-
-
-def _check_output(output: Path) -> None:
-    """An output file goes into a folder that exists: a typo must not create folders."""
-    if not output.absolute().parent.is_dir():
-        raise SsdcompareError(f"folder {output.absolute().parent} does not exist; create it first")
 
 
 @click.command("history")

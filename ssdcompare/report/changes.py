@@ -129,10 +129,9 @@ def _sides(changes: Changes) -> list[str]:
 def _pairs(changes: Changes) -> list[str]:
     lines = []
     for pair in changes.pairs:
-        name = pair.base if pair.base == pair.new else f"{pair.base} → {pair.new}"
-        changed = changes.changed.get(name) or []
+        changed = changes.changed.get(pair.name) or []
         what = f"; changed: {'; '.join(changed)}" if changed else ""
-        lines.append(f"{name}: paired {pair.how}{what}")
+        lines.append(f"{pair.name}: paired {pair.how}{what}")
     return lines
 
 
@@ -209,8 +208,7 @@ def json_document(changes: Changes) -> str:
                               for s in side.sweeps]
                   for side in (changes.base, changes.new)},
         "pairs": [{"base": p.base, "new": p.new, "paired": p.how, "note": p.note,
-                   "changed": changes.changed.get(p.base if p.base == p.new
-                                                  else f"{p.base} → {p.new}", [])}
+                   "changed": changes.changed.get(p.name, [])}
                   for p in changes.pairs],
         "rows": [_row_document(r) for r in changes.rows],
         "problems": [vars(p) for p in changes.problems],

@@ -180,3 +180,9 @@ def _results_folder_above(path: Path, folders: Iterable[Path]) -> Path | None:
         if parent != top and parent.is_relative_to(top):
             return folder
     return None
+
+
+def check_output_folder(output: Path | None) -> None:
+    """An output file goes into a folder that exists: a typo must not create folders."""
+    if output is not None and not output.absolute().parent.is_dir():
+        raise SsdcompareError(f"folder {output.absolute().parent} does not exist; create it first")

@@ -387,9 +387,7 @@ class Workload(BaseModel):
         """The id of this curve's run at `share` (None: its unpaced run) in the same drive
         state's pass; None for a job that is no curve's."""
         name = self.curve_name
-        if name is None:
-            return None
-        return f"{name}@{run_token(share)}" + (f".{self.state}" if self.state else "")
+        return None if name is None else curve_run_id(name, share, self.state)
 
     @property
     def paced(self) -> bool:
@@ -711,6 +709,12 @@ def _rebuilt(data: dict[str, Any], run: str, point: float | None) -> Workload:
     return Workload.model_validate(
         {**data, "id": f"{workload.job_id}{run}", **({"point": point} if point else {})}
     )
+
+
+def curve_run_id(curve: str, share: float | None, state: str | None = None) -> str:
+    """The job id of curve `curve`'s run at `share` (None: its unpaced run) in the drive
+    state's pass: "randread-4k-qd32@70pct", "randread-4k-qd32@max.full"."""
+    return f"{curve}@{run_token(share)}" + (f".{state}" if state else "")
 
 
 def run_token(share: float | None) -> str:
