@@ -101,7 +101,9 @@ def test_workload_engine_and_thinktime_and_extra_options() -> None:
     )  # fmt: skip
     assert job.ioengine == "psync"
     # options beyond the typed fields are part of the generated id, so it never hides them
-    job_id = "randread-4k-qd1-think20usx4+norandommap+random_distributionzipf.1.2+refill_buffers"
+    job_id = (
+        "randread-4k-qd1-think20usx4-psync+norandommap+random_distributionzipf.1.2+refill_buffers"
+    )
     assert job.job_id == job_id
     section = options(job)[job_id]
     assert section["thinktime"] == "20us"

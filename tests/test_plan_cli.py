@@ -83,7 +83,7 @@ def test_plan_warns_that_sync_engines_ignore_queue_depth(tmp_path: Path) -> None
     ])  # fmt: skip
     plan = make_plan(suite, str(tmp_path / "a.img"), PlanOptions(size_bytes=MIB))
     assert any(w.startswith("synchronous engines ignore iodepth") for w in plan.warnings)
-    assert any(w.endswith(": randread-4k-qd8") for w in plan.warnings)
+    assert any(w.endswith(": randread-4k-qd8-psync") for w in plan.warnings)
 
 
 def test_write_jobfiles_lays_out_target_and_job(tmp_path: Path) -> None:

@@ -119,6 +119,49 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("extra_options", "str", "", _WORKLOAD,
            "`workload.extra` as one line, sorted, e.g. `rate_iops=200 zero_buffers`; None when "
            "there are none"),
+    Column("workload_options", "str", "", _WORKLOAD,
+           "the workload keys that make it like production's, as one line (`zipf:1.2 compress "
+           "50 % verify crc32c io_uring hipri cpus_allowed=0-1`): its distribution, data, "
+           "verify, engine (when the workload names one), engine options and placement; None "
+           "when it gives none"),
+    Column("random_distribution", "str", "", _WORKLOAD,
+           "where a random job's I/O lands: `uniform` (fio's default), or "
+           "`workload.random_distribution` as fio takes it (`zipf:1.2`, `pareto:0.9`, "
+           "`normal:10`, `zoned:90/10:10/90`); None for sequential jobs"),
+    Column("compress_pct", "Int64", "% of each block", _WORKLOAD,
+           "how compressible the data written is: `workload.buffer_compress_percentage`, or 0 "
+           "(fio's default buffers are random bytes); NA for jobs that write nothing"),
+    Column("dedupe_pct", "Int64", "% of blocks", _WORKLOAD,
+           "the share of written blocks that repeat an earlier one: "
+           "`workload.dedupe_percentage`, or 0 (fio scrambles its buffers on every write by "
+           "default); NA for jobs that write nothing"),
+    Column("refill_buffers", "boolean", "", _WORKLOAD,
+           "whether fio made new random bytes for every write: `workload.refill_buffers`, "
+           "else true when `dedupe_percentage` is given (fio then refills) and false otherwise; "
+           "NA for jobs that write nothing"),
+    Column("data", "str", "", _WORKLOAD,
+           "the data written, in words (\"50 % compressible\", or fio's default: random "
+           "bytes, scrambled on every write); None for jobs that write nothing"),
+    Column("verify", "str", "", _WORKLOAD,
+           "`workload.verify`: the checksum every written block carried and was checked "
+           "against (a read job checks what an earlier job wrote); None when nothing was "
+           "checked"),
+    Column("hipri", "boolean", "", _WORKLOAD,
+           "`workload.hipri`: completions polled for, not signalled by interrupts"),
+    Column("sqthread_poll", "boolean", "", _WORKLOAD,
+           "`workload.sqthread_poll`: a kernel thread took io_uring's submissions"),
+    Column("fixedbufs", "boolean", "", _WORKLOAD,
+           "`workload.fixedbufs`: io_uring's buffers registered once, not mapped per I/O"),
+    Column("registerfiles", "boolean", "", _WORKLOAD,
+           "`workload.registerfiles`: the target registered with io_uring once"),
+    Column("cpus_allowed", "str", "", _WORKLOAD,
+           "`workload.cpus_allowed`: the CPUs fio's jobs ran on (`0-3,8`); None: any the "
+           "sweep could use"),
+    Column("numa_cpu_nodes", "str", "", _WORKLOAD,
+           "`workload.numa_cpu_nodes`: the NUMA nodes whose CPUs fio's jobs ran on; None: any"),
+    Column("numa_mem_policy", "str", "", _WORKLOAD,
+           "`workload.numa_mem_policy`: where fio's buffers were placed (`bind:0`, `local`, "
+           "`interleave:0-1`); None: the kernel's default"),
     Column("curve", "str", "", _WORKLOAD,
            "on the runs of a latency-vs-load curve (`curve:` in the suite): the job the curve "
            "is made of (`randread-4k-qd32` of `randread-4k-qd32@70pct`); None otherwise"),

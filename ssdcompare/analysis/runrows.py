@@ -28,6 +28,7 @@ from ssdcompare.judge.verdict import Throttling, throttled_reason
 from ssdcompare.results.files import StoredFileError
 from ssdcompare.results.models import RunStatus
 from ssdcompare.results.store import ResultsDir
+from ssdcompare.suite.realism import realism_columns
 from ssdcompare.suite.workload import Workload
 from ssdcompare.target.devices import Target
 from ssdcompare.target.hosts import Host
@@ -97,6 +98,7 @@ def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[st
         "span": workload.span_label,
         "ioengine": workload.ioengine or sweep_ioengine,
         "extra_options": workload.extra_label,
+        **realism_columns(workload),
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -42,7 +43,8 @@ _WORKLOAD_KEYS = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "fsync", 
                   "workload_hash"]  # fmt: skip
 # What else describes how a result was made; kept in the summary so that a differing workload
 # hash can be explained ("runtime 10 s vs 3 s") without the manifests at hand.
-_RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "fio_version",
+_RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "workload_options",
+              "fio_version",
               "lat_source", "drive_state", "state", "thinktime_us", "io_size_bytes",
               "group", "member", "curve", "curve_pct", "rate_asked_iops",
               "rate_reached", "rate_reached_pct"]  # fmt: skip
@@ -376,9 +378,22 @@ def _spread(metric: str, values: list[float]) -> dict[str, float]:
 
 # what makes results one workload but for its queue depth (the report's curves use it too)
 SERIES_SETTINGS = ["rw", "bs_bytes", "numjobs", "rwmixread", "fsync", "fdatasync",
-                   "extra_options", "state", "thinktime_us", "io_size_bytes"]  # fmt: skip
+                   "extra_options", "workload_options", "state", "thinktime_us",
+                   "io_size_bytes"]  # fmt: skip
 # a queue-depth series: the same workload on the same device at rising iodepth
 _SERIES_KEYS = ["sweep", "host", "device", "label", *SERIES_SETTINGS]
+
+
+def options_line(record: Mapping[str, object]) -> str | None:
+    """A job's workload keys and `extra` options as one line ("zipf:1.2 verify crc32c;
+    rate_iops=200"), or None when it has neither: what changes what its numbers mean, said
+    next to the job and not only in the jobfile. `record` is a row (a dict or a Series)."""
+    found = []
+    for column in ("workload_options", "extra_options"):
+        value = record.get(column)
+        if value is not None and not pd.isna(value):
+            found.append(str(value))
+    return "; ".join(found) or None
 
 
 def _knees(summary: pd.DataFrame) -> pd.Series:

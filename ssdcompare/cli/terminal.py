@@ -280,11 +280,10 @@ def summary_lines(path: Path, slo: list[str] | None = None) -> list[str]:
     "randread-4k-qd1+rate_iops200  (+ rate_iops=200)". With latency targets (`slo`), the
     answer of each curve at each of them, a line per curve and target.
     """
-    import pandas as pd  # only now: the command starts without pandas
 
     from ssdcompare.analysis.answer import headline
     from ssdcompare.analysis.frame import io_mismatches, known_true, load
-    from ssdcompare.analysis.summary import job_summary
+    from ssdcompare.analysis.summary import job_summary, options_line
 
     frame = load(path)
     if frame.empty:
@@ -295,9 +294,8 @@ def summary_lines(path: Path, slo: list[str] | None = None) -> list[str]:
     for job, rows in summary.groupby("job", sort=False):
         # options beyond the typed fields (rate limits, buffer contents...) change what the
         # numbers mean: say so next to the job, not only in the jobfile
-        extras = [
-            str(e) for e in dict.fromkeys(rows["extra_options"]) if e is not None and pd.notna(e)
-        ]
+        found = map(options_line, rows.to_dict("records"))
+        extras = [e for e in dict.fromkeys(found) if e is not None]
         lines.append(f"{job}  (+ {'; '.join(extras)})" if extras else str(job))
         for _, row in rows.iterrows():
             lines.append(f"  {row['label']:<{width}}  {_summary_cell(row)}")

@@ -22,6 +22,7 @@ from ssdcompare.fio.check import (
 )
 from ssdcompare.resources import templates
 from ssdcompare.suite.options import TIMESERIES_PREFIX
+from ssdcompare.suite.realism import jobfile_lines
 from ssdcompare.suite.workload import RW_LABELS, Workload
 from ssdcompare.target.devices import Target, describe
 from ssdcompare.target.file import fd_path, file_key
@@ -235,6 +236,12 @@ def _jobfile_text(
                 for k, v in sorted(workload.extra.items())
             ],
             outline=_outline(workload, size, target),
+            realism=jobfile_lines(
+                workload,
+                workload.rw,
+                "write" in workload.directions,
+                time_based=workload.io_size_bytes is None,
+            ),  # fmt: skip
             run=" ".join(command_line("fio", "THIS_FILE", "RESULT.json")),
             timeseries=TIMESERIES_PREFIX,
         )

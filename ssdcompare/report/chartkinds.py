@@ -24,7 +24,7 @@ import pandas as pd
 from ssdcompare.analysis.frame import is_false, is_true
 from ssdcompare.analysis.persecond import timeseries
 from ssdcompare.analysis.slo import Slo
-from ssdcompare.analysis.summary import SERIES_SETTINGS
+from ssdcompare.analysis.summary import SERIES_SETTINGS, options_line
 from ssdcompare.fio.result.models import DISTRIBUTION_PERCENTILES
 from ssdcompare.judge.stats import aggregate_values
 from ssdcompare.report import loadchart
@@ -228,9 +228,9 @@ def _curve_words(key: dict[str, Any], leave: str) -> str:
     if numjobs is not None and pd.notna(numjobs) and int(numjobs) > 1:
         words.append(f"{int(numjobs)} jobs")
     words += flush_words(key.get("fsync"), key.get("fdatasync"))
-    extra = key.get("extra_options")
-    if extra is not None and pd.notna(extra):
-        words.append(str(extra))
+    extra = options_line(key)
+    if extra is not None:
+        words.append(extra)
     return ", ".join(words)
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ssdcompare.analysis.frame import is_false, is_true
 from ssdcompare.analysis.pacing import reach_words
+from ssdcompare.analysis.summary import options_line
 from ssdcompare.judge.stats import why_untested
 from ssdcompare.judge.verdict import LIMIT_WORDS, limit_word
 from ssdcompare.suite.workload import RW_LABELS
@@ -339,7 +340,7 @@ def first_rows(summary: pd.DataFrame) -> dict[tuple[object, object], dict[str, A
 
 # what the table says of a job's workload (workload_words), and what it is sorted by
 _WORKLOAD = ["job", "rw", "bs_bytes", "rwmixread", "iodepth", "numjobs", "fsync", "fdatasync",
-             "extra_options"]  # fmt: skip
+             "extra_options", "workload_options"]  # fmt: skip
 
 
 def table_groups(
@@ -380,8 +381,7 @@ def table_groups(
             untested = why_untested((row or {}).get("repeats"), base_row.get("repeats"))
             cells.append(_cell(row, ratio, significant, label == baseline, footnotes,
                                baseline_limit, untested))  # fmt: skip
-        extra = job_row.get("extra_options")
-        extra = str(extra) if extra is not None and pd.notna(extra) else None
+        extra = options_line(job_row)
         what = workload_words(job_row)
         group.rows.append(Row(str(job), what, cells, extra=extra, order=order))
     return list(groups.values())

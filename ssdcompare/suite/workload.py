@@ -28,6 +28,7 @@ from ssdcompare.suite.options import (
     extra_option_problem,
     value_problem,
 )
+from ssdcompare.suite.realism import RealismKeys
 from ssdcompare.units import format_bytes, parse_latency_us, parse_size, size_token
 
 RwPattern = Literal["read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim"]
@@ -104,8 +105,10 @@ def _alias(*names: str) -> AliasChoices:
     return AliasChoices(*names)
 
 
-class Workload(BaseModel):
-    """One fio job as it runs against one target: the unit of measurement and comparison."""
+class Workload(RealismKeys):
+    """One fio job as it runs against one target: the unit of measurement and comparison.
+    The keys that make it like production's (distribution, data, verify, engine options,
+    placement) are RealismKeys' (ssdcompare.suite.realism)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -297,6 +300,11 @@ class Workload(BaseModel):
         if self.thinktime_blocks is not None and self.thinktime_us is None:
             raise ValueError("thinktime_blocks needs thinktime (the idle time in microseconds)")
         self._check_curve()
+        problem = self.realism_problem(
+            self.rw, "write" in self.directions, self.ioengine, self.direct, self.extra
+        )
+        if problem:
+            raise ValueError(problem)
         if self.id is None:
             self.id = self.generated_id()
         return self
@@ -362,6 +370,7 @@ class Workload(BaseModel):
             parts.append(f"io{size_token(self.io_size_bytes)}")
         if not self.direct:
             parts.append("buffered")
+        parts += self.realism_tokens(self.ioengine)
         return "+".join(["-".join(parts), *map(_id_token, sorted(self.extra.items()))])
 
     @property
