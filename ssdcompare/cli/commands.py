@@ -327,7 +327,7 @@ def plan_command(
         f"{format_duration(plan.estimated_s)}."
     )
     if rejected:
-        raise SsdcompareError(f"fio rejected {rejected} jobfile(s); see above")
+        raise SsdcompareError(f"{rejected} jobfile(s) cannot run; see above")
     if refused:
         raise SsdcompareError("the sweep would be refused as planned; see above")
 
@@ -354,8 +354,7 @@ def _rejection_lines(plan: Plan) -> int:
     rejections = validate(plan)
     for rejection in rejections:
         click.echo(
-            f"fio rejects {rejection.job.target.name}/{rejection.job.file_name}:\n"
-            f"  {rejection.reason}",
+            f"{rejection.said}:\n  {rejection.reason}",
             err=True,
         )
     if not rejections:

@@ -12,6 +12,7 @@ from ssdcompare.fio import binary as fio_mod
 from ssdcompare.fio.jobfile import RenderedJob, fill_span, render, span, span_is_cut, span_words
 from ssdcompare.judge.stats import MIN_REPEATS
 from ssdcompare.judge.steady import FILL_RATE_WORST, MAX_ROUNDS
+from ssdcompare.run.support import job_problems
 from ssdcompare.suite.files import load_suite
 from ssdcompare.suite.options import OPT_IN, canonical, option_names
 from ssdcompare.suite.workload import (
@@ -118,10 +119,18 @@ class Plan:
 
 @dataclass(frozen=True)
 class Rejection:
-    """A rendered jobfile that the installed fio would not run."""
+    """A rendered jobfile that the installed fio would not run, or this machine could not
+    (`by_fio` False: ssdcompare.run.support)."""
 
     job: RenderedJob
     reason: str
+    by_fio: bool = True
+
+    @property
+    def said(self) -> str:
+        """Who rejects which jobfile, as a line's start: "fio rejects loop0/randread.fio"."""
+        who = "fio rejects" if self.by_fio else "this machine cannot run"
+        return f"{who} {self.job.target.name}/{self.job.file_name}"
 
 
 @dataclass(frozen=True)
@@ -497,7 +506,10 @@ def validate(plan: Plan) -> list[Rejection]:
     if plan.fio is None:
         raise SsdcompareError(f"cannot validate jobfiles: fio not found; {fio_mod.INSTALL_HINT}")
     available = fio_mod.engines(plan.fio)
-    rejections = []
+    rejections = [
+        Rejection(job, problem, by_fio=False) for job in plan.jobs
+        if job.ioengine in available for problem in job_problems(job, plan.fio)
+    ]  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="ssdcompare-plan-") as scratch:
         written: list[tuple[RenderedJob, Path]] = []
         for index, job in enumerate(plan.jobs):

@@ -38,12 +38,9 @@ def check_fio_accepts(plan: Plan) -> None:
     not hours later job by job."""
     rejections = validate(plan)
     if rejections:
-        listing = "\n".join(
-            f"  {r.job.target.name}/{r.job.file_name}: {r.reason.splitlines()[0]}"
-            for r in rejections
-        )
+        listing = "\n".join(f"  {r.said}: {r.reason.splitlines()[0]}" for r in rejections)
         raise SsdcompareError(
-            f"fio rejects {len(rejections)} jobfile(s):\n{listing}\n"
+            f"{len(rejections)} jobfile(s) cannot run:\n{listing}\n"
             "Fix the suite (`ssdcompare plan` shows each jobfile), then start again."
         )
 
