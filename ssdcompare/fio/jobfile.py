@@ -23,7 +23,7 @@ from ssdcompare.fio.check import (
 from ssdcompare.resources import templates
 from ssdcompare.suite.options import TIMESERIES_PREFIX
 from ssdcompare.suite.realism import jobfile_lines
-from ssdcompare.suite.workload import RW_LABELS, Workload
+from ssdcompare.suite.workload import RW_LABELS, Workload, fio_seconds
 from ssdcompare.target.devices import Target, describe
 from ssdcompare.target.file import fd_path, file_key
 from ssdcompare.target.hosts import Host
@@ -230,6 +230,7 @@ def _jobfile_text(
             size=size,
             ioengine=engine,
             bs=size_token(workload.bs_bytes),
+            runtime=fio_seconds(workload.runtime_s),
             io_size=size_token(workload.io_size_bytes) if workload.io_size_bytes else None,
             extra=[
                 (k, int(v) if isinstance(v, bool) else v)

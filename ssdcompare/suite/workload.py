@@ -60,6 +60,8 @@ MAX_LOGGED_IOS = 1_000_000  # per job; about 22 MB of log per million I/Os befor
 # A job's runtime (and ramp) is seconds to hours; more than a week is a mistake (milliseconds
 # meant, a digit too many), and would hold the device and the sweep for ever
 MAX_RUNTIME_S = 7 * 24 * 3600
+# fio measures in milliseconds; under a tenth of a second a job is mostly its start and end
+MIN_RUNTIME_S = 0.1
 MAX_REPEAT = 1000  # repeats of each job a sweep may ask for
 
 # \Z, not $: "$" also matches before a final newline, which would end a jobfile line
@@ -95,10 +97,18 @@ MAX_RUN = "max"  # the job id suffix of a curve's unpaced run: randread-4k-qd32@
 MAX_PACED_IOPS = 200_000
 
 
-def runtime_problem(seconds: int) -> str:
+def runtime_problem(seconds: float) -> str:
     """Why `seconds` is no runtime for a job (more than MAX_RUNTIME_S)."""
-    return (f"{seconds} s is too long: a job runs at most 7 days ({MAX_RUNTIME_S} s); give "
+    return (f"{seconds:g} s is too long: a job runs at most 7 days ({MAX_RUNTIME_S} s); give "
             "its time in seconds")  # fmt: skip
+
+
+def fio_seconds(seconds: float) -> str:
+    """A time as a fio option's value: whole seconds as they are ("60"), a fraction of one
+    in milliseconds ("250ms"), which fio reads with its unit."""
+    if seconds == int(seconds):
+        return str(int(seconds))
+    return f"{round(seconds * 1000)}ms"
 
 
 def _alias(*names: str) -> AliasChoices:
@@ -119,7 +129,8 @@ class Workload(RealismKeys):
     numjobs: int = Field(1, ge=1, le=4096)
     rwmixread: int | None = Field(None, ge=0, le=100)
     fsync: int = Field(0, ge=0, description="Flush after every N writes; 0 = never")
-    runtime_s: int = Field(60, ge=1, validation_alias=_alias("runtime", "runtime_s"))
+    # seconds, whole or not: a scaled run (--scale) of a long test can last a fraction of one
+    runtime_s: float = Field(60, validation_alias=_alias("runtime", "runtime_s"))
     ramp_s: int = Field(0, ge=0, validation_alias=_alias("ramp_time", "ramp", "ramp_s"))
     size_bytes: int | None = Field(None, gt=0)
     size_pct: float | None = Field(None, gt=0, le=100)
@@ -170,9 +181,14 @@ class Workload(RealismKeys):
 
     @field_validator("runtime_s", "ramp_s")
     @classmethod
-    def _at_most_a_week(cls, value: int) -> int:
+    def _at_most_a_week(cls, value: float, info: ValidationInfo) -> float:
         if value > MAX_RUNTIME_S:
             raise ValueError(runtime_problem(value))
+        if info.field_name == "runtime_s" and not (
+            value >= MIN_RUNTIME_S and round(value, 3) == value
+        ):
+            raise ValueError(f"runtime {value:g} s: a job runs at least {MIN_RUNTIME_S:g} s, in "
+                             "whole milliseconds (fio's finest step)")  # fmt: skip
         return value
 
     @field_validator("rw", mode="before")
