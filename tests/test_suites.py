@@ -29,6 +29,8 @@ DOCUMENTED = {
     "qd-sweep": (32, 32 * 60),
     "quick": (6, 6 * (7 + 1)),
     "storagereview": (8 + 25, 33 * 60),
+    # one round: 8 block sizes x 7 mixes, a minute each (then rounds until steady)
+    "pts-iops": (56, 56 * 60),
 }
 DOCUMENTED_SUITES = set(DOCUMENTED)
 OPTANE_VS_NAND_IDS = [

@@ -249,6 +249,14 @@ _SHARED_OPTIONS = (
         "discarded, TRIM, before every run) and full (the span filled before the pass). Writes; "
         "every result says its state. Default: what the suite asks for (anandtech: empty,full).",
     ),
+    click.option(
+        "--scale",
+        type=float,
+        metavar="FACTOR",
+        help="Shorten a PTS test (the pts-* suites) for a first look: every runtime, idle time "
+        "and size cap times FACTOR (0.01: a minute-long round job runs 0.6 s), its rounds and "
+        "rules as written. Every result and the report say it was scaled.",
+    ),
 )
 
 _Command = TypeVar("_Command", bound=Callable[..., None])

@@ -32,10 +32,15 @@ class Window:
     range_pct: float  # (max - min) / mean x 100
     slope_pct: float  # |slope| x (rounds - 1) / mean x 100
     steady: bool
+    slope: float = 0.0  # the least-squares line through the window: change per round
+    intercept: float = 0.0  # the line's value at the window's first round
 
 
-def judge_window(values: Sequence[float]) -> Window:
-    """The PTS range and slope criteria over one window of round results."""
+def judge_window(
+    values: Sequence[float], range_pct: float = RANGE_PCT, slope_pct: float = SLOPE_PCT
+) -> Window:
+    """The PTS range and slope criteria over one window of round results (the PTS's own
+    limits unless others are given)."""
     count = len(values)
     mean = sum(values) / count if count else 0.0
     if count < 2 or mean <= 0:
@@ -44,15 +49,21 @@ def judge_window(values: Sequence[float]) -> Window:
     slope = sum((i - middle) * (v - mean) for i, v in enumerate(values)) / sum(
         (i - middle) ** 2 for i in range(count)
     )
-    range_pct = (max(values) - min(values)) / mean * 100
-    slope_pct = abs(slope) * (count - 1) / mean * 100
-    return Window(mean, range_pct, slope_pct, range_pct <= RANGE_PCT and slope_pct <= SLOPE_PCT)
+    spread = (max(values) - min(values)) / mean * 100
+    excursion = abs(slope) * (count - 1) / mean * 100
+    return Window(mean, spread, excursion, spread <= range_pct and excursion <= slope_pct,
+                  slope, mean - slope * middle)  # fmt: skip
 
 
-def first_steady(rounds: Sequence[float], window: int = WINDOW) -> int | None:
+def first_steady(
+    rounds: Sequence[float],
+    window: int = WINDOW,
+    range_pct: float = RANGE_PCT,
+    slope_pct: float = SLOPE_PCT,
+) -> int | None:
     """The number of rounds after which steady state was first reached (the window ending
     there passes both criteria), or None."""
     for end in range(window, len(rounds) + 1):
-        if judge_window(rounds[end - window : end]).steady:
+        if judge_window(rounds[end - window : end], range_pct, slope_pct).steady:
             return end
     return None

@@ -131,6 +131,29 @@ class SteadyRecord(BaseModel):
     error: str | None = None
 
 
+class RoundsRecord(BaseModel):
+    """A group of a PTS test on one target (ssdcompare.suite.pts): the tracking variable of
+    each round it ran, and whether and where its window was steady."""
+
+    model_config = ConfigDict(extra="allow")
+
+    target: str
+    group: str
+    track: str | None = None  # the job whose figure decides steady state; None: runs once
+    metric: str = "iops"
+    rounds: list[float | None] = Field(default_factory=list)  # the tracked figure per round
+    attained: bool = False
+    steady_after: int | None = None  # rounds run when the window first passed
+    window: list[int] = Field(default_factory=list)  # the window's rounds (the last ones run)
+    window_mean: float | None = None
+    window_range_pct: float | None = None
+    window_slope_pct: float | None = None
+    slope: float | None = None  # the least-squares line through the window: per round
+    intercept: float | None = None  # its value at the window's first round
+    done: bool = False  # no more rounds: steady, out of rounds, or a round failed
+    error: str | None = None
+
+
 class StateRecord(BaseModel):
     """One step that put a target in a drive state (`sweep --states`): a discard of the span
     before a run in the empty state, or a fill before the full pass."""

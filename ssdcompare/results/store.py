@@ -19,6 +19,9 @@ Layout (format_version 2)::
     precondition/<target>/fill/, <job>/round-<k>/, states/<NNNN>-<state>/
                                         each with its jobfile, fio's output and probes.json
     ceiling/<job>/                      a job's run on a RAM disk, its files named as a run's
+    rounds/<target>/<group>/            a PTS test's group (suite.pts): rounds.json, and
+        r<NNNN>/                        each round's jobfile and fio's whole output, from
+                                        which each job's run under runs/ was cut
 
 Every file is read through `ResultsFiles` and written through `write_atomic`
 (ssdcompare.results.files); the records are the models of ssdcompare.results.models. A run
@@ -46,6 +49,7 @@ from ssdcompare.results.files import ResultsFiles, StoredFileError, WriteError, 
 from ssdcompare.results.models import (
     FillRecord,
     Manifest,
+    RoundsRecord,
     RunStatus,
     StateRecord,
     SteadyRecord,
@@ -82,8 +86,10 @@ STATES = "states"  # precondition/<target>/states/<NNNN>-<state>/: the drive-sta
 FILL_RECORD = "fill.json"
 STATE_RECORD = "state.json"
 STEADY_RECORD = "steady.json"
+ROUNDS = "rounds"  # rounds/<target>/<group>/: a PTS test's rounds (ssdcompare.run.rounds)
+ROUNDS_RECORD = "rounds.json"
 
-_Record = TypeVar("_Record", FillRecord, SteadyRecord, StateRecord)
+_Record = TypeVar("_Record", FillRecord, SteadyRecord, StateRecord, RoundsRecord)
 
 
 def default_report(folder: Path) -> Path:
@@ -488,6 +494,24 @@ class ResultsDir:
 
     def save_steady_record(self, record: SteadyRecord) -> None:
         path = self.precondition_dir(record.target, record.job) / STEADY_RECORD
+        write_atomic(path, record.model_dump_json(indent=2) + "\n")
+
+    def rounds_dir(self, target: str, group: str) -> Path:
+        """Where a PTS test's group keeps its record and rounds (refused when a folder on
+        its way is a link)."""
+        folder = self.path / ROUNDS / target / group
+        self.files.check_way(folder / ROUNDS_RECORD)
+        return folder
+
+    def round_folder(self, target: str, group: str, number: int) -> Path:
+        """Where round `number` of a group keeps its jobfile and fio's whole output."""
+        return self.rounds_dir(target, group) / f"r{number:04d}"
+
+    def rounds_record(self, target: str, group: str) -> RoundsRecord | None:
+        return self._record(self.rounds_dir(target, group) / ROUNDS_RECORD, RoundsRecord)
+
+    def save_rounds_record(self, record: RoundsRecord) -> None:
+        path = self.rounds_dir(record.target, record.group) / ROUNDS_RECORD
         write_atomic(path, record.model_dump_json(indent=2) + "\n")
 
     def state_dir(self, target: str, number: int, state: str) -> Path:

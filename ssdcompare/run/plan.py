@@ -15,6 +15,7 @@ from ssdcompare.judge.steady import FILL_RATE_WORST, MAX_ROUNDS
 from ssdcompare.run.support import job_problems
 from ssdcompare.suite.files import load_suite
 from ssdcompare.suite.options import OPT_IN, canonical, option_names
+from ssdcompare.suite.pts import MIN_SCALE
 from ssdcompare.suite.workload import (
     DRIVE_STATES,
     MAX_REPEAT,
@@ -39,7 +40,7 @@ PLANNED_CHOICES = (
     ("repeat", "--repeat"), ("read_only", "--read-only"), ("out", "--out"),
     ("allow_options", "--allow-option"), ("precondition", "--precondition"),
     ("states", "--states"), ("ceiling", "--ceiling"), ("hosts", "--hosts"),
-    ("parallel_hosts", "--parallel-hosts"),
+    ("parallel_hosts", "--parallel-hosts"), ("scale", "--scale"),
 )  # fmt: skip
 
 
@@ -91,6 +92,9 @@ class Plan:
     def estimated_s(self) -> float:
         """Measuring time, plus preconditioning at its worst (the most rounds, a slow fill)."""
         measuring = self.repeat * sum(j.workload.duration_s + JOB_OVERHEAD_S for j in self.jobs)
+        if self.suite.pts is not None:  # every group's rounds at most, back to back
+            measuring = sum(self.suite.pts.group_of(j.job_id).most_rounds  # type: ignore[union-attr]
+                            * j.workload.duration_s for j in self.jobs)  # fmt: skip
         return measuring + self.precondition_s + self.ceiling_s
 
     @property
@@ -149,6 +153,7 @@ class PlanOptions:
     ceiling: bool = False  # each job once on a RAM disk first (ssdcompare.run.ceiling)
     hosts: str | dict[str, Host] | None = None  # fio servers by name (target.hosts)
     parallel_hosts: bool = False  # each job on one device of every host at the same time
+    scale: float | None = None  # a PTS test's times and caps multiplied by this (suite.pts)
 
 
 def make_plan(
@@ -179,6 +184,7 @@ def make_plan(
     steps, chosen, replaced = _steps_and_states(loaded, options)
     loaded = _as_asked(loaded, options)
     targets = _targets(devices, options)
+    loaded = _as_pts_runs(loaded, options, targets, steps, chosen)
     _check_hosted(targets, steps, chosen, options.ceiling)
     if options.parallel_hosts:
         check_parallel(targets)
@@ -200,6 +206,34 @@ def make_plan(
         read_only=options.read_only, precondition=steps, ceiling=options.ceiling,
         parallel_hosts=options.parallel_hosts,
     )  # fmt: skip
+
+
+def _as_pts_runs(
+    suite: Suite, options: PlanOptions, targets: list[Target], steps: list[str],
+    states: list[str],
+) -> Suite:  # fmt: skip
+    """A PTS test scaled as asked (--scale), and refused where the sweep's other choices
+    would break its structure: it runs round by round on one device at a time."""
+    if suite.pts is None:
+        if options.scale is not None:
+            raise SsdcompareError("--scale shortens a PTS test (the pts-* suites); give other "
+                                  "suites shorter jobs with --runtime")  # fmt: skip
+        return suite
+    clashes = [flag for flag, given in (
+        ("--repeat", options.repeat > 1), ("--read-only", options.read_only),
+        ("--states", bool(states)), ("--precondition workload", "workload" in steps),
+        ("--ceiling", options.ceiling), ("--parallel-hosts", options.parallel_hosts),
+        ("a group of devices", any(t.members for t in targets))) if given]  # fmt: skip
+    if clashes:
+        raise SsdcompareError(
+            f"{suite.name} is a PTS test: it runs its own rounds until steady, writing, on one "
+            f"device at a time; drop {' and '.join(clashes)}"
+        )
+    if options.scale is not None and not MIN_SCALE <= options.scale <= 1:
+        raise SsdcompareError(f"--scale {options.scale:g}: give a factor from {MIN_SCALE:g} "
+                              "(a thousandth of every time) to 1 (the test as "
+                              "written)")  # fmt: skip
+    return suite.scaled(options.scale)
 
 
 def _check_counts(options: PlanOptions) -> None:

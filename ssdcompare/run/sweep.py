@@ -46,6 +46,7 @@ from ssdcompare.run.resume import (
     resumed_targets,
     unsigned,
 )
+from ssdcompare.run.rounds import Round, all_rounds, needed, rounds_pending, run_round
 from ssdcompare.run.runner import Sampler
 from ssdcompare.run.sampler import CpuSampler
 from ssdcompare.target.file import TargetFileError, create
@@ -274,6 +275,11 @@ def _run_locked(sweep: _Sweep) -> SweepOutcome:
     each run readied (skipped when it must not run) and run, until the last or a stop."""
     if sweep.plan.ceiling and not sweep.measure_ceiling():
         return sweep.outcome
+    if sweep.plan.suite.pts is not None:  # a PTS test: round by round (run.rounds)
+        for one in all_rounds(sweep.plan):
+            if needed(sweep.results, one) and not sweep.run_round(one):
+                break
+        return sweep.outcome
     for batch in batches(sweep.plan, sweep.pending):
         started = sweep.clock()
         runnable = sweep.ready(batch)
@@ -302,8 +308,10 @@ class _Sweep:
         self.sampler_factory, self.job_timeout_s = sampler_factory, job_timeout_s
         self.clock = clock
         self.outcome = SweepOutcome(results=results)
-        self.pending = pending(plan, results)
-        self.total = len(plan.jobs) * plan.repeat
+        self.pending = (pending(plan, results) if plan.suite.pts is None
+                        else rounds_pending(plan, results))  # fmt: skip
+        self.total = (len(plan.jobs) * plan.repeat if plan.suite.pts is None
+                      else len(self.pending))  # fmt: skip
         self.outcome.skipped_existing = self.total - len(self.pending)
         self.number = self.outcome.skipped_existing  # the position of the last run readied
         planned = sum(j.workload.duration_s + JOB_OVERHEAD_S for _, j in self.pending)
@@ -365,6 +373,37 @@ class _Sweep:
                 continue
             runnable.append((repeat, job))
         return runnable
+
+    def run_round(self, one: Round) -> bool:
+        """One round of a PTS test (ssdcompare.run.rounds), its target filled first where
+        the suite asks; False when the sweep stops here."""
+        started = self.clock()
+        first = one.jobs[0]
+        try:
+            reason = blocked(first, self.unusable, self.results) or preconditioned(
+                self.plan, self.results, first, one.number, self.unusable)  # fmt: skip
+            if reason is None:
+                for job in one.jobs:
+                    self.number += 1
+                    self.report("start", one.number, job, None)
+                statuses = run_round(self.plan, self.results, one, self.sampler_factory,
+                                     self.job_timeout_s)  # fmt: skip
+            else:
+                self.number += len(one.jobs)
+                statuses = [skip(self.results, job, one.number, reason) for job in one.jobs]
+        except StoppedAfterRun as stop:
+            self._took([(one.number, one.jobs[-1])], [stop.status], started)
+            self.stopped(stop_reason(stop.stop))
+            return False
+        except KeyboardInterrupt as stop:
+            self.stopped(stop_reason(stop))
+            return False
+        self._took([(one.number, job) for job in one.jobs], statuses, started)
+        interrupted = [s for s in statuses if s.status == "interrupted"]
+        if interrupted:
+            self.stopped(interrupted[0].stopped_by)
+            return False
+        return True
 
     def _readied(self, job: RenderedJob, repeat: int) -> str | None:
         """Preconditioning and the job's drive state, as the plan says: why the run must be

@@ -274,7 +274,10 @@ def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
         states=list(spec.states),
         # a curve runs as its unpaced run and one paced run per point
         workloads=[run for _, w in expansion.built for run in w.curve_runs()],
+        pts=spec.pts,
     )
+    if spec.pts is not None:
+        _check_pts(suite, label)
     if spec.read_only and suite.writes:
         writers = [w.job_id for w in suite.workloads if w.writes]
         more = (
@@ -283,3 +286,18 @@ def expand(spec: SuiteSpec, path: str | None = None) -> Suite:
         raise SsdcompareError(f"{label}: read_only suite has writing jobs: "
                               f"{', '.join(writers[:MAX_LISTED])}{more}")  # fmt: skip
     return suite
+
+
+def _check_pts(suite: Suite, label: str) -> None:
+    """A PTS test's groups fit its jobs, and its jobs run as the test runs them: no curves
+    (a curve paces its runs after the unpaced one, which rounds do not), no drive states
+    (the test purges and fills the drive itself)."""
+    assert suite.pts is not None
+    problems = suite.pts.problems([w.job_id for w in suite.workloads])
+    if any(w.curve is not None for w in suite.workloads):
+        problems.append("a PTS test has no latency-vs-load curves: drop curve")
+    if suite.states:
+        problems.append("a PTS test puts the drive in its state itself: drop states")
+    if problems:
+        listing = "\n".join(f"  {p}" for p in listed(problems))
+        raise SsdcompareError(f"{label}: invalid suite:\n{listing}")

@@ -28,6 +28,7 @@ from ssdcompare.suite.options import (
     extra_option_problem,
     value_problem,
 )
+from ssdcompare.suite.pts import PtsSpec, scaled_fields
 from ssdcompare.suite.realism import RealismKeys
 from ssdcompare.units import format_bytes, parse_latency_us, parse_size, size_token
 
@@ -606,6 +607,8 @@ class SuiteSpec(BaseModel):
     defaults: dict[str, Any] = Field(default_factory=dict)
     workloads: list[dict[str, Any]] = Field(default_factory=list)
     matrices: list[MatrixSpec] = Field(default_factory=list)
+    # a test of SNIA's PTS: its jobs run in rounds until steady, or as one sequence
+    pts: PtsSpec | None = None
 
     @field_validator("description", "source")
     @classmethod
@@ -658,6 +661,18 @@ class Suite(BaseModel):
     # the suite's own drive states; once expanded (in_states), the passes its workloads are in
     states: list[DriveState] = Field(default_factory=list)
     workloads: list[Workload] = Field(min_length=1)
+    pts: PtsSpec | None = None  # a PTS test: how its jobs run (ssdcompare.suite.pts)
+    # set by scaled(): every time and size cap multiplied by this (--scale); None: as written
+    scale: float | None = None
+
+    def scaled(self, factor: float | None) -> Suite:
+        """The suite with every runtime, ramp, idle time and size cap multiplied by `factor`
+        (ssdcompare.suite.pts.scaled_fields); None or 1 gives it as it is."""
+        if factor is None or factor == 1 or self.scale is not None:
+            return self
+        shorter = [w.model_copy(update=scaled_fields(w, factor, MIN_RUNTIME_S))
+                   for w in self.workloads]  # fmt: skip
+        return self.model_copy(update={"workloads": shorter, "scale": factor})
 
     @property
     def expanded(self) -> bool:

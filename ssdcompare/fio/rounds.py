@@ -1,0 +1,81 @@
+"""Several jobs back to back in one fio run (a round of a PTS test, ssdcompare.suite.pts), and
+its output cut into each job's own.
+
+The round's jobfile holds each job's own jobfile, rendered and checked as if it ran alone,
+turned into one section: its [global] options folded in, and `stonewall` from the second
+section on, so that each starts when the one before has ended and the drive never idles
+between them. fio reports each section as one entry (group_reporting adds up a section's
+numjobs processes) and numbers the per-second logs of its processes on from the section
+before: the first section's processes are 1..n, the next section's n+1..
+
+Cut apart, each job's part of the output is a fio output of its own (fio's top-level fields
+and the job's entry), its logs are the files of its processes, and its CPU samples are those
+taken while it ran, by fio's own account of how long each section took. The round's whole
+output stays where fio wrote it: each part says where it was cut from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ssdcompare.fio.check import read_jobfile
+from ssdcompare.version import __version__
+
+STONEWALL = "stonewall"
+
+
+def round_text(jobs: Sequence[tuple[str, str]], title: str) -> str:
+    """One jobfile running `jobs` (each its id and its own jobfile text) back to back, in
+    order; `title` heads it as a comment."""
+    lines = [f"; ssdcompare {__version__} | {title}",
+             f"; {len(jobs)} jobs back to back in one fio run: each section below is one job's",
+             "; own jobfile, and each starts as the one before ends (stonewall)"]  # fmt: skip
+    for number, (job_id, text) in enumerate(jobs):
+        (section,) = read_jobfile(text).jobs
+        lines += ["", f"[{job_id}]"]
+        if number:
+            lines.append(STONEWALL)
+        lines += [name if value is None else f"{name}={value}" for name, value in section.options]
+    return "\n".join(lines) + "\n"
+
+
+def process_numbers(numjobs: Sequence[int]) -> list[range]:
+    """The numbers fio gives each section's processes in its logs (from 1, on across
+    sections), for sections of `numjobs` processes each."""
+    found, start = [], 1
+    for count in numjobs:
+        found.append(range(start, start + count))
+        start += count
+    return found
+
+
+def job_output(output: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The part of a round's fio output (parsed JSON) that is job `name`'s: fio's top-level
+    fields with that job's entry alone; None when fio reported no entry for it (it never
+    ran)."""
+    entries = [e for e in output.get("jobs") or [] if isinstance(e, dict)
+               and e.get("jobname") == name]  # fmt: skip
+    if not entries:
+        return None
+    part = {key: value for key, value in output.items() if key != "jobs"}
+    part["jobs"] = entries
+    return part
+
+
+def section_spans_s(output: dict[str, Any], names: Sequence[str], ramps_s: Sequence[float],
+                    numjobs: Sequence[int]) -> list[tuple[float, float]]:  # fmt: skip
+    """When each section ran, in seconds from fio's start, by fio's own account: each
+    section's ramp and measured time after the one before (`job_runtime` is in ms, summed
+    over a section's `numjobs` processes, which run side by side). A section fio did not
+    report gets an empty span where it would have been."""
+    runtimes = {e.get("jobname"): e.get("job_runtime") for e in output.get("jobs") or []
+                if isinstance(e, dict)}  # fmt: skip
+    spans, start = [], 0.0
+    for name, ramp, processes in zip(names, ramps_s, numjobs, strict=True):
+        took = runtimes.get(name)
+        took = took / 1000 / max(processes, 1) if isinstance(took, (int, float)) else 0.0
+        length = ramp + max(took, 0.0)
+        spans.append((start, start + length))
+        start += length
+    return spans

@@ -1,0 +1,335 @@
+"""A PTS test's rounds (ssdcompare.suite.pts): each round of a group runs its jobs back to
+back in one fio run on one target, is cut into each job's own run, and adds the tracking
+variable's figure to the group's record until the window is steady or the rounds run out.
+
+A round goes through a single run's steps (ssdcompare.run.jobrun): the target opened as the
+sweep recorded it, the jobfile written and read back as fio will read it and checked section
+by section, the target claimed and looked at once more, the probes read around fio. Then
+each job's part is stored as a run of its own under runs/<target>/<job>/r<round>/ (the round
+number is the run's repeat): its jobfile as it would run alone, its part of fio's output, its
+logs, the CPU samples taken while it ran and the round's probe readings. The round's whole
+output stays in rounds/<target>/<group>/r<round>/.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ssdcompare.fio.check import check_sections, read_jobfile
+from ssdcompare.fio.jobfile import RenderedJob, opened_text, sections_of
+from ssdcompare.fio.logs import compress_large
+from ssdcompare.fio.result.models import FioOutputError
+from ssdcompare.fio.result.reader import parse_fio_file
+from ssdcompare.fio.rounds import job_output, process_numbers, round_text, section_spans_s
+from ssdcompare.judge.cpu import trace_from
+from ssdcompare.judge.steady import first_steady, judge_window
+from ssdcompare.results.files import write_atomic
+from ssdcompare.results.models import RoundsRecord, RunStatus, now_iso, status_of
+from ssdcompare.results.store import CPU_JSON, FIO_JSON, JOBFILE, STDERR, ResultsDir
+from ssdcompare.run.access import made_meanwhile, opened_for_fio, wrote
+from ssdcompare.run.jobrun import StoppedAfterRun, skip
+from ssdcompare.run.plan import Plan
+from ssdcompare.run.runner import RunOutcome, Sampler, run_fio, timeout_for
+from ssdcompare.suite.options import TIMESERIES_PREFIX
+from ssdcompare.suite.pts import RoundGroup
+from ssdcompare.target import probes
+from ssdcompare.target.devices import Target
+from ssdcompare.target.guard import claimed_all
+
+SamplerFactory = Callable[[], Sampler]
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of a group on a target: its jobs, in order, and its number (from 1)."""
+
+    target: Target
+    group: RoundGroup
+    number: int
+    jobs: list[RenderedJob]
+
+    @property
+    def writes(self) -> bool:
+        return any(job.writes for job in self.jobs)
+
+    @property
+    def duration_s(self) -> float:
+        return sum(job.workload.duration_s for job in self.jobs)
+
+
+def all_rounds(plan: Plan) -> list[Round]:
+    """Every round the plan may run, in order: target by target, group by group, round by
+    round (a group's later rounds are not run once its record says it is done)."""
+    pts = plan.suite.pts
+    assert pts is not None
+    found = []
+    for target in plan.targets:
+        jobs = plan.jobs_for(target)
+        ids = [job.job_id for job in jobs]
+        for group in pts.groups:
+            members = set(pts.job_ids(group, ids))
+            mine = [job for job in jobs if job.job_id in members]
+            found += [Round(target, group, number, mine)
+                      for number in range(1, group.most_rounds + 1)]  # fmt: skip
+    return found
+
+
+def needed(results: ResultsDir, one: Round) -> bool:
+    """Whether a round is still to run: its group is not done and this round is not in its
+    record yet."""
+    record = results.rounds_record(one.target.name, one.group.name)
+    if record is None:
+        return True
+    return not record.done and len(record.rounds) < one.number
+
+
+def run_round(
+    plan: Plan,
+    results: ResultsDir,
+    one: Round,
+    sampler_factory: SamplerFactory | None,
+    timeout_s: float | None,
+) -> list[RunStatus]:
+    """Run one round (see the module) and store each job's run and the group's record; the
+    jobs' statuses, in order. A target that cannot be claimed as the round begins skips it."""
+    with contextlib.ExitStack() as stack:
+        fds = stack.enter_context(opened_for_fio(plan, results, one.target, one.writes))
+        folder = _prepare(plan, results, one, fds)
+        texts = [opened_text(job.text, fds) for job in one.jobs]
+        started_at = now_iso()
+        with claimed_all(one.target.parts, one.writes) as held:
+            made = made_meanwhile(results, one.jobs[0]) if held else None
+            if not held or made is not None:
+                reason = (
+                    made or f"{one.target.name} was claimed by another user as the round began"
+                )
+                return [skip(results, job, one.number, reason) for job in one.jobs]
+            with probes.around(one.target) as readings:
+                try:
+                    ran = _run(plan, one, folder, fds, sampler_factory, timeout_s)
+                finally:
+                    if one.writes:
+                        wrote(fds)
+        results.write_probes(folder, readings)
+    statuses = [_store_part(results, one, index, folder, text, ran, started_at, readings)
+                for index, text in enumerate(texts)]  # fmt: skip
+    if ran.state == "ok":
+        record_round(results, one, folder)
+    if readings.stop is not None:
+        raise StoppedAfterRun(statuses[-1], readings.stop)
+    return statuses
+
+
+def _prepare(plan: Plan, results: ResultsDir, one: Round, fds: dict[str, int]) -> Path:
+    """The round's folder with its jobfile, read back as fio will read it and checked
+    section by section: each job's section may open its target only."""
+    folder = results.round_folder(one.target.name, one.group.name, one.number)
+    if folder.exists():  # an attempt cut short: kept aside, as a run's are
+        attempt = 1
+        while folder.with_name(f"{folder.name}.attempt-{attempt}").exists():
+            attempt += 1
+        folder.rename(folder.with_name(f"{folder.name}.attempt-{attempt}"))
+    folder.mkdir(parents=True)
+    title = (f"suite {plan.suite.name} | group {one.group.name} | round {one.number} | "
+             f"target {one.target.name}")  # fmt: skip
+    text = round_text([(job.job_id, opened_text(job.text, fds)) for job in one.jobs], title)
+    write_atomic(folder / JOBFILE, text)
+    facts = read_jobfile((folder / JOBFILE).read_text(encoding="utf-8"))
+    expected = [pair for job in one.jobs for pair in sections_of(job.job_id, job.target,
+                                                                 opened=fds)]  # fmt: skip
+    check_sections(facts, expected, plan.read_only, plan.allowed_options)
+    return folder
+
+
+def _run(
+    plan: Plan,
+    one: Round,
+    folder: Path,
+    fds: dict[str, int],
+    sampler_factory: SamplerFactory | None,
+    timeout_s: float | None,
+) -> RunOutcome:
+    assert plan.fio is not None
+    sampler = sampler_factory() if sampler_factory and not one.target.remote else None
+    readonly = all(one.target.name != t.name for t in plan.modified_targets)
+    return run_fio(plan.fio, folder / JOBFILE, folder, timeout_s or timeout_for(one.duration_s),
+                   sampler, readonly=readonly, host=one.target.host,
+                   expected_jobs=[job.job_id for job in one.jobs],
+                   pass_fds=list(fds.values()))  # fmt: skip
+
+
+def _store_part(
+    results: ResultsDir,
+    one: Round,
+    index: int,
+    folder: Path,
+    text: str,
+    ran: RunOutcome,
+    started_at: str,
+    readings: Any,
+) -> RunStatus:
+    """Job `index`'s part of the round stored as its own run (see the module)."""
+    job = one.jobs[index]
+    run_folder = results.prepare_run(one.target.name, job.job_id, one.number)
+    write_atomic(run_folder / JOBFILE, text)
+    output = _round_output(folder)
+    part = job_output(output, job.job_id) if output is not None else None
+    if part is not None:
+        write_atomic(run_folder / FIO_JSON, json.dumps(part, indent=1) + "\n")
+    _link_logs(folder, run_folder, process_numbers([j.workload.numjobs for j in one.jobs])[index])
+    _cut_samples(folder, run_folder, output, one, index)
+    results.write_probes(run_folder, readings)
+    compress_large(run_folder, TIMESERIES_PREFIX)
+    outcome = _part_outcome(ran, part, folder, job.job_id)
+    outcome.notes = [*outcome.notes, f"cut from {folder.relative_to(results.path)}/"
+                     f"{FIO_JSON}: round {one.number} of group {one.group.name}"]  # fmt: skip
+    status = status_of(outcome, target=one.target.name, job=job.job_id, repeat=one.number,
+                       workload_hash=job.workload_hash, started_at=started_at)  # fmt: skip
+    results.write_status(run_folder, status)
+    return status
+
+
+def _round_output(folder: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((folder / FIO_JSON).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _part_outcome(
+    ran: RunOutcome, part: dict[str, Any] | None, folder: Path, job: str
+) -> RunOutcome:
+    """A job's outcome within the round's: the round's, unless fio reported an error for
+    this job (failed, with fio's words) or no entry at all while the round was fine."""
+    outcome = replace(ran, notes=list(ran.notes))
+    if part is None:
+        if ran.state == "ok":
+            outcome.state, outcome.error = "failed", f"fio reported no result for {job}"
+        return outcome
+    errno = part["jobs"][0].get("error")
+    if isinstance(errno, int) and errno != 0:
+        outcome.state, outcome.fio_errno = "failed", errno
+        outcome.error = f"fio error {errno} in {job}: {_said(folder)}"
+    elif ran.state == "failed" and ran.fio_errno is None:
+        outcome.state, outcome.error = "ok", None  # the round's failure was another job's
+    return outcome
+
+
+def _said(folder: Path) -> str:
+    try:
+        lines = (folder / STDERR).read_text(errors="replace").splitlines()
+    except OSError:
+        return "see the round's fio.stderr.txt"
+    said = [line.strip() for line in lines if line.strip()]
+    return " / ".join(said[:3]) or "see the round's fio.stderr.txt"
+
+
+def _link_logs(folder: Path, run_folder: Path, numbers: range) -> None:
+    """The per-second logs of a job's processes, numbered from 1 as a run's are: linked,
+    not copied (the round keeps fio's own names)."""
+    for entry in os.listdir(folder):
+        if not entry.startswith(f"{TIMESERIES_PREFIX}_"):
+            continue
+        stem, _, rest = entry.partition(".")
+        number, _, suffix = rest.partition(".")
+        if not number.isdigit() or int(number) not in numbers:
+            continue
+        name = f"{stem}.{int(number) - numbers.start + 1}.{suffix}"
+        try:
+            os.link(folder / entry, run_folder / name)
+        except OSError:
+            shutil.copyfile(folder / entry, run_folder / name)
+
+
+def _cut_samples(
+    folder: Path, run_folder: Path, output: dict[str, Any] | None, one: Round, index: int
+) -> None:
+    """The CPU samples taken while job `index` ran, their times from its start."""
+    try:
+        trace = trace_from(json.loads((folder / CPU_JSON).read_text(encoding="utf-8")))
+    except (OSError, ValueError, Exception):  # no samples, or unreadable: none for the part
+        return
+    spans = section_spans_s(output or {}, [j.job_id for j in one.jobs],
+                            [j.workload.ramp_s for j in one.jobs],
+                            [j.workload.numjobs for j in one.jobs])  # fmt: skip
+    start, end = spans[index]
+    last = end + trace.interval_s / 2
+    kept = [sample.model_copy(update={"t_s": round(sample.t_s - start, 3)})
+            for sample in trace.samples if start < sample.t_s <= last]  # fmt: skip
+    write_atomic(run_folder / CPU_JSON, trace.model_copy(update={"samples": kept})
+                 .model_dump_json())  # fmt: skip
+
+
+def record_round(results: ResultsDir, one: Round, folder: Path) -> RoundsRecord:
+    """The group's record with this round's tracked figure added, judged by the PTS rule:
+    done once steady, out of rounds, or (for a group without a tracking variable) run."""
+    group = one.group
+    record = results.rounds_record(one.target.name, group.name) or RoundsRecord(
+        target=one.target.name, group=group.name, track=group.track, metric=group.metric
+    )
+    figure = _tracked(folder, group) if group.track else None
+    record.rounds = [*record.rounds[: one.number - 1], figure]
+    _judge(record, group)
+    results.save_rounds_record(record)
+    return record
+
+
+def _tracked(folder: Path, group: RoundGroup) -> float | None:
+    """The tracking job's figure in a round's output: IOPS or bandwidth (its directions
+    added) or mean latency (µs, over all its I/O)."""
+    try:
+        output = parse_fio_file(folder / FIO_JSON)
+    except FioOutputError:
+        return None
+    entry = next((j for j in output.jobs if j.name == group.track and j.ok), None)
+    if entry is None:
+        return None
+    moving = [d for d in entry.directions.values() if d.direction != "sync"]
+    if group.metric == "iops":
+        return entry.total_iops or None
+    if group.metric == "bw":
+        return sum(d.bw_bytes for d in moving if not math.isnan(d.bw_bytes)) or None
+    weighed = [(d.lat.mean_us, d.total_ios or 0) for d in moving if d.lat is not None]
+    ios = sum(count for _, count in weighed)
+    return sum(mean * count for mean, count in weighed) / ios if ios else None
+
+
+def _judge(record: RoundsRecord, group: RoundGroup) -> None:
+    """Steady state by the PTS rule over the rounds so far (a missing figure ends the group:
+    its window can never be judged)."""
+    if not group.rounds:
+        record.done = True
+        return
+    figures: Sequence[float | None] = record.rounds
+    if any(f is None for f in figures):
+        record.done, record.error = True, f"round {figures.index(None) + 1} has no figure"
+        return
+    values = [float(f) for f in figures if f is not None]
+    window = values[-group.window :]
+    judged = judge_window(window, group.range_pct, group.slope_pct)
+    record.window = list(range(len(values) - len(window) + 1, len(values) + 1))
+    record.window_mean, record.slope, record.intercept = (
+        judged.mean,
+        judged.slope,
+        judged.intercept,
+    )
+    record.window_range_pct = judged.range_pct if math.isfinite(judged.range_pct) else None
+    record.window_slope_pct = judged.slope_pct if math.isfinite(judged.slope_pct) else None
+    record.steady_after = first_steady(values, group.window, group.range_pct, group.slope_pct)
+    record.attained = len(window) == group.window and judged.steady
+    record.done = record.attained or len(values) >= group.max_rounds
+
+
+def rounds_pending(plan: Plan, results: ResultsDir) -> list[tuple[int, RenderedJob]]:
+    """The runs of every round still to run, at most: (round, job) in order."""
+    return [(one.number, job) for one in all_rounds(plan) if needed(results, one)
+            for job in one.jobs]  # fmt: skip
