@@ -256,8 +256,8 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "the judgement ([methodology.md](methodology.md#cpu-bound-judgement)): True, False, or "
            "NA when it cannot be judged. NA for runs that are not `ok`"),
     Column("cpu_bound_reason", "str", "", _CPU,
-           'why it is CPU-bound, in words; "no CPU samples" when unknown for lack of samples; None'
-           " otherwise"),
+           'why it is CPU-bound, in words; "no CPU samples" when unknown for lack of samples (or '
+           "why the CPUs the workload chose cannot be judged); None otherwise"),
     Column("cpu_busy_pct", "float", "%", _CPU,
            "for each CPU, the mean over the samples of 100 − `idle` − `iowait` from "
            "`samples[].cpus`; then the mean over all CPUs"),

@@ -22,18 +22,19 @@ from ssdcompare.fio.jobfile import member_section, rendered_size, span_words
 from ssdcompare.fio.result.merge import merge_jobs
 from ssdcompare.fio.result.models import DIRECTIONS, FioOutput, FioOutputError, JobResult
 from ssdcompare.fio.result.plausibility import job_problem, trace_problem
-from ssdcompare.judge.cpu import CpuStats, Thresholds, judge
+from ssdcompare.judge.cpu import ChosenCpus, CpuStats, Thresholds, judge
 from ssdcompare.judge.iocount import Counts, Run, check_io
 from ssdcompare.judge.verdict import Throttling, throttled_reason
 from ssdcompare.results.files import StoredFileError
 from ssdcompare.results.models import RunStatus
 from ssdcompare.results.store import ResultsDir
-from ssdcompare.suite.realism import realism_columns
+from ssdcompare.suite.realism import given, realism_columns
 from ssdcompare.suite.workload import Workload
 from ssdcompare.target.devices import Target
 from ssdcompare.target.hosts import Host
 from ssdcompare.target.probes import columns_of
 from ssdcompare.target.probes.health import PROBE as HEALTH_PROBE
+from ssdcompare.target.topology import parse_cpulist
 from ssdcompare.units import parse_size
 
 # Columns taken as they are from the CpuStats of a run's samples (cpu_count comes from the
@@ -277,8 +278,10 @@ def _measured_columns(
     figures, whether the CPU bounded it, its write cliff and its likely cause (`thermal`:
     whether the drive throttled, see _thermal; `log_read`: whether its health log was read),
     its share of the host's ceiling and, for a bursty job, its bursts."""
-    cpu_threads = results.manifest.host.cpu_threads
-    verdict = judge(cpu_stats, job.usr_cpu_pct, job.sys_cpu_pct, cpu_threads, thresholds)
+    host = results.manifest.host
+    chosen = chosen_cpus(workload, host.numa_nodes)
+    verdict = judge(cpu_stats, job.usr_cpu_pct, job.sys_cpu_pct, host.cpu_threads, thresholds,
+                    chosen)  # fmt: skip
     values: dict[str, object] = {
         "fio_cpu_usr_pct": job.usr_cpu_pct,
         "fio_cpu_sys_pct": job.sys_cpu_pct,
@@ -307,6 +310,27 @@ def _measured_columns(
                           burst_bw_bytes=burst.bw_bytes,
                           burst_duty_pct=burst.duty_pct)  # fmt: skip
     return values
+
+
+def chosen_cpus(workload: Workload | None, numa_nodes: dict[str, str]) -> ChosenCpus | None:
+    """The CPUs the workload gave fio's jobs, for the CPU-bound rule; None when it chose none.
+    With `numa_cpu_nodes`, the CPUs of those nodes as the sweep's manifest recorded them
+    (`numa_nodes`: node -> its CPUs): fio runs a job on them after applying `cpus_allowed`,
+    which they then replace. Lists are read with the kernel's reading, bounded (a
+    manifest may come from someone else)."""
+    if workload is None:
+        return None
+    nodes, allowed = given(workload, "numa_cpu_nodes"), given(workload, "cpus_allowed")
+    if nodes is not None:
+        cpus: set[int] = set()
+        for node in sorted(parse_cpulist(nodes)):
+            if str(node) not in numa_nodes:
+                return ChosenCpus(None, f"numa_cpu_nodes={nodes}")
+            cpus |= parse_cpulist(numa_nodes[str(node)])
+        return ChosenCpus(frozenset(cpus), f"numa_cpu_nodes={nodes}")
+    if allowed is not None:
+        return ChosenCpus(frozenset(parse_cpulist(allowed)), "cpus_allowed")
+    return None
 
 
 def _io_check_columns(

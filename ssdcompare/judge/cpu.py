@@ -14,16 +14,22 @@ The CPU-bound rule, applied per run from the samples and fio's own figures:
    QD128 one fio thread saturates a core and every fast drive "scores" the same. A worker that
    is runnable (on a CPU, or waiting in the run queue for one) >= 90 % of the time counts too:
    it never waits for the device, whatever share of a core other processes left it;
-2. all CPUs together >= `machine_pct` (90 %) busy: numjobs >= cores, or other load;
-3. one CPU >= `irq_pct` (90 %) in irq + softirq: completion handling is the bottleneck.
+2. all CPUs together >= `machine_pct` (90 %) busy: numjobs >= cores, or other load. When
+   the workload chose fio's CPUs (`cpus_allowed`, or a NUMA node's CPUs with
+   `numa_cpu_nodes`: `ChosenCpus`), the chosen CPUs together, from their own per-CPU samples:
+   two jobs pinned to one CPU of two leave the machine half idle with no CPU left for fio;
+3. one CPU >= `irq_pct` (90 %) in irq + softirq: completion handling is the bottleneck. It
+   stays machine-wide: completions land on whichever CPU the interrupt is routed to.
 
 Any rule that fires marks the result CPU-bound; the reason says which, in words. Without CPU
 samples, rule 1 uses fio's own usr+sys figure (percent of one core per job process), and rules 2
 and 3 cannot be judged: then the result is "unknown" (None), never silently "not CPU-bound".
+The same holds when the chosen CPUs are not known or none of them was sampled.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ssdcompare.errors import NewerFormatError, SsdcompareError, stored_validation_message
 
-TRACE_FORMAT_VERSION = 3
+TRACE_FORMAT_VERSION = 4
 
 # Per-CPU categories stored in each sample, in this order (percent of that CPU's time).
 CATEGORIES = ("user", "nice", "system", "irq", "softirq", "iowait", "steal", "idle")
@@ -120,6 +126,10 @@ class CpuTrace(BaseModel):
     # the CPUs fio's threads were seen on (looked at every few samples); compared with the
     # device's NUMA node. Empty in older traces and where it could not be read.
     worker_cpus: list[int] = Field(default_factory=list)
+    # the number of the CPU each row of a sample's `cpus` belongs to (format 4: /proc/stat
+    # leaves offline CPUs out, so row 2 may be CPU 3). Empty in older traces and where the
+    # sampler was given its CPU times: then row i is CPU i.
+    cpu_numbers: list[int] = Field(default_factory=list)
 
     @field_validator("format_version")
     @classmethod
@@ -136,7 +146,7 @@ class CpuTrace(BaseModel):
         kept = [s for s in self.samples if s.t_s > skip_s]
         if not kept:
             return None
-        shares = _cpu_shares(kept, self.categories, self.cpu_count)
+        shares = _cpu_shares(kept, self.categories, self.cpu_count, self.cpu_numbers)
         workers = _worker_shares(kept, self.worker_names)
         busiest_cpu = max(shares, key=lambda s: s.busy_pct, default=None)
         irq_cpu = max(shares, key=lambda s: s.irq_pct + s.softirq_pct, default=None)
@@ -170,9 +180,14 @@ class CpuTrace(BaseModel):
         )  # fmt: skip
 
 
-def _cpu_shares(kept: list[CpuSample], categories: list[str], cpu_count: int) -> list[CpuShare]:
-    """Each CPU's mean share per category over the kept samples."""
+def _cpu_shares(
+    kept: list[CpuSample], categories: list[str], cpu_count: int, numbers: list[int]
+) -> list[CpuShare]:
+    """Each CPU's mean share per category over the kept samples, named by its number (the
+    trace's `cpu_numbers` where it holds one for every row)."""
     index = {name: i for i, name in enumerate(categories)}
+    if len(numbers) != cpu_count:
+        numbers = list(range(cpu_count))
     shares = []
     for cpu in range(cpu_count):
         rows = [s.cpus[cpu] for s in kept if cpu < len(s.cpus)]
@@ -181,7 +196,7 @@ def _cpu_shares(kept: list[CpuSample], categories: list[str], cpu_count: int) ->
         mean = {name: sum(r[i] for r in rows) / len(rows) for name, i in index.items()}
         busy = 100.0 - mean["idle"] - mean["iowait"]
         shares.append(
-            CpuShare(index=cpu, busy_pct=round(busy, 1),
+            CpuShare(index=numbers[cpu], busy_pct=round(busy, 1),
                      **{f"{k}_pct": round(v, 1) for k, v in mean.items() if k != "idle"})
         )  # fmt: skip
     return shares
@@ -257,22 +272,68 @@ class CpuJudgement:
     reason: str | None
 
 
+@dataclass(frozen=True)
+class ChosenCpus:
+    """The CPUs a workload gave fio's jobs, and how it chose them in words for a reason
+    ("cpus_allowed", "numa_cpu_nodes=0"). `cpus` is None when they are not known (a NUMA
+    node whose CPUs the manifest does not record)."""
+
+    cpus: frozenset[int] | None
+    how: str
+
+
+def cpu_list(cpus: Iterable[int]) -> str:
+    """CPU numbers as the kernel lists them: [0, 1, 2, 5] as "0-2,5"."""
+    parts: list[str] = []
+    numbers = sorted(set(cpus))
+    while numbers:
+        first = last = numbers.pop(0)
+        while numbers and numbers[0] == last + 1:
+            last = numbers.pop(0)
+        parts.append(f"{first}-{last}" if last > first else f"{first}")
+    return ",".join(parts)
+
+
 def judge(
     cpu: CpuStats | None,
     fio_usr_pct: float | None = None,
     fio_sys_pct: float | None = None,
     cpu_count: int | None = None,
     thresholds: Thresholds = Thresholds(),
+    chosen: ChosenCpus | None = None,
 ) -> CpuJudgement:
     """Apply the rule to one run.
 
     `cpu` is the CpuStats of the samples taken while fio ran, ramp excluded,
-    or None when no samples exist (e.g. a raw fio file read with read_fio).
+    or None when no samples exist (e.g. a raw fio file read with read_fio). `chosen` holds
+    the CPUs the workload gave fio, when it chose them: rule 2 then judges those alone.
     """
     reasons = []
     fio_pct = None
     if fio_usr_pct is not None and fio_sys_pct is not None:
         fio_pct = fio_usr_pct + fio_sys_pct
+    worker_reason, worker = _worker_rule(cpu, fio_pct, thresholds)
+    if worker_reason is not None:
+        reasons.append(worker_reason)
+    unjudged = None
+    if cpu is not None:
+        busy_reason, unjudged = _busy_rule(cpu, cpu_count, chosen, thresholds)
+        irq = cpu.irq_softirq_max_pct
+        if busy_reason is not None:
+            reasons.append(busy_reason)
+        if irq is not None and irq >= thresholds.irq_pct:
+            reasons.append(f"CPU{cpu.irq_softirq_max_index} {irq:.0f} % in irq+softirq")
+    if reasons:
+        return CpuJudgement(True, "; ".join(reasons))
+    if cpu is None:
+        return CpuJudgement(None, None) if worker is None else CpuJudgement(None, "no CPU samples")
+    return CpuJudgement(None, unjudged) if unjudged is not None else CpuJudgement(False, None)
+
+
+def _worker_rule(
+    cpu: CpuStats | None, fio_pct: float | None, thresholds: Thresholds
+) -> tuple[str | None, float | None]:
+    """Rule 1: its reason when it fires, and the busiest worker's share (None: unknown)."""
     # the busiest worker by either account: the samples or fio's own figure
     known = [v for v in (cpu.fio_worker_max_pct if cpu else None, fio_pct) if v is not None]
     worker = max(known) if known else None
@@ -280,25 +341,38 @@ def judge(
     # the hypervisor) leave it less than a full core: it is runnable all the time
     runnable = cpu.fio_worker_max_runnable_pct if cpu else None
     if worker is not None and worker >= thresholds.worker_pct:
-        reasons.append(f"fio worker at {min(worker, 100):.0f} % of one core")
-    elif runnable is not None and runnable >= thresholds.worker_pct:
+        return f"fio worker at {min(worker, 100):.0f} % of one core", worker
+    if runnable is not None and runnable >= thresholds.worker_pct:
         on_cpu = f"on a CPU {worker:.0f} % of the time, " if worker is not None else ""
-        reasons.append(
+        return (
             f"fio worker never waits for the device: {on_cpu}runnable {min(runnable, 100):.0f} %"
             " (it shares the CPU with other work)"
-        )
-        worker = runnable
-    if cpu is not None:
+        ), runnable
+    return None, worker
+
+
+def _busy_rule(
+    cpu: CpuStats, cpu_count: int | None, chosen: ChosenCpus | None, thresholds: Thresholds
+) -> tuple[str | None, str | None]:
+    """Rule 2: its reason when it fires, and why it cannot be judged (or None). Without
+    chosen CPUs it reads the mean over all CPUs; with them, their own per-CPU means (a
+    chosen CPU that was not sampled, being offline, is one fio could not run on)."""
+    if chosen is None:
         busy = cpu.cpu_busy_pct
+        if busy is None or busy < thresholds.machine_pct:
+            return None, None
         count = cpu_count or cpu.cpu_count
-        if busy is not None and busy >= thresholds.machine_pct:
-            who = _WORDS.get(count or 0, f"all {count} CPUs" if count else "all CPUs")
-            reasons.append(f"{who} {busy:.0f} % busy")
-        irq = cpu.irq_softirq_max_pct
-        if irq is not None and irq >= thresholds.irq_pct:
-            reasons.append(f"CPU{cpu.irq_softirq_max_index} {irq:.0f} % in irq+softirq")
-    if reasons:
-        return CpuJudgement(True, "; ".join(reasons))
-    if cpu is None:
-        return CpuJudgement(None, None) if worker is None else CpuJudgement(None, "no CPU samples")
-    return CpuJudgement(False, None)
+        who = _WORDS.get(count or 0, f"all {count} CPUs" if count else "all CPUs")
+        return f"{who} {busy:.0f} % busy", None
+    if chosen.cpus is None:
+        return None, f"the CPUs chosen with {chosen.how} are not recorded"
+    shares = sorted((s for s in cpu.per_cpu if s.index in chosen.cpus), key=lambda s: s.index)
+    if not shares:
+        return None, f"no CPU samples of the CPUs chosen with {chosen.how}"
+    busy = _mean([s.busy_pct for s in shares])
+    if busy is None or busy < thresholds.machine_pct:
+        return None, None
+    if len(shares) == 1:
+        return f"CPU {shares[0].index} ({chosen.how}) {busy:.0f} % busy", None
+    who = cpu_list(s.index for s in shares)
+    return f"CPUs {who} chosen with {chosen.how} {busy:.0f} % busy", None

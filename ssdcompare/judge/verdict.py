@@ -9,8 +9,8 @@ compared as drives.
   evidence. A run above
   SUSPECT_CEILING_PCT of its ceiling shows that the ceiling run itself was disturbed (a RAM
   disk is not slower than a device); that ceiling is then not used, and the reason says so.
-- `cpu`: the CPU-bound rule of ssdcompare.judge.cpu fired (a fio worker saturated, all CPUs busy,
-  or one CPU in interrupt handling).
+- `cpu`: the CPU-bound rule of ssdcompare.judge.cpu fired (a fio worker saturated, all CPUs busy
+  or all those the workload gave fio, or one CPU in interrupt handling).
 - `throttled`: the drive's own health log says it throttled itself to cool down while the
   job ran: a thermal management transition count or time (T1, T2) went up, or the minutes
   above its warning or critical temperature did (ssdcompare.target.probes.health). The number
@@ -215,7 +215,8 @@ def _judge_without_ceiling(facts: RunFacts) -> Verdict:
     if disturbed:
         return Verdict("disturbed", "; ".join(disturbed))
     if facts.cpu_bound is None:
-        why = facts.unsampled or "no CPU samples"
+        # the judgement's own reason where it gave one (no samples of the CPUs fio was given)
+        why = facts.unsampled or facts.cpu_reason or "no CPU samples"
         return Verdict("unknown", f"{why}: whether the CPU was the limit is not known")
     return Verdict("drive", None)
 

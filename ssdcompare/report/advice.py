@@ -66,6 +66,11 @@ def advice(
             "default) and an engine other than mmap, and read files only after writing them."
         )  # fmt: skip
     found.helps += _host_helps(verdicts, sweeps)
+    if pinned_runs(frame[frame["verdict"] == "cpu"]):
+        found.helps.append(
+            "Some CPU-bound results ran on the CPUs their job chose (cpus_allowed, "
+            "numa_cpu_nodes), all of them busy: give those jobs more CPUs, or fewer jobs."
+        )
     if verdicts["throttled"]:
         found.helps.append("Cool the drives: air over them, a heatsink, or pauses between "
                            "jobs; compare drives only while none throttles.")  # fmt: skip
@@ -123,6 +128,13 @@ def _run_causes(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[object, ...]
             if flagged:
                 found[key].add(cause)
     return found
+
+
+def pinned_runs(frame: pd.DataFrame) -> bool:
+    """Whether any run of `frame` ran fio on CPUs its workload chose (cpus_allowed or
+    numa_cpu_nodes): the CPU-bound rule then judged those CPUs, not all of the host's."""
+    columns = [c for c in ("cpus_allowed", "numa_cpu_nodes") if c in frame.columns]
+    return bool(len(frame) and frame[columns].notna().any(axis=None))
 
 
 def _host_helps(verdicts: Counter[str], sweeps: list[ResultsDir]) -> list[str]:

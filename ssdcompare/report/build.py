@@ -21,7 +21,7 @@ from ssdcompare.analysis.summary import job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.verdict import VERDICTS
 from ssdcompare.report import svg as charts
-from ssdcompare.report.advice import advice
+from ssdcompare.report.advice import advice, pinned_runs
 from ssdcompare.report.health import health_section
 from ssdcompare.report.jobfiles import quoted_jobfiles
 from ssdcompare.report.sections import chart_sections
@@ -291,6 +291,7 @@ def build_context(
         "open_all": len(order) <= OPEN_UP_TO,
         "drive_states": _has_drive_states(summary),
         "latency_targets": _has_latency_targets(summary),
+        "pinned": pinned_runs(frame),
         "cpu_bound_count": int(
             (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()
         ),

@@ -70,22 +70,30 @@ class _ThreadTimes(NamedTuple):
 def parse_cpu_lines(data: bytes) -> list[tuple[int, ...]]:
     """Each CPU's times from /proc/stat (its cpuN lines, not the sum over all CPUs), in ticks,
     CATEGORIES in order; a column an old kernel does not write is 0."""
+    return parse_cpu_stat(data)[1]
+
+
+def parse_cpu_stat(data: bytes) -> tuple[list[int], list[tuple[int, ...]]]:
+    """The CPUs of /proc/stat's cpuN lines: their numbers (an offline CPU has no line, so the
+    third line may be CPU 3) and their times, as parse_cpu_lines gives them."""
     # the cpu lines come first; the rest (intr with a figure per interrupt, ...) is not needed
     end = data.find(b"\nintr")
     found = []
+    numbers = []
     for line in (data[:end] if end >= 0 else data).split(b"\n"):
         if line[:3] != b"cpu" or line[3:4] == b" ":  # "cpu " sums all CPUs
             if found:
                 break
             continue
         v = line.split()
+        numbers.append(int(v[0][3:]))
         if len(v) < 9:
             v += [b"0"] * (9 - len(v))
         # user nice system idle iowait irq softirq steal, in CATEGORIES order; guest and
         # guest_nice are left out: the kernel counts them inside user and nice already
         found.append((int(v[1]), int(v[2]), int(v[3]), int(v[6]), int(v[7]), int(v[5]),
                       int(v[8]), int(v[4])))  # fmt: skip
-    return found
+    return numbers, found
 
 
 def parse_stat(data: bytes) -> tuple[str, list[bytes]]:
@@ -128,6 +136,7 @@ class ProcFiles:
         self._last_pid: int | None = None
         self._kernel: set[int] = set()  # kernel threads seen by the last scan of /proc
         self._others: set[int] = set()  # the pids that scan listed
+        self.cpu_numbers: list[int] = []  # the CPUs of the last cpu_times(), in its order
 
     def read(self, path: str, size: int = 1024, spare: bool = False) -> bytes:
         """The file's text; a `spare` file (one of the other processes') is kept open only
@@ -176,7 +185,8 @@ class ProcFiles:
             data = self.read("/proc/stat", self._stat_size)
             # only the cpu lines at its start are needed; read more when they are cut off
             if len(data) < self._stat_size or b"\nintr" in data:
-                return parse_cpu_lines(data)
+                self.cpu_numbers, times = parse_cpu_stat(data)
+                return times
             self._stat_size *= 2
 
     def new_sample(self) -> None:
@@ -443,6 +453,8 @@ class CpuSampler:
         self.interval_s = interval_s
         self._clock = clock
         self._files = ProcFiles()
+        # /proc/stat names each CPU's line; given CPU times are taken as CPU 0, 1, ...
+        self._numbered = cpu_times is None
         if cpu_times is None:
             self._cpu_times: Callable[[], list[Sequence[float]]] = self._files.cpu_times
         else:
@@ -479,6 +491,8 @@ class CpuSampler:
         self._started = self._last = self._clock()
         self._last_times = self._cpu_times()
         self._trace = CpuTrace(interval_s=self.interval_s, cpu_count=len(self._last_times))
+        if self._numbered:
+            self._trace.cpu_numbers = list(self._files.cpu_numbers)
         self._refresh_workers()
         self._others_seconds, self._others_at = self._others(), self._started
         self._thread = threading.Thread(target=self._loop, name="ssdcompare-cpu", daemon=True)

@@ -215,6 +215,10 @@ def trace_problem(trace: CpuTrace) -> str | None:
             return problem
     if trace.interval_s <= 0 or trace.cpu_count < 1:
         return "holds a sampling interval or CPU count that is not above 0"
+    numbers = trace.cpu_numbers
+    if numbers and (len(numbers) != trace.cpu_count or len(set(numbers)) != len(numbers)
+                    or not all(0 <= n < 1 << 20 for n in numbers)):  # fmt: skip
+        return "names its CPUs other than once each, by numbers from 0 (cpu_numbers)"
     for sample in trace.samples:
         problem = _impossible("sample time", sample.t_s, 1e9) or _impossible(
             "others_pct", sample.others_pct, 100.0 * cores + MAX_WORKER_PCT
