@@ -55,6 +55,9 @@ def test_a_bad_header_and_an_older_fios_words_are_named_too() -> None:
                             "length 4096 (requested block: offset=8192, length=4096)")  # fmt: skip
     assert offset is not None and offset.what == "bad header offset"
     assert "another offset" in offset.summary
+    fresh = verify_failure("verify: bad magic header 0, wanted acca at file /dev/zram1 offset 0,"
+                           " length 65536 (requested block: offset=0, length=65536)")  # fmt: skip
+    assert fresh is not None and fresh.summary.startswith("bad magic header at offset 0 (")
     old = verify_failure("md5: verify failed at 1052672/4096\n")  # fio 2.x
     assert old is not None and old.what == "md5 mismatch" and old.offset_bytes == 1052672
     assert old.summary == "md5 mismatch at offset 1052672 (1.0 MiB)"

@@ -79,7 +79,9 @@ class VerifyFailure(BaseModel):
 
 def offset_words(offset: int) -> str:
     """An offset as people read it: "1 MiB" when that is exact, else the bytes with an
-    approximation, "1052672 (1.0 MiB)"."""
+    approximation, "1052672 (1.0 MiB)"; the start is 0."""
+    if offset == 0:
+        return "0"
     short = format_bytes(offset)
     return short if "." not in short else f"{offset} ({short})"
 
