@@ -10,11 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from blockdevs import loop_device
 from suitefiles import suite_file
 
 import ssdcompare
+from ssdcompare.analysis.integrity import data_wrong_results, data_wrong_runs
 from ssdcompare.fio.verify import DATA_WRONG, unexplained, verify_failure
 
 # what fio 3.33 printed on stderr for a block altered after its verified write
@@ -72,6 +74,22 @@ def test_a_verify_error_without_a_place_is_still_data_that_came_back_wrong() -> 
     silent = unexplained(84, ["rw", "verify", "verify_fatal"])
     assert silent is not None and silent.error.startswith(f"{DATA_WRONG}: verify failed.")
     assert unexplained(84, ["rw"]) is None and unexplained(5, ["verify"]) is None
+
+
+def test_the_runs_in_which_data_came_back_wrong_are_listed_by_result() -> None:
+    frame = pd.DataFrame({
+        "sweep": ["s"] * 3, "device": ["loop0"] * 3, "label": ["loop0"] * 3,
+        "job": ["read-64k", "read-64k", "write-64k"], "repeat": [1, 2, 1],
+        "status": ["ok", "failed", "ok"],
+        "verify_failed": pd.array([False, True, pd.NA], dtype="boolean"),
+        "error": [None, f"{DATA_WRONG}: crc32c mismatch at offset 1 MiB. fio said: ...", None],
+    })  # fmt: skip
+    assert data_wrong_runs(frame) == [
+        f"read-64k on loop0, run 2: {DATA_WRONG}: crc32c mismatch at offset 1 MiB. fio said: ..."
+    ]
+    # the result is marked, whatever its other repeat measured
+    assert list(data_wrong_results(frame)) == [("s", "loop0", "read-64k")]
+    assert data_wrong_runs(frame.drop(columns="verify_failed")) == []  # an older frame
 
 
 def _alter(device: str, offset: int, length: int) -> None:
