@@ -232,7 +232,7 @@ def test_a_fill_never_uses_a_jobs_null_engine_and_a_trimming_job_ends_full(
     steps = ResultsDir.open(run.path).state_records(name)
     # filled, trimmed by the job itself, filled again before the next job of the pass
     assert [s.state for s in steps] == ["full", "empty", "full"]
-    assert steps[1].job == "trim-1m-qd1.full" and steps[2].job == "randread-4k-qd1.full"
+    assert steps[1].job == "trim-1m-qd1-psync.full" and steps[2].job == "randread-4k-qd1.full"
     fill = (run.path / "precondition" / name / "states" / "0001-full" / "jobfile.fio").read_text()
     assert "ioengine=null" not in fill
     assert allocated >= 16 * MIB  # the last fill wrote the whole span

@@ -53,6 +53,7 @@ from ssdcompare.fio.result.reader import parse_fio_file
 from ssdcompare.judge.cpu import Thresholds, judge
 from ssdcompare.judge.verdict import RunFacts, Verdict, judge_run
 from ssdcompare.results.store import ResultsDir, given_paths, unique_folders
+from ssdcompare.suite.workload import WRITING_PATTERNS
 from ssdcompare.units import parse_size
 
 
@@ -313,7 +314,8 @@ _VerdictInputs = namedtuple("_VerdictInputs", [
     "steal_pct", "others_pct", "others_top", "ceiling_pct", "remote", "host",
     "fio_cpu_usr_pct", "fio_cpu_sys_pct", "throttle_t1_events", "throttle_t1_s",
     "throttle_t2_events", "throttle_t2_s", "warning_temp_min", "critical_temp_min",
-    "temp_after_c", "io_check", "io_check_reason", "latency_target_us"])  # fmt: skip
+    "temp_after_c", "io_check", "io_check_reason", "latency_target_us", "rw",
+    "verify"])  # fmt: skip
 
 
 def _na_as_none(column: pd.Series) -> list[Any]:
@@ -352,6 +354,7 @@ def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:
     # a job searching for a latency target ends early by design once fio's search settles:
     # its runtime is no plan such a run falls short of
     timed = timed and pd.isna(row.latency_target_us)
+    timed = timed and not checks_as_it_writes(row.verify, row.rw)
     return judge_run(RunFacts(
         cpu_bound=None if pd.isna(row.cpu_bound) else bool(row.cpu_bound),
         cpu_reason=row.cpu_bound_reason, steal_pct=known(row.steal_pct),
@@ -364,6 +367,13 @@ def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:
         io_check=row.io_check if isinstance(row.io_check, str) else None,
         io_reason=row.io_check_reason if isinstance(row.io_check_reason, str) else None,
     ))  # fmt: skip
+
+
+def checks_as_it_writes(verify: object, rw: object) -> bool:
+    """Whether a job that writes with `verify` reads back what it wrote while it runs: fio
+    then splits a time-based run's runtime between writing and checking, so neither
+    direction's time reaches the plan, and a shorter one is no run cut short."""
+    return isinstance(verify, str) and rw in WRITING_PATTERNS
 
 
 def _unsampled(row: Any) -> str | None:

@@ -81,6 +81,29 @@ def direction_values(job: JobResult, direction: str) -> dict[str, object]:
     return values
 
 
+def verify_columns(
+    status: RunStatus, workload: Workload | None, job: JobResult | None, base: dict[str, object]
+) -> dict[str, object]:
+    """What fio's checks of the data found in a run: whether data came back wrong and where
+    (`status.verify_failure`), or, for a finished run of a job with verify (`base` holds its
+    status and checksum), that every block passed and how many bytes fio checked."""
+    failure = status.verify_failure
+    if failure is not None:
+        return {"verify_failed": True, "verify_offset_bytes": failure.offset_bytes}
+    if base.get("verify") is None or base["status"] != "ok" or job is None:
+        return {}
+    checked = None
+    if workload is not None and workload.directions in (("read",), ("write",)):
+        # a job that only writes reads back for its checks alone; one that only reads checks
+        # every read: fio's read section counts exactly the bytes checked
+        read = job.directions.get("read")
+        if read is not None:
+            checked = read.io_bytes
+        elif "read" in job.empty_directions:
+            checked = 0  # fio checked nothing (a time-based run shorter than its backlog)
+    return {"verify_failed": False, "verified_bytes": checked}
+
+
 def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[str, object]:
     if workload is None:
         return {}
@@ -191,6 +214,7 @@ def run_rows(
         base.update(_io_check_columns(job, base, workload, members))
         base.update(search_values(job))
     base.update(pacing_columns(workload, job))
+    base.update(verify_columns(status, workload, job, base))
     rows = []
     for direction in directions:
         row = dict(base, direction=direction)

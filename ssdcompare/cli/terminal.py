@@ -217,10 +217,18 @@ class ProgressLine:
             self.width = 0
 
 
-def _summary_cell(row: pd.Series) -> str:
-    """One device's figures for one job: IOPS, MB/s, mean and p99 latency, repeats averaged."""
+def _summary_cell(row: pd.Series, wrong: bool = False) -> str:
+    """One device's figures for one job: IOPS, MB/s, mean and p99 latency, repeats averaged;
+    `wrong`: data came back wrong in one of its runs, which no figure may hide."""
     if row["status"] != "ok":
-        return str(row["status"]).upper()
+        return "FAILED: DATA CAME BACK WRONG" if wrong else str(row["status"]).upper()
+    if wrong:
+        return _figures_cell(row) + " [DATA CAME BACK WRONG in a repeat]"
+    return _figures_cell(row)
+
+
+def _figures_cell(row: pd.Series) -> str:
+    """A finished result's figures, with what limited them."""
     text = (
         f"{format_count(row['iops_value'])} IOPS {format_rate(row['bw_bytes_value'])}"
         f" lat {format_latency(row['lat_mean_us_value'])}"
@@ -274,7 +282,8 @@ def summary_lines(path: Path, slo: list[str] | None = None) -> list[str]:
     """Per job, one line per device; results that did not measure the drive marked (CPU- or
     host-bound, throttled, disturbed) with their reasons listed at the end; what fio's search
     for a latency target found, a line per run that had one; then, with several devices, the
-    answer (ssdcompare.headline) in a line per device.
+    answer (ssdcompare.headline) in a line per device; last, each run in which data came back
+    wrong.
 
     A job that sets fio options beyond the typed fields names them after its id, e.g.
     "randread-4k-qd1+rate_iops200  (+ rate_iops=200)". With latency targets (`slo`), the
@@ -283,22 +292,13 @@ def summary_lines(path: Path, slo: list[str] | None = None) -> list[str]:
 
     from ssdcompare.analysis.answer import headline
     from ssdcompare.analysis.frame import io_mismatches, known_true, load
-    from ssdcompare.analysis.summary import job_summary, options_line
+    from ssdcompare.analysis.summary import job_summary
 
     frame = load(path)
     if frame.empty:
         return ["no results recorded"]
     summary = job_summary(frame)
-    lines = []
-    width = max(len(str(label)) for label in summary["label"])
-    for job, rows in summary.groupby("job", sort=False):
-        # options beyond the typed fields (rate limits, buffer contents...) change what the
-        # numbers mean: say so next to the job, not only in the jobfile
-        found = map(options_line, rows.to_dict("records"))
-        extras = [e for e in dict.fromkeys(found) if e is not None]
-        lines.append(f"{job}  (+ {'; '.join(extras)})" if extras else str(job))
-        for _, row in rows.iterrows():
-            lines.append(f"  {row['label']:<{width}}  {_summary_cell(row)}")
+    lines = _job_lines(summary, frame)
     cpu = known_true(summary["cpu_bound"]) & (summary["verdict"] != "host")
     for verdict, heading in _NOT_DRIVE:
         chosen = summary[(summary["verdict"] == verdict) | (cpu if verdict == "cpu" else False)]
@@ -317,7 +317,41 @@ def summary_lines(path: Path, slo: list[str] | None = None) -> list[str]:
                   *(f"  {run}" for run in mismatched)]  # fmt: skip
     if summary["label"].nunique() >= 2:
         lines += ["", *(h.sentence for h in headline(summary))]
-    return lines + _slo_lines(frame, slo)
+    return lines + _slo_lines(frame, slo) + _data_wrong_lines(frame)
+
+
+def _job_lines(summary: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
+    """Per job its id (with the fio options it sets beyond the typed fields), then a line
+    per device with its figures, or why it has none."""
+    from ssdcompare.analysis.integrity import data_wrong_results, result_key
+    from ssdcompare.analysis.summary import options_line
+
+    wrong = data_wrong_results(frame)
+    lines = []
+    width = max(len(str(label)) for label in summary["label"])
+    for job, rows in summary.groupby("job", sort=False):
+        # options beyond the typed fields (rate limits, buffer contents...) change what the
+        # numbers mean: say so next to the job, not only in the jobfile
+        found = map(options_line, rows.to_dict("records"))
+        extras = [e for e in dict.fromkeys(found) if e is not None]
+        lines.append(f"{job}  (+ {'; '.join(extras)})" if extras else str(job))
+        for _, row in rows.iterrows():
+            cell = _summary_cell(row, result_key(row) in wrong)
+            lines.append(f"  {row['label']:<{width}}  {cell}")
+    return lines
+
+
+def _data_wrong_lines(frame: pd.DataFrame) -> list[str]:
+    """Last, where it cannot be missed: each run in which data came back wrong, with fio's
+    words."""
+    from ssdcompare.analysis.integrity import data_wrong_runs
+
+    runs = data_wrong_runs(frame)
+    if not runs:
+        return []
+    return ["", "DATA CAME BACK WRONG: fio read back blocks that did not hold what was written "
+            "(a data-integrity failure of the device, not a performance figure):",
+            *(f"  {run}" for run in runs)]  # fmt: skip
 
 
 def _slo_lines(frame: pd.DataFrame, slo: list[str] | None) -> list[str]:

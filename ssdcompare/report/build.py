@@ -14,6 +14,12 @@ import pandas as pd
 from ssdcompare.analysis.answer import headline
 from ssdcompare.analysis.compare import side_by_side
 from ssdcompare.analysis.frame import damaged_runs, io_mismatches, known_true, load
+from ssdcompare.analysis.integrity import (
+    RESULT_KEYS,
+    data_wrong_results,
+    data_wrong_runs,
+    result_key,
+)
 from ssdcompare.analysis.likeness import like_for_like, pcie_words
 from ssdcompare.analysis.outliers import group_outliers, outlier_lines
 from ssdcompare.analysis.slo import Slo, parse_slos, slo_sentences, slo_summary
@@ -272,6 +278,7 @@ def build_context(
         "sweeps": [_sweep_info(s) for s in sweeps],
         "devices": _devices(sweeps, labels, frame),
         "warnings": _warnings(frame, summary, sweeps) + unplaced,
+        "data_wrong": data_wrong_runs(frame),
         "groups": groups,
         "footnotes": footnotes,
         "headline": [h.sentence for h in answers],
@@ -331,6 +338,9 @@ def _summary(frame: pd.DataFrame, baseline: str | None,
     if baseline not in labels:
         raise SsdcompareError(f"--baseline {baseline!r} is not one of: {', '.join(labels)}")
     summary = _with_rounds(job_summary(frame, baseline, aggregate), frame)
+    # a result some run of which found data that came back wrong says so on its cell
+    wrong = data_wrong_results(frame)
+    summary["data_wrong"] = [wrong.get(result_key(row)) for row in records(summary, RESULT_KEYS)]
     return summary, list(dict.fromkeys(summary["label"])), baseline
 
 

@@ -58,6 +58,10 @@ class Cell:
     # what fio's search for a latency target found (analysis.latencytarget): a footnote
     search: str = ""
     search_footnote: int | None = None
+    # data came back wrong in a run of this result (fio's checks of the data failed), in
+    # words with fio's own: said on the cell whatever its figures, with a footnote
+    data_wrong: str = ""
+    data_wrong_footnote: int | None = None
     # raw numbers for sorting the table: the displayed text ("1.20 GB/s") does not sort
     sort_iops: float = -1.0
     sort_bw: float = -1.0
@@ -155,10 +159,15 @@ def _cell(row: dict[str, Any] | None, ratio: float | None, significant: object, 
     tested, should it not be (ssdcompare.judge.stats.why_untested)."""
     if row is None:
         return Cell(status="missing")
+    wrong = row.get("data_wrong")
     if row["status"] != "ok":
         text = f"{str(row['status']).upper()}: {row['error'] or 'no result'}"
-        return Cell(status=str(row["status"]), reason=text, footnote=_note(footnotes, text))
+        return Cell(status=str(row["status"]), reason=text, footnote=_note(footnotes, text),
+                    data_wrong=wrong if isinstance(wrong, str) else "")  # fmt: skip
     cell = _figures(row)
+    if isinstance(wrong, str):  # in a repeat whose figures are left out: still said
+        cell.data_wrong = f"{row['job']} on {row['label']}, in a repeat: {wrong}"
+        cell.data_wrong_footnote = _note(footnotes, cell.data_wrong)
     if baseline:
         cell.ratio = "baseline"
         cell.sort_ratio = 1.0

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.check import JobfileError, read_jobfile, workload_hash
 from ssdcompare.fio.jobfile import hashed_span, rendered_size
+from ssdcompare.fio.verify import VerifyFailure
 from ssdcompare.suite.options import OPT_IN
 from ssdcompare.suite.workload import MAX_REPEAT, Suite
 from ssdcompare.target.devices import Target
@@ -69,6 +70,8 @@ class RunStatus(BaseModel):
     notes: list[str] = Field(default_factory=list)  # what reading fio's output had to work around
     stopped_by: str | None = None  # for an interrupted run: "Ctrl-C", "SIGTERM", ...
     state_step: int | None = None  # the drive-state step (StateRecord.number) before the run
+    # data that came back wrong (a failed run): what fio found, where, in its words
+    verify_failure: VerifyFailure | None = None
 
 
 def status_of(

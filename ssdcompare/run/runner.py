@@ -22,7 +22,9 @@ import psutil
 from ssdcompare.errors import SsdcompareError, Stopped, stop_reason
 from ssdcompare.fio.binary import FioInfo, clients_command_line, command_line
 from ssdcompare.fio.client import collect_logs, host_problem, local_server_pids, server_answers
+from ssdcompare.fio.result.models import JobResult
 from ssdcompare.fio.result.reader import parse_fio_file
+from ssdcompare.fio.verify import VerifyFailure, unexplained, verify_failure
 from ssdcompare.results.files import write_atomic
 from ssdcompare.results.models import RunState
 from ssdcompare.results.store import CPU_JSON, FIO_JSON, STDERR, STDOUT
@@ -79,6 +81,7 @@ class RunOutcome:
     stopped_by: str | None = None  # "Ctrl-C", "SIGTERM", ... for an interrupted run
     host_lost: bool = False  # the fio server went away or could not be reached
     lost_hosts: list[str] = field(default_factory=list)  # the names of those servers
+    verify_failure: VerifyFailure | None = None  # data that came back wrong, as fio said it
 
 
 def raise_if_stopped(outcome: RunOutcome) -> None:
@@ -642,9 +645,34 @@ def _settle(outcome: RunOutcome, folder: Path) -> RunOutcome:
         if result.notes:
             notes = "\n".join(result.notes[-10:])
             outcome.stderr_tail = "\n".join(t for t in (outcome.stderr_tail, notes) if t)
+        _name_data_wrong(outcome, folder, result.notes, failed)
         if not outcome.device_unusable:
             outcome.device_unusable = _device_problem(outcome.stderr_tail or "")
     return outcome
+
+
+def _name_data_wrong(
+    outcome: RunOutcome, folder: Path, notes: list[str], failed: list[JobResult]
+) -> None:
+    """A failed run in which fio found data that came back wrong: its error says so in
+    fio's words (errno 84's strerror alone would speak of multibyte characters), and
+    `verify_failure` keeps what and where. fio's messages stay in fio.stderr.txt as they are."""
+    found = verify_failure("\n".join([_head(folder / STDERR), *notes]))
+    if found is None and failed:
+        job = failed[0]
+        found = unexplained(job.error, [*job.global_options, *job.job_options])
+    if found is not None:
+        outcome.verify_failure = found
+        outcome.error = found.error
+
+
+def _head(path: Path, limit: int = 1 << 18) -> str:
+    """The start of what fio wrote to a file (its first messages), at most `limit` bytes."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _device_problem(text: str) -> bool:
