@@ -31,6 +31,9 @@ DOCUMENTED = {
     "storagereview": (8 + 25, 33 * 60),
     # one round: 8 block sizes x 7 mixes, a minute each (then rounds until steady)
     "pts-iops": (56, 56 * 60),
+    "pts-throughput": (4, 4 * 60),
+    "pts-latency": (9, 9 * 60),
+    "pts-dirth": (36, 36 * 60),
 }
 DOCUMENTED_SUITES = set(DOCUMENTED)
 OPTANE_VS_NAND_IDS = [

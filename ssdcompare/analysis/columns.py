@@ -350,10 +350,24 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            '"unknown" when there is none'),
     Column("steady_state", "boolean", "", _STATE,
            "`steady.json` `attained`: the job's IOPS reached steady state by the PTS rule in its "
-           "rounds. NA without workload preconditioning"),
+           "rounds; for a PTS test, its group's `rounds.json` `attained`. NA without workload "
+           "preconditioning or rounds"),
     Column("ss_rounds", "Int64", "rounds", _STATE,
-           "the number of values in `steady.json` `rounds_iops`: rounds run until steady, or until"
-           " the limit of 25"),
+           "the number of values in `steady.json` `rounds_iops` (or a PTS group's `rounds.json` "
+           "`rounds`): rounds run until steady, or until the limit"),
+    Column("pts_test", "str", "", _STATE,
+           "for a SNIA PTS test (`manifest.suite.pts.test`): `iops`, `throughput`, `latency`, "
+           "`wsat`, `hir`, `xsr` or `dirth`; None for other suites"),
+    Column("pts_group", "str", "", _STATE,
+           "the PTS group the job runs in (`manifest.suite.pts.groups[].name`): its rounds "
+           "are in `rounds/<device>/<group>/`, the run's `repeat` is its round"),
+    Column("ss_window", "boolean", "", _STATE,
+           "a PTS test's run is in its group's measurement window (`rounds.json` `window` holds "
+           "its round): the rounds a PTS figure is averaged over; false for the rounds before "
+           "(`job_summary` leaves them out), NA for other suites and groups without rounds"),
+    Column("scale", "float", "× the test's times", _STATE,
+           "`manifest.suite.scale`: the factor `--scale` multiplied the test's times and size "
+           "caps by (a first look, no PTS result); NA when not scaled"),
     Column("bursts", "Int64", "", _BURSTS,
            "the bursts found: an I/O issued (completion − latency) more than half the idle gap "
            "after the previous completion starts a new one"),

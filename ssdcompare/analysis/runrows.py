@@ -129,7 +129,39 @@ def _workload_columns(workload: Workload | None, sweep_ioengine: str) -> dict[st
 def _state_columns(
     results: ResultsDir, status: RunStatus, workload: Workload | None
 ) -> dict[str, object]:
-    """What state the drive was put in before the run (see ssdcompare.run.precondition)."""
+    """What state the drive was put in before the run (see ssdcompare.run.precondition), and
+    for a PTS test, where the run stands in its group's rounds."""
+    pts = results.manifest.suite.pts
+    before = _precondition_words(results, status, workload)
+    if pts is None:
+        return before
+    rounds = _rounds_columns(results, status)
+    if "drive_state" in rounds and before["drive_state"] != "as found":
+        rounds["drive_state"] = f"{before['drive_state']}, {rounds['drive_state']}"
+    return {**before, **rounds}
+
+
+def _rounds_columns(results: ResultsDir, status: RunStatus) -> dict[str, object]:
+    """A PTS test's run: its test and group, whether its group was steady and after how many
+    rounds, whether its round is in the window, the scale."""
+    suite = results.manifest.suite
+    assert suite.pts is not None
+    group = suite.pts.group_of(status.job)
+    values: dict[str, object] = {"pts_test": suite.pts.test, "scale": suite.scale}
+    if group is None:
+        return values
+    values["pts_group"] = group.name
+    record = results.rounds_record(status.target, group.name) if group.rounds else None
+    if record is not None:
+        values.update(steady_state=record.attained, ss_rounds=len(record.rounds),
+                      ss_window=status.repeat in record.window)  # fmt: skip
+        values["drive_state"] = "steady" if record.attained else "not steady"
+    return values
+
+
+def _precondition_words(
+    results: ResultsDir, status: RunStatus, workload: Workload | None
+) -> dict[str, object]:
     if workload is not None and workload.state is not None:
         steps = {r.number: r for r in results.state_records(status.target)}
         step = steps.get(status.state_step) if status.state_step is not None else None

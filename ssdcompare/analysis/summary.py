@@ -50,6 +50,14 @@ _RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "workl
               "rate_reached", "rate_reached_pct"]  # fmt: skip
 
 
+def _in_windows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without a PTS test's rounds before its group's measurement window: a PTS
+    figure is its window's."""
+    if "ss_window" not in frame.columns:
+        return frame
+    return frame[frame["ss_window"].astype("boolean").fillna(True).astype(bool)]
+
+
 def _per_run(frame: pd.DataFrame) -> pd.DataFrame:
     """Read, write and trim of one run combined: IOPS and bandwidth add up, the mean latency
     is weighted by each direction's I/O count, the p99 is the worst direction's. A figure
@@ -122,7 +130,8 @@ def job_summary(
     of variation (cv_pct = stddev / mean x 100; 10 % or more means the runs disagree).
 
     Failed or interrupted repeats are left out of the figures and counted in `failed_runs`;
-    a job with no successful repeat keeps its status and NaN figures, never zeros.
+    a job with no successful repeat keeps its status and NaN figures, never zeros. A PTS
+    test's figures are its measurement window's (`ss_window`).
 
     `comparable` says whether the row ran the same workload (equal `workload_hash`) as the
     baseline label (`baseline`, else the first label) for that job: False when the jobfiles
@@ -143,7 +152,7 @@ def job_summary(
     if aggregate not in AGGREGATES:
         raise SsdcompareError(f"--aggregate {aggregate}: use one of {', '.join(AGGREGATES)}")
     frame = label_devices(frame) if "label" not in frame.columns else frame
-    runs = _per_run(frame)
+    runs = _per_run(_in_windows(frame))
     figures = _Runs.of(runs)
     summary = pd.DataFrame([_job_row(figures, group, aggregate) for group in _jobs(runs)])
     if not summary.empty:

@@ -24,6 +24,7 @@ from ssdcompare.cli.terminal import (
     announce,
     plan_lines,
     resume_hint,
+    rounds_lines,
     say,
     suite_lines,
     summary_lines,
@@ -514,6 +515,17 @@ def sweep_command(
         _run_and_report(plan, results, job_timeout, list(slo))
 
 
+def _count_lines(plan: Plan, results: ResultsDir, outcome: Any) -> list[str]:
+    """How many runs ended how; for a PTS test first how each group's rounds ended, and the
+    runs counted as made (rounds until steady make as many runs as rounds were needed)."""
+    done, planned, lines = outcome.count("ok") + outcome.skipped_existing, plan.runs, []
+    if plan.suite.pts is not None:
+        lines = rounds_lines(results)
+        done, planned = outcome.count("ok"), len(outcome.statuses)
+    return [*lines, f"{done}/{planned} runs ok, {outcome.count('failed')} failed, "
+            f"{outcome.count('skipped')} skipped. Results: {results.path}"]  # fmt: skip
+
+
 def _run_and_report(
     plan: Plan, results: ResultsDir, job_timeout: float | None, slo: list[str]
 ) -> None:
@@ -546,9 +558,8 @@ def _run_and_report(
         say(f"interrupted while summing up; every run is on disk. The report: ssdcompare "
             f"report {results.path}")  # fmt: skip
         sys.exit(EXIT_INTERRUPTED)
-    done = outcome.count("ok") + outcome.skipped_existing
-    say(f"{done}/{plan.runs} runs ok, {outcome.count('failed')} failed, "
-        f"{outcome.count('skipped')} skipped. Results: {results.path}", sys.stdout)  # fmt: skip
+    for line in _count_lines(plan, results, outcome):
+        say(line, sys.stdout)
     if report is not None:
         say(f"Report: {report}", sys.stdout)
     if outcome.interrupted:

@@ -28,9 +28,12 @@ from ssdcompare.units import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ssdcompare.results.models import RoundsRecord
+    from ssdcompare.results.store import ResultsDir
     from ssdcompare.run.plan import Plan
     from ssdcompare.run.sweep import Progress
     from ssdcompare.suite.files import SuiteInfo
+    from ssdcompare.suite.pts import RoundGroup
     from ssdcompare.target.guard import Finding
 
 
@@ -366,3 +369,39 @@ def _slo_lines(frame: pd.DataFrame, slo: list[str] | None) -> list[str]:
             "with: give a job a curve (curve: [10, 50, 70, 80, 90, 100]) in its suite"
         ]
     return ["", *found] if found else []
+
+
+def rounds_lines(results: ResultsDir) -> list[str]:
+    """A PTS test's groups on each target, a line each: steady after how many rounds (the
+    window's mean, range and slope excursion), or not steady in how many."""
+    manifest = results.manifest
+    pts = manifest.suite.pts
+    if pts is None:
+        return []
+    lines = []
+    if manifest.suite.scale is not None:
+        lines.append(f"scaled by {manifest.suite.scale:g}: a first look, not a PTS result")
+    for target in manifest.targets:
+        for group in pts.groups:
+            record = results.rounds_record(target.name, group.name)
+            if record is None or not group.rounds:
+                continue
+            lines.append(f"{target.name} {group.name}: {_rounds_words(record, group)}")
+    return lines
+
+
+def _rounds_words(record: RoundsRecord, group: RoundGroup) -> str:
+    ran = len(record.rounds)
+    if record.window_mean is None:
+        return f"{ran} round{'s' if ran != 1 else ''}, no window yet" + (
+            f" ({record.error})" if record.error else "")  # fmt: skip
+    shown = {"iops": lambda v: f"{format_count(v)} IOPS", "bw": format_rate,
+             "lat_mean": format_latency}[group.metric](record.window_mean)  # fmt: skip
+    window = (f"rounds {record.window[0]}-{record.window[-1]}: {group.track} {shown}, range "
+              f"{record.window_range_pct or 0:.1f} %, slope "
+              f"{record.window_slope_pct or 0:.1f} %")  # fmt: skip
+    if record.attained:
+        return f"steady after {ran} rounds ({window})"
+    why = record.error or (f"the window is not within {group.range_pct:g} % range and "
+                           f"{group.slope_pct:g} % slope")  # fmt: skip
+    return f"NOT steady in {ran} rounds: {why} ({window})"

@@ -447,6 +447,8 @@ _RESULT_KEYS = ["sweep", "host", "device", "label", "job"]
 def _with_rounds(summary: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """The summary with each result's preconditioning rounds (ss_rounds, from the frame: one
     record serves all of a job's repeats on a device)."""
+    if summary.empty:
+        return summary
     rounds = frame.groupby(_RESULT_KEYS, sort=False, dropna=False)["ss_rounds"].max()
     return summary.merge(rounds.reset_index(), on=_RESULT_KEYS, how="left")
 

@@ -402,12 +402,18 @@ class ResultsDir:
 
     def planned(self, target: str, job: str, repeat: int) -> bool:
         """Whether the sweep's plan (its manifest) has this run: a known target and job, and
-        a repeat it asked for."""
+        a repeat it asked for (a round, for a PTS test)."""
         if self._plan is None:
             self._plan = ({t.name for t in self.manifest.targets},
                           {w.job_id for w in self.manifest.suite.workloads})  # fmt: skip
         targets, jobs = self._plan
-        return target in targets and job in jobs and 1 <= repeat <= self.manifest.repeat
+        return target in targets and job in jobs and 1 <= repeat <= self._repeats(job)
+
+    def _repeats(self, job: str) -> int:
+        """The repeats a job may have: the sweep's, or for a PTS test its group's rounds."""
+        pts = self.manifest.suite.pts
+        group = pts.group_of(job) if pts is not None else None
+        return group.most_rounds if group is not None else self.manifest.repeat
 
     def _run_folders(self) -> Iterable[tuple[str, str, int, os.DirEntry[str] | str]]:
         """(target, job, repeat, entry) of every runs/<target>/<job>/r<N> folder (earlier

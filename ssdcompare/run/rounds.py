@@ -23,13 +23,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.check import check_sections, read_jobfile
 from ssdcompare.fio.jobfile import RenderedJob, opened_text, sections_of
 from ssdcompare.fio.logs import compress_large
 from ssdcompare.fio.result.models import FioOutputError
 from ssdcompare.fio.result.reader import parse_fio_file
 from ssdcompare.fio.rounds import job_output, process_numbers, round_text, section_spans_s
-from ssdcompare.judge.cpu import trace_from
+from ssdcompare.judge.cpu import CpuTrace, trace_from
 from ssdcompare.judge.steady import first_steady, judge_window
 from ssdcompare.results.files import write_atomic
 from ssdcompare.results.models import RoundsRecord, RunStatus, now_iso, status_of
@@ -43,6 +44,7 @@ from ssdcompare.suite.pts import RoundGroup
 from ssdcompare.target import probes
 from ssdcompare.target.devices import Target
 from ssdcompare.target.guard import claimed_all
+from ssdcompare.target.probes.diskstats import PROBE as DISKSTATS
 
 SamplerFactory = Callable[[], Sampler]
 
@@ -119,7 +121,8 @@ def run_round(
                     if one.writes:
                         wrote(fds)
         results.write_probes(folder, readings)
-    statuses = [_store_part(results, one, index, folder, text, ran, started_at, readings)
+    cut = _Cut(folder, _round_output(folder), _round_trace(folder), _own_readings(readings))
+    statuses = [_store_part(results, one, index, cut, text, ran, started_at)
                 for index, text in enumerate(texts)]  # fmt: skip
     if ran.state == "ok":
         record_round(results, one, folder)
@@ -166,27 +169,53 @@ def _run(
                    pass_fds=list(fds.values()))  # fmt: skip
 
 
+@dataclass(frozen=True)
+class _Cut:
+    """A finished round, read once, for cutting into its jobs' runs."""
+
+    folder: Path
+    output: dict[str, Any] | None  # fio's whole output, parsed
+    trace: CpuTrace | None  # the CPU samples of the whole round
+    readings: dict[str, Any]  # what each job's run keeps of the round's probe readings
+
+
+def _own_readings(readings: dict[str, Any]) -> dict[str, Any]:
+    """The round's probe readings as each of its jobs keeps them: the block layer's counts
+    left out, since they cover every job of the round (a job's own count is then unknown,
+    never another's)."""
+    kept = dict(readings)
+    if isinstance(kept.get("probes"), dict):
+        kept["probes"] = {k: v for k, v in kept["probes"].items() if k != DISKSTATS.name}
+    return kept
+
+
+def _round_trace(folder: Path) -> CpuTrace | None:
+    try:
+        return trace_from(json.loads((folder / CPU_JSON).read_text(encoding="utf-8")))
+    except (OSError, ValueError, SsdcompareError):  # none, or unreadable: none for the parts
+        return None
+
+
 def _store_part(
     results: ResultsDir,
     one: Round,
     index: int,
-    folder: Path,
+    cut: _Cut,
     text: str,
     ran: RunOutcome,
     started_at: str,
-    readings: Any,
 ) -> RunStatus:
     """Job `index`'s part of the round stored as its own run (see the module)."""
-    job = one.jobs[index]
+    job, folder = one.jobs[index], cut.folder
     run_folder = results.prepare_run(one.target.name, job.job_id, one.number)
     write_atomic(run_folder / JOBFILE, text)
-    output = _round_output(folder)
-    part = job_output(output, job.job_id) if output is not None else None
+    part = job_output(cut.output, job.job_id) if cut.output is not None else None
     if part is not None:
         write_atomic(run_folder / FIO_JSON, json.dumps(part, indent=1) + "\n")
     _link_logs(folder, run_folder, process_numbers([j.workload.numjobs for j in one.jobs])[index])
-    _cut_samples(folder, run_folder, output, one, index)
-    results.write_probes(run_folder, readings)
+    if cut.trace is not None:
+        _cut_samples(cut.trace, run_folder, cut.output, one, index)
+    results.write_probes(run_folder, cut.readings)
     compress_large(run_folder, TIMESERIES_PREFIX)
     outcome = _part_outcome(ran, part, folder, job.job_id)
     outcome.notes = [*outcome.notes, f"cut from {folder.relative_to(results.path)}/"
@@ -251,13 +280,9 @@ def _link_logs(folder: Path, run_folder: Path, numbers: range) -> None:
 
 
 def _cut_samples(
-    folder: Path, run_folder: Path, output: dict[str, Any] | None, one: Round, index: int
+    trace: CpuTrace, run_folder: Path, output: dict[str, Any] | None, one: Round, index: int
 ) -> None:
     """The CPU samples taken while job `index` ran, their times from its start."""
-    try:
-        trace = trace_from(json.loads((folder / CPU_JSON).read_text(encoding="utf-8")))
-    except (OSError, ValueError, Exception):  # no samples, or unreadable: none for the part
-        return
     spans = section_spans_s(output or {}, [j.job_id for j in one.jobs],
                             [j.workload.ramp_s for j in one.jobs],
                             [j.workload.numjobs for j in one.jobs])  # fmt: skip
