@@ -365,6 +365,11 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "a PTS test's run is in its group's measurement window (`rounds.json` `window` holds "
            "its round): the rounds a PTS figure is averaged over; false for the rounds before "
            "(`job_summary` leaves them out), NA for other suites and groups without rounds"),
+    Column("purge", "str", "", _STATE,
+           "how the drive was purged before a PTS test (`rounds/<device>/purge.json`): "
+           "`discard`, `nvme-format` or `nvme-sanitize`, or `not purged` (the sweep was not "
+           "given `--destroy-data` for it, or the purge failed: `detail` says why); NA for "
+           "other suites"),
     Column("scale", "float", "× the test's times", _STATE,
            "`manifest.suite.scale`: the factor `--scale` multiplied the test's times and size "
            "caps by (a first look, no PTS result); NA when not scaled"),

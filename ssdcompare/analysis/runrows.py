@@ -147,7 +147,11 @@ def _rounds_columns(results: ResultsDir, status: RunStatus) -> dict[str, object]
     suite = results.manifest.suite
     assert suite.pts is not None
     group = suite.pts.group_of(status.job)
-    values: dict[str, object] = {"pts_test": suite.pts.test, "scale": suite.scale}
+    purge = results.purge_record(status.target)
+    values: dict[str, object] = {
+        "pts_test": suite.pts.test, "scale": suite.scale,
+        "purge": None if purge is None else purge.how if purge.purged else "not purged",
+    }  # fmt: skip
     if group is None:
         return values
     values["pts_group"] = group.name

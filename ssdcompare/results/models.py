@@ -134,6 +134,20 @@ class SteadyRecord(BaseModel):
     error: str | None = None
 
 
+class PurgeRecord(BaseModel):
+    """How a drive was purged before a PTS test, or why it was not (suite.pts.purge)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    target: str
+    purged: bool
+    how: str  # "discard", "nvme-format", "nvme-sanitize", or "none"
+    detail: str  # in words: what was done ("BLKDISCARD of all 64 GiB"), or why nothing was
+    started_at: str | None = None
+    seconds: float | None = None
+    error: str | None = None
+
+
 class RoundsRecord(BaseModel):
     """A group of a PTS test on one target (ssdcompare.suite.pts): the tracking variable of
     each round it ran, and whether and where its window was steady."""

@@ -19,6 +19,7 @@ Layout (format_version 2)::
     precondition/<target>/fill/, <job>/round-<k>/, states/<NNNN>-<state>/
                                         each with its jobfile, fio's output and probes.json
     ceiling/<job>/                      a job's run on a RAM disk, its files named as a run's
+    rounds/<target>/purge.json          how the drive was purged before a PTS test, or why not
     rounds/<target>/<group>/            a PTS test's group (suite.pts): rounds.json, and
         r<NNNN>/                        each round's jobfile and fio's whole output, from
                                         which each job's run under runs/ was cut
@@ -49,6 +50,7 @@ from ssdcompare.results.files import ResultsFiles, StoredFileError, WriteError, 
 from ssdcompare.results.models import (
     FillRecord,
     Manifest,
+    PurgeRecord,
     RoundsRecord,
     RunStatus,
     StateRecord,
@@ -88,8 +90,9 @@ STATE_RECORD = "state.json"
 STEADY_RECORD = "steady.json"
 ROUNDS = "rounds"  # rounds/<target>/<group>/: a PTS test's rounds (ssdcompare.run.rounds)
 ROUNDS_RECORD = "rounds.json"
+PURGE_RECORD = "purge.json"  # rounds/<target>/purge.json: the purge before a PTS test
 
-_Record = TypeVar("_Record", FillRecord, SteadyRecord, StateRecord, RoundsRecord)
+_Record = TypeVar("_Record", FillRecord, SteadyRecord, StateRecord, RoundsRecord, PurgeRecord)
 
 
 def default_report(folder: Path) -> Path:
@@ -508,6 +511,17 @@ class ResultsDir:
         folder = self.path / ROUNDS / target / group
         self.files.check_way(folder / ROUNDS_RECORD)
         return folder
+
+    def purge_record(self, target: str) -> PurgeRecord | None:
+        """How the target was purged before a PTS test (None: not yet decided)."""
+        path = self.path / ROUNDS / target / PURGE_RECORD
+        self.files.check_way(path)
+        return self._record(path, PurgeRecord)
+
+    def save_purge_record(self, record: PurgeRecord) -> None:
+        path = self.path / ROUNDS / record.target / PURGE_RECORD
+        self.files.check_way(path)
+        write_atomic(path, record.model_dump_json(indent=2) + "\n")
 
     def round_folder(self, target: str, group: str, number: int) -> Path:
         """Where round `number` of a group keeps its jobfile and fio's whole output."""
