@@ -34,6 +34,10 @@ DOCUMENTED = {
     "pts-throughput": (4, 4 * 60),
     "pts-latency": (9, 9 * 60),
     "pts-dirth": (36, 36 * 60),
+    "pts-wsat": (1, 86400),
+    # the steady rounds' job once, then the bursts with their idle times and the baselines
+    "pts-hir": (11, 60 + 3600 + 5400 + 7200 + 10800 + 19800 + 5 * 1800),
+    "pts-xsr": (3, 28800 + 2 * 21600),
 }
 DOCUMENTED_SUITES = set(DOCUMENTED)
 OPTANE_VS_NAND_IDS = [

@@ -47,6 +47,7 @@ from ssdcompare.fio.logs import DIRECTIONS, LogError, Samples
 from ssdcompare.results.files import ResultsFiles
 from ssdcompare.results.models import RunStatus
 from ssdcompare.results.store import ResultsDir, unique_folders
+from ssdcompare.suite.longrun import LOG_MS
 
 T = TypeVar("T")
 
@@ -118,6 +119,11 @@ def _column(logs: list[Samples], name: str, dtype: type) -> np.ndarray:
 
 
 def _has_logs(results: ResultsDir, status: RunStatus) -> bool:
+    """Whether a run has logs read a second at a time: a run of a scaled PTS test logs more
+    finely (suite.longrun LOG_MS), and its seconds would add up rates; it is left out."""
+    workload = next((w for w in results.manifest.suite.workloads if w.job_id == status.job), None)
+    if workload is not None and workload.log_ms != LOG_MS:
+        return False
     return bool(results.timeseries_logs(status, "iops") or results.timeseries_logs(status, "lat"))
 
 

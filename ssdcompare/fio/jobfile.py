@@ -80,6 +80,26 @@ def span(workload: Workload, target: Target) -> str | None:
     return None
 
 
+def io_size_of(workload: Workload, target: Target, size: str | None) -> str | None:
+    """The `io_size=` to render: the bytes asked for, or for `io_size: 4x` that many times the
+    span that runs (`size`, None: the whole target) shared by the job's processes, in whole
+    blocks."""
+    if workload.io_size_bytes is not None:
+        return size_token(workload.io_size_bytes)
+    if workload.io_size_spans is None:
+        return None
+    span_bytes = target.size_bytes
+    if size is not None and size.endswith("%") and target.size_bytes is not None:
+        span_bytes = int(target.size_bytes * float(size[:-1]) / 100)
+    elif size is not None:
+        span_bytes = parse_size(size)
+    if span_bytes is None:
+        return None  # a size fio alone knows: the job runs for its runtime
+    # fio counts io_size per process: the spans are the job's, shared by its numjobs
+    moved = int(span_bytes * workload.io_size_spans / workload.numjobs)
+    return size_token(max(moved - moved % workload.bs_bytes, workload.bs_bytes))
+
+
 def span_is_cut(workload: Workload, size: str | None) -> bool:
     """Whether a span asked for in bytes was cut to fit a smaller target (the rendered `size=`
     is less, or absent: the whole of a device smaller than the request)."""
@@ -231,7 +251,8 @@ def _jobfile_text(
             ioengine=engine,
             bs=size_token(workload.bs_bytes),
             runtime=fio_seconds(workload.runtime_s),
-            io_size=size_token(workload.io_size_bytes) if workload.io_size_bytes else None,
+            io_size=io_size_of(workload, target, size),
+            iotime=fio_seconds(workload.thinktime_iotime_s or 0),
             extra=[
                 (k, int(v) if isinstance(v, bool) else v)
                 for k, v in sorted(workload.extra.items())

@@ -231,7 +231,7 @@ def _as_pts_runs(
         )
     if options.scale is not None and not MIN_SCALE <= options.scale <= 1:
         raise SsdcompareError(f"--scale {options.scale:g}: give a factor from {MIN_SCALE:g} "
-                              "(a thousandth of every time) to 1 (the test as "
+                              "(a ten-thousandth of every time) to 1 (the test as "
                               "written)")  # fmt: skip
     return suite.scaled(options.scale)
 

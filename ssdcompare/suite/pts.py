@@ -28,8 +28,10 @@ PTS_TESTS: tuple[str, ...] = PtsTest.__args__  # type: ignore[attr-defined]
 # what decides steady state: a job's IOPS, bandwidth (reads and writes together) or mean latency
 Metric = Literal["iops", "bw", "lat_mean"]
 METRIC_WORDS = {"iops": "IOPS", "bw": "bandwidth", "lat_mean": "mean latency"}
-# the smallest scale: below it a minute-long round is under a tenth of a second
-MIN_SCALE = 0.001
+# the smallest scale: a 24-hour test then runs under 9 s (each job at least 0.1 s)
+MIN_SCALE = 0.0001
+# the finest time series a scaled test logs (ms): finer would log more than it can show
+SCALED_LOG_MS = 10
 
 
 class RoundGroup(BaseModel):
@@ -113,13 +115,21 @@ class PtsSpec(BaseModel):
 def scaled_fields(workload: Any, factor: float, shortest_s: float) -> dict[str, Any]:
     """A workload's times and size caps multiplied by `factor` (--scale), as field updates:
     runtime to whole milliseconds, at least `shortest_s`; ramp to whole seconds; idle time
-    to whole microseconds; a size cap to whole blocks, at least one."""
+    to whole microseconds and I/O time between idle times to whole milliseconds; a size cap to
+    whole blocks, at least one (or in spans, as it was given); and a time series as much finer
+    (at least SCALED_LOG_MS)."""
     update: dict[str, Any] = {
         "runtime_s": max(shortest_s, round(workload.runtime_s * factor, 3)),
         "ramp_s": int(workload.ramp_s * factor),
     }
     if workload.thinktime_us is not None:
         update["thinktime_us"] = max(1, round(workload.thinktime_us * factor))
+    if workload.thinktime_iotime_s is not None:
+        update["thinktime_iotime_s"] = max(0.001, round(workload.thinktime_iotime_s * factor, 3))
+    if workload.io_size_spans is not None:
+        update["io_size_spans"] = workload.io_size_spans * factor
+    if factor < 1:  # a finer time series, so that a scaled burst still shows
+        update["log_ms"] = max(SCALED_LOG_MS, round(workload.log_ms * factor))
     if workload.io_size_bytes is not None:
         blocks = max(1, int(workload.io_size_bytes * factor) // workload.bs_bytes)
         update["io_size_bytes"] = blocks * workload.bs_bytes

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from ssdcompare.errors import SsdcompareError, validation_message
+from ssdcompare.suite.longrun import LongRunKeys
 from ssdcompare.suite.options import (
     canonical,
     control_character,
@@ -116,10 +117,11 @@ def _alias(*names: str) -> AliasChoices:
     return AliasChoices(*names)
 
 
-class Workload(RealismKeys):
+class Workload(RealismKeys, LongRunKeys):
     """One fio job as it runs against one target: the unit of measurement and comparison.
     The keys that make it like production's (distribution, data, verify, engine options,
-    placement) are RealismKeys' (ssdcompare.suite.realism)."""
+    placement) are RealismKeys' (ssdcompare.suite.realism); those of long runs shaped in time
+    (io_size in spans, thinktime_iotime, the log interval) LongRunKeys' (suite.longrun)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -317,7 +319,8 @@ class Workload(RealismKeys):
         if self.thinktime_blocks is not None and self.thinktime_us is None:
             raise ValueError("thinktime_blocks needs thinktime (the idle time in microseconds)")
         self._check_curve()
-        problem = self.realism_problem(
+        problem = self.longrun_problem(self.io_size_bytes, self.thinktime_us)
+        problem = problem or self.realism_problem(
             self.rw, "write" in self.directions, self.ioengine, self.direct, self.extra
         )
         if problem:
@@ -385,6 +388,7 @@ class Workload(RealismKeys):
             parts.append(f"think{self.thinktime_us}us{blocks}")
         if self.io_size_bytes is not None:
             parts.append(f"io{size_token(self.io_size_bytes)}")
+        parts += self.longrun_tokens()
         if not self.direct:
             parts.append("buffered")
         parts += self.realism_tokens(self.ioengine)
@@ -533,7 +537,7 @@ WORKLOAD_KEYS: frozenset[str] = frozenset(
         )
         if isinstance(name, str)
     }
-) - {"state", "point"}
+) - {"state", "point", "log_ms"}
 
 # Alias -> field name ("runtime" -> "runtime_s"), so overrides can use either spelling.
 _FIELD_BY_ALIAS: dict[str, str] = {
