@@ -45,7 +45,11 @@ class SweepRun:
 
     @property
     def complete(self) -> bool:
-        """Every planned run finished ok (none failed, skipped or left by an interruption)."""
+        """Every planned run finished ok (none failed, skipped or left by an interruption);
+        for a PTS test, as many rounds as steady state asked for, all ok."""
+        if self.plan.suite.pts is not None:
+            return not self.outcome.interrupted and all(
+                s.status == "ok" for s in self.outcome.statuses)  # fmt: skip
         return self.outcome.count("ok") + self.outcome.skipped_existing == self.plan.runs
 
     def frame(self) -> pd.DataFrame:

@@ -1,0 +1,271 @@
+"""A PTS test's rounds (ssdcompare.suite.pts, ssdcompare.run.rounds): its structure checked when
+the suite is read, a round run back to back in one fio run and cut into each job's run, the
+PTS steady-state rule deciding when the rounds stop, and --scale shortening it all."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from blkio import iops_capped, needs_blkio
+from blockdevs import loop_device
+
+import ssdcompare
+from ssdcompare.errors import SsdcompareError
+from ssdcompare.fio.rounds import job_output, process_numbers, round_text, section_spans_s
+from ssdcompare.results.models import RoundsRecord
+from ssdcompare.results.store import ResultsDir
+from ssdcompare.run.plan import PlanOptions, make_plan
+from ssdcompare.run.rounds import _judge
+from ssdcompare.suite.files import load_suite
+from ssdcompare.suite.pts import RoundGroup
+
+MIB = 1 << 20
+CAP = 2000  # IOPS a loop device is held to: its rounds then barely differ
+
+
+def pts_suite(folder: Path, pts: str, *, runtime: str = "60", name: str = "mini") -> Path:
+    """A small PTS-like suite: two random jobs and a sequential one, with `pts` as its block."""
+    path = folder / f"{name}.yaml"
+    path.write_text(
+        f"name: {name}\ndescription: a small PTS test of the tests\n"
+        f"defaults: {{iodepth: 4, runtime: {runtime}}}\n"
+        "workloads:\n"
+        "  - {rw: randwrite, bs: 4k}\n"
+        "  - {rw: randread, bs: 4k}\n"
+        "  - {rw: write, bs: 64k}\n"
+        f"pts:\n{pts}"
+    )
+    return path
+
+
+ROUNDS = ("  test: iops\n  groups:\n"
+          "    - {name: rounds, jobs: [randwrite-4k-qd4, randread-4k-qd4], "
+          "track: randwrite-4k-qd4, max_rounds: 6}\n"
+          "    - {name: once}\n")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("block", "said"),
+    [
+        ("  test: iops\n  groups:\n    - {name: a, jobs: [nope], track: nope}\n    - {name: b}\n",
+         "no job 'nope' in the suite"),
+        ("  test: iops\n  groups:\n    - {name: a, jobs: [randwrite-4k-qd4]}\n"
+         "    - {name: b, jobs: [randwrite-4k-qd4, randread-4k-qd4, write-64k-qd4]}\n",
+         "job 'randwrite-4k-qd4' is in 'a' and 'b'"),
+        ("  test: iops\n  groups:\n    - {name: a, jobs: [randwrite-4k-qd4]}\n",
+         "jobs in no group: randread-4k-qd4, write-64k-qd4"),
+        ("  test: iops\n  groups:\n    - {name: a, track: write-64k-qd5}\n",
+         "the tracking job 'write-64k-qd5' is not one of the group's jobs"),
+        ("  test: iops\n  groups:\n    - {name: a}\n    - {name: a, jobs: []}\n",
+         "give each group its own name"),
+        ("  test: smart\n  groups:\n    - {name: a}\n", "test"),
+    ],
+)  # fmt: skip
+def test_a_pts_block_that_does_not_fit_its_jobs_is_refused(
+    tmp_path: Path, block: str, said: str
+) -> None:
+    with pytest.raises(SsdcompareError, match="invalid suite") as caught:
+        load_suite(pts_suite(tmp_path, block))
+    assert said in str(caught.value)
+
+
+def test_a_pts_test_refuses_what_would_break_its_rounds(tmp_path: Path) -> None:
+    suite = str(pts_suite(tmp_path, ROUNDS))
+    target = str(tmp_path / "t.img")
+    for asked, flag in [({"repeat": 3}, "--repeat"), ({"read_only": True}, "--read-only"),
+                        ({"states": ["empty"]}, "--states"),
+                        ({"precondition": ["workload"]}, "--precondition workload"),
+                        ({"scale": 0.00001}, "--scale 1e-05")]:  # fmt: skip
+        with pytest.raises(SsdcompareError, match=flag):
+            make_plan(suite, target, PlanOptions(size_bytes=MIB, **asked))
+    with pytest.raises(SsdcompareError, match="--scale shortens a PTS test"):
+        make_plan("quick", target, PlanOptions(scale=0.1, size_bytes=MIB))
+
+
+def test_scale_shortens_every_time_and_cap_and_says_so(tmp_path: Path) -> None:
+    plan = make_plan(
+        "pts-hir", str(tmp_path / "t.img"), PlanOptions(scale=0.01, size_bytes=64 * MIB)
+    )
+    assert plan.suite.scale == 0.01
+    jobs = {j.job_id: j for j in plan.jobs}
+    assert "runtime=600ms\n" in jobs["hir-steady"].text  # a minute's round
+    idle = jobs["hir-idle10"].text
+    assert "runtime=54\n" in idle and "thinktime=100000us\n" in idle  # 5400 s, 10 s idle
+    assert "thinktime_iotime=50ms\n" in idle and "log_avg_msec=10\n" in idle
+    wsat = make_plan(
+        "pts-wsat", str(tmp_path / "w.img"), PlanOptions(scale=0.5, size_bytes=64 * MIB)
+    )
+    # four spans of 64 MiB, halved, shared by the job's 4 processes: 32 MiB each
+    assert "io_size=32m\n" in wsat.jobs[0].text and "time_based=0\n" in wsat.jobs[0].text
+
+
+def test_a_round_is_one_jobfile_whose_jobs_follow_each_other() -> None:
+    alone = "[global]\nfilename=/dev/x\nbs=4k\n\n[a]\nrw=randread\nnumjobs=2\n"
+    other = "[global]\nfilename=/dev/x\nbs=8k\n\n[b]\nrw=randwrite\n"
+    text = round_text([("a", alone), ("b", other)], "a round")
+    assert text.count("\nstonewall\n") == 1 and "[b]\nstonewall\nfilename=/dev/x\nbs=8k" in text
+    assert "[a]\nfilename=/dev/x\nbs=4k\nrw=randread\nnumjobs=2" in text  # [global] folded in
+    assert process_numbers([2, 1, 4]) == [range(1, 3), range(3, 4), range(4, 8)]
+    entries = [{"jobname": "a", "job_runtime": 600}, {"jobname": "b", "job_runtime": 250}]
+    output = {"fio version": "fio-3.33", "jobs": entries}
+    assert job_output(output, "b") == {"fio version": "fio-3.33", "jobs": [output["jobs"][1]]}
+    assert job_output(output, "c") is None
+    # a's two processes ran side by side for 0.3 s (600 ms summed), then b for 0.25 s
+    assert section_spans_s(output, ["a", "b"], [0, 0], [2, 1]) == [(0.0, 0.3), (0.3, 0.55)]
+
+
+@pytest.mark.parametrize(
+    ("rounds", "attained", "done", "window"),
+    [
+        ([100, 101, 99, 100, 100], True, True, [1, 2, 3, 4, 5]),
+        ([50, 100, 101, 99, 100, 100], True, True, [2, 3, 4, 5, 6]),
+        ([100, 130, 70, 100, 100], False, False, [1, 2, 3, 4, 5]),  # range 60 %
+        ([80, 85, 90, 95, 100], False, False, [1, 2, 3, 4, 5]),  # slope excursion 22 %
+        ([100, 130, 70, 100, 100, 100], False, True, [2, 3, 4, 5, 6]),  # out of rounds
+        ([100, 100], False, False, [1, 2]),
+    ],
+)
+def test_the_pts_rule_decides_when_rounds_stop(
+    rounds: list[float], attained: bool, done: bool, window: list[int]
+) -> None:
+    group = RoundGroup(name="g", track="x", max_rounds=6)
+    record = RoundsRecord(target="t", group="g", track="x", rounds=rounds)
+    _judge(record, group)
+    assert (record.attained, record.done, record.window) == (attained, done, window)
+    if attained:
+        assert record.steady_after == len(rounds)
+        assert record.window_range_pct <= 20 and record.window_slope_pct <= 10
+
+
+def test_a_round_without_a_figure_ends_its_group() -> None:
+    record = RoundsRecord(target="t", group="g", track="x", rounds=[100, None])
+    _judge(record, RoundGroup(name="g", track="x"))
+    assert record.done and not record.attained and record.error == "round 2 has no figure"
+
+
+@needs_blkio
+@pytest.mark.root
+@pytest.mark.fio
+def test_rounds_run_until_steady_and_each_job_is_a_run_of_its_own(tmp_path: Path) -> None:
+    suite = pts_suite(tmp_path, ROUNDS)
+    with contextlib.ExitStack() as stack:
+        caps = stack.enter_context(iops_capped("rounds"))
+        device = stack.enter_context(loop_device(tmp_path / "d.img", 16 * MIB))
+        caps.cap(device, CAP, CAP)
+        caps.join(os.getpid())
+        try:
+            run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "r",
+                                       scale=0.004, report=False)  # fmt: skip
+        finally:
+            (caps.group.parent / "cgroup.procs").write_text(str(os.getpid()))
+    name = Path(device).name
+    results = ResultsDir.open(run.path)
+    record = results.rounds_record(name, "rounds")
+    assert record is not None and record.done and record.track == "randwrite-4k-qd4"
+    ran = len(record.rounds)
+    # steady in the fewest rounds a window allows, or out of them: never anything between
+    assert (ran, record.window) in ((5, [1, 2, 3, 4, 5]), (6, [2, 3, 4, 5, 6]))
+    assert record.attained == (ran == 5 or record.steady_after == 6)
+    once = results.rounds_record(name, "once")
+    assert once is not None and once.done and once.rounds == [None]
+    assert sorted(p.name for p in (run.path / "rounds" / name / "rounds").iterdir()) == [
+        *(f"r{n:04d}" for n in range(1, ran + 1)),
+        "rounds.json",
+    ]
+    round_one = (run.path / "rounds" / name / "rounds" / "r0001" / "jobfile.fio").read_text()
+    assert round_one.count("\nstonewall\n") == 1 and "runtime=240ms" in round_one
+    for job in ("randwrite-4k-qd4", "randread-4k-qd4"):
+        for number in range(1, ran + 1):
+            folder = run.path / "runs" / name / job / f"r{number}"
+            status = json.loads((folder / "status.json").read_text())
+            assert status["status"] == "ok", status
+            assert any(
+                f"rounds/{name}/rounds/r{number:04d}/fio.json" in n for n in status["notes"]
+            )
+            output = json.loads((folder / "fio.json").read_text())
+            assert [e["jobname"] for e in output["jobs"]] == [job]
+            assert "[global]" in (folder / "jobfile.fio").read_text()  # as it would run alone
+            assert (folder / "timeseries_iops.1.log").exists()
+    frame = ssdcompare.load(run.path)
+    rows = frame[frame["pts_group"] == "rounds"]
+    assert set(rows["repeat"]) == set(range(1, ran + 1))
+    assert rows["ss_window"].sum() == 2 * 5  # both jobs, the window's 5 rounds
+    assert set(frame["scale"]) == {0.004} and set(frame["pts_test"]) == {"iops"}
+    summary = ssdcompare.job_summary(frame).set_index("job")
+    assert summary.loc["randwrite-4k-qd4", "repeats"] == 5  # the window's rounds only
+    assert summary.loc["write-64k-qd4", "repeats"] == 1
+
+
+def _capped_sweep(tmp_path: Path, suite: str, scale: float) -> tuple[Path, str]:
+    """`suite` scaled on a loop device held to CAP IOPS; the results folder and device name."""
+    with contextlib.ExitStack() as stack:
+        caps = stack.enter_context(iops_capped("sequence"))
+        device = stack.enter_context(loop_device(tmp_path / "d.img", 16 * MIB))
+        caps.cap(device, CAP, CAP)
+        caps.join(os.getpid())
+        try:
+            run = ssdcompare.run_sweep(device, suite=suite, out=tmp_path / "r", scale=scale,
+                                       report=False)  # fmt: skip
+        finally:
+            (caps.group.parent / "cgroup.procs").write_text(str(os.getpid()))
+    assert run.complete
+    return run.path, Path(device).name
+
+
+@needs_blkio
+@pytest.mark.root
+@pytest.mark.fio
+def test_cross_stimulus_segments_run_back_to_back_and_are_read_over_time(
+    tmp_path: Path,
+) -> None:
+    from ssdcompare.analysis.ptstime import group_series, settling
+
+    path, name = _capped_sweep(tmp_path, "pts-xsr", 0.0001)
+    jobs = ["xsr-seq1", "xsr-rand", "xsr-seq2"]
+    round_one = (path / "rounds" / name / "xsr" / "r0001" / "jobfile.fio").read_text()
+    assert [line[1:-1] for line in round_one.splitlines() if line.startswith("[")] == jobs
+    series = group_series(ResultsDir.open(path), jobs, name)
+    assert list(dict.fromkeys(series["job"])) == jobs  # in the order they ran
+    assert (
+        series["t_s"].is_monotonic_increasing and series["written_bytes"].is_monotonic_increasing
+    )
+    assert (series.groupby("job", sort=False)["bw_bytes"].max() > 0).all()
+    assert set(settling(series)) == set(jobs)
+
+
+@needs_blkio
+@pytest.mark.root
+@pytest.mark.fio
+def test_host_idle_recovery_idles_between_bursts_after_steady_rounds(tmp_path: Path) -> None:
+    path, name = _capped_sweep(tmp_path, "pts-hir", 0.0002)
+    results = ResultsDir.open(path)
+    steady = results.rounds_record(name, "steady")
+    assert steady is not None and steady.done and len(steady.rounds) >= 5
+    recovery = (path / "rounds" / name / "recovery" / "r0001" / "jobfile.fio").read_text()
+    sections = [line[1:-1] for line in recovery.splitlines() if line.startswith("[")]
+    assert sections[0] == "hir-idle5" and len(sections) == 10
+    idle50 = recovery.split("[hir-idle50]")[1].split("\n[")[0]
+    assert "thinktime=10000us" in idle50 and "thinktime_iotime=1ms" in idle50  # 50 s, 5 s
+    frame = ssdcompare.load(path)
+    assert set(frame.loc[frame["pts_group"] == "recovery", "repeat"]) == {1}
+    assert set(frame.loc[frame["pts_group"] == "recovery", "status"]) == {"ok"}
+
+
+@needs_blkio
+@pytest.mark.root
+@pytest.mark.fio
+def test_write_saturation_ends_after_its_spans_are_written(tmp_path: Path) -> None:
+    from ssdcompare.analysis.ptstime import group_series
+
+    path, name = _capped_sweep(tmp_path, "pts-wsat", 0.05)
+    jobfile = (path / "runs" / name / "wsat" / "r1" / "jobfile.fio").read_text()
+    # 4 x 16 MiB x 0.05, shared by 4 processes: 819.2 KiB each, in whole 4 KiB blocks
+    assert "io_size=816k\n" in jobfile and "time_based=0\n" in jobfile
+    output = json.loads((path / "runs" / name / "wsat" / "r1" / "fio.json").read_text())
+    assert output["jobs"][0]["write"]["io_bytes"] == 4 * 816 * 1024
+    series = group_series(ResultsDir.open(path), ["wsat"], name)
+    assert not series.empty and series["written_bytes"].iloc[-1] > 0
