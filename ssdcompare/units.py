@@ -79,7 +79,10 @@ def parse_latency_us(value: int | float | str) -> float:
 
 
 def format_duration(seconds: float) -> str:
-    """Human display of a duration: 59 -> "59 s", 125 -> "2 min 05 s", 7260 -> "2 h 01 min"."""
+    """Human display of a duration: 59 -> "59 s", 125 -> "2 min 05 s", 7260 -> "2 h 01 min";
+    under a second as it is, 0.25 -> "0.25 s" (a scaled test's jobs)."""
+    if 0 < seconds < 0.995:
+        return f"{seconds:.2g} s"
     seconds = int(round(seconds))
     if seconds < 60:
         return f"{seconds} s"

@@ -330,15 +330,22 @@ def plan_command(
         click.echo(f"warning: {warning}", err=True)
     rejected = _rejection_lines(plan) if plan.fio is not None and not no_validate else 0
     refused = _preflight_lines(plan, consent_given(_consent(destroy_data)))
-    click.echo(
-        f"{len(plan.suite.workloads)} jobs x {len(plan.targets)} target(s) x {plan.repeat} "
-        f"repeat(s) = {plan.runs} fio runs, estimated "
-        f"{format_duration(plan.estimated_s)}."
-    )
+    click.echo(_size_line(plan))
     if rejected:
         raise SsdcompareError(f"{rejected} jobfile(s) cannot run; see above")
     if refused:
         raise SsdcompareError("the sweep would be refused as planned; see above")
+
+
+def _size_line(plan: Plan) -> str:
+    """How many runs the plan makes, and how long it takes; a PTS test's at most (its rounds
+    stop once steady)."""
+    if plan.suite.pts is not None:
+        return (f"{len(plan.suite.workloads)} jobs x {len(plan.targets)} target(s), in rounds "
+                f"until steady: at most {format_duration(plan.estimated_s)}.")  # fmt: skip
+    return (f"{len(plan.suite.workloads)} jobs x {len(plan.targets)} target(s) x {plan.repeat} "
+            f"repeat(s) = {plan.runs} fio runs, estimated "
+            f"{format_duration(plan.estimated_s)}.")  # fmt: skip
 
 
 def _show_jobfiles(plan: Plan, out: Path | None, brief: bool) -> None:

@@ -108,7 +108,29 @@ def plan_lines(plan: Plan) -> list[str]:
                   "rounds to the limit)"]  # fmt: skip
     lines += _states_lines(plan)
     lines += _curve_lines(plan)
+    lines += _pts_lines(plan)
     return [*lines, ""]
+
+
+def _pts_lines(plan: Plan) -> list[str]:
+    """How a PTS test runs its groups: back to back in one fio run a round, rounds until the
+    tracking variable is steady (or once); scaled or not."""
+    pts = plan.suite.pts
+    if pts is None:
+        return []
+    from ssdcompare.suite.pts import METRIC_WORDS, scale_words
+
+    lines = ["", f"SNIA PTS {pts.test} test, its groups one after the other on each device:"]
+    ids = [w.job_id for w in plan.suite.workloads]
+    for group in pts.groups:
+        count = len(pts.job_ids(group, ids))
+        how = "once" if not group.rounds else (
+            f"in rounds until {group.track}'s {METRIC_WORDS[group.metric]} is steady (a "
+            f"window of {group.window} rounds within {group.range_pct:g} % range and "
+            f"{group.slope_pct:g} % slope; at most {group.max_rounds} rounds)")  # fmt: skip
+        lines.append(f"  {group.name}: {count} job{'s' if count != 1 else ''} back to back, {how}")
+    scaled = scale_words(plan.suite.scale)
+    return [*lines, f"  {scaled}"] if scaled else lines
 
 
 def _curve_lines(plan: Plan) -> list[str]:
