@@ -64,7 +64,15 @@ def test_format_bytes(size_bytes: int | None, shown: str) -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "shown"),
-    [(0, "0 s"), (0.25, "0.25 s"), (0.12, "0.12 s"), (59, "59 s"), (59.6, "1 min 00 s"), (125, "2 min 05 s"), (7260, "2 h 01 min")],
+    [
+        (0, "0 s"),
+        (0.25, "0.25 s"),
+        (0.12, "0.12 s"),
+        (59, "59 s"),
+        (59.6, "1 min 00 s"),
+        (125, "2 min 05 s"),
+        (7260, "2 h 01 min"),
+    ],
 )
 def test_format_duration(seconds: float, shown: str) -> None:
     assert format_duration(seconds) == shown

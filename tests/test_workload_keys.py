@@ -193,3 +193,36 @@ def test_what_this_machine_cannot_run_is_refused_before_the_sweep(tmp_path: Path
             run_sweep(loop, str(suite), out=out, report=False)
         assert "this machine cannot run" in str(caught.value)
         assert not (out / "runs").exists()  # refused before anything ran
+
+
+def test_an_engine_option_on_the_sweeps_fallback_engine_is_refused_with_the_way_out(
+    tmp_path: Path,
+) -> None:
+    from ssdcompare.fio.jobfile import render
+    from ssdcompare.run.support import job_problems
+    from ssdcompare.target.devices import resolve_targets
+
+    (target,) = resolve_targets(str(tmp_path / "t.img"), MIB)
+    # where io_uring does not work, a sweep runs the workloads that name no engine on libaio
+    job = render(Workload(rw="randread", bs="4k", fixedbufs=True), target, "s", "libaio")
+    (said,) = job_problems(job, None)
+    assert said.startswith("fixedbufs is an option of the io_uring or io_uring_cmd engine, and "
+                           "this job runs on libaio")  # fmt: skip
+    assert "give the workload ioengine: io_uring" in said
+
+
+def test_numa_keys_need_a_fio_built_with_libnuma(tmp_path: Path) -> None:
+    from ssdcompare.fio.binary import FioInfo
+    from ssdcompare.run.support import _placement_problems, numa_built
+
+    # what `fio --cmdhelp` answers for a NUMA option in a build without libnuma (a build
+    # this machine does not have: a script stands in for it)
+    fake = tmp_path / "fio"
+    fake.write_text("#!/bin/sh\necho 'numa_cpu_nodes: Build fio with libnuma-dev(el) to "
+                    "enable this option'\n")  # fmt: skip
+    fake.chmod(0o755)
+    without = FioInfo(path=str(fake), version="fio-3.33")
+    assert not numa_built(without)
+    (said,) = _placement_problems(None, "0", None, without)
+    assert said.startswith("numa_cpu_nodes: this fio was built without NUMA support")
+    assert _placement_problems(None, "0", "local", None) == []  # no fio: the nodes alone
