@@ -147,59 +147,6 @@ def test_a_round_without_a_figure_ends_its_group() -> None:
     assert record.done and not record.attained and record.error == "round 2 has no figure"
 
 
-@needs_blkio
-@pytest.mark.root
-@pytest.mark.fio
-def test_rounds_run_until_steady_and_each_job_is_a_run_of_its_own(tmp_path: Path) -> None:
-    suite = pts_suite(tmp_path, ROUNDS)
-    with contextlib.ExitStack() as stack:
-        caps = stack.enter_context(iops_capped("rounds"))
-        device = stack.enter_context(loop_device(tmp_path / "d.img", 16 * MIB))
-        caps.cap(device, CAP, CAP)
-        caps.join(os.getpid())
-        try:
-            run = ssdcompare.run_sweep(device, suite=str(suite), out=tmp_path / "r",
-                                       scale=0.004, report=False)  # fmt: skip
-        finally:
-            (caps.group.parent / "cgroup.procs").write_text(str(os.getpid()))
-    name = Path(device).name
-    results = ResultsDir.open(run.path)
-    record = results.rounds_record(name, "rounds")
-    assert record is not None and record.done and record.track == "randwrite-4k-qd4"
-    ran = len(record.rounds)
-    # steady in the fewest rounds a window allows, or out of them: never anything between
-    assert (ran, record.window) in ((5, [1, 2, 3, 4, 5]), (6, [2, 3, 4, 5, 6]))
-    assert record.attained == (ran == 5 or record.steady_after == 6)
-    once = results.rounds_record(name, "once")
-    assert once is not None and once.done and once.rounds == [None]
-    assert sorted(p.name for p in (run.path / "rounds" / name / "rounds").iterdir()) == [
-        *(f"r{n:04d}" for n in range(1, ran + 1)),
-        "rounds.json",
-    ]
-    round_one = (run.path / "rounds" / name / "rounds" / "r0001" / "jobfile.fio").read_text()
-    assert round_one.count("\nstonewall\n") == 1 and "runtime=240ms" in round_one
-    for job in ("randwrite-4k-qd4", "randread-4k-qd4"):
-        for number in range(1, ran + 1):
-            folder = run.path / "runs" / name / job / f"r{number}"
-            status = json.loads((folder / "status.json").read_text())
-            assert status["status"] == "ok", status
-            assert any(
-                f"rounds/{name}/rounds/r{number:04d}/fio.json" in n for n in status["notes"]
-            )
-            output = json.loads((folder / "fio.json").read_text())
-            assert [e["jobname"] for e in output["jobs"]] == [job]
-            assert "[global]" in (folder / "jobfile.fio").read_text()  # as it would run alone
-            assert (folder / "timeseries_iops.1.log").exists()
-    frame = ssdcompare.load(run.path)
-    rows = frame[frame["pts_group"] == "rounds"]
-    assert set(rows["repeat"]) == set(range(1, ran + 1))
-    assert rows["ss_window"].sum() == 2 * 5  # both jobs, the window's 5 rounds
-    assert set(frame["scale"]) == {0.004} and set(frame["pts_test"]) == {"iops"}
-    summary = ssdcompare.job_summary(frame).set_index("job")
-    assert summary.loc["randwrite-4k-qd4", "repeats"] == 5  # the window's rounds only
-    assert summary.loc["write-64k-qd4", "repeats"] == 1
-
-
 def _capped_sweep(tmp_path: Path, suite: str, scale: float) -> tuple[Path, str]:
     """`suite` scaled on a loop device held to CAP IOPS; the results folder and device name."""
     with contextlib.ExitStack() as stack:
@@ -214,6 +161,48 @@ def _capped_sweep(tmp_path: Path, suite: str, scale: float) -> tuple[Path, str]:
             (caps.group.parent / "cgroup.procs").write_text(str(os.getpid()))
     assert run.complete
     return run.path, Path(device).name
+
+
+@needs_blkio
+@pytest.mark.root
+@pytest.mark.fio
+def test_rounds_run_until_steady_and_each_job_is_a_run_of_its_own(tmp_path: Path) -> None:
+    path, name = _capped_sweep(tmp_path, str(pts_suite(tmp_path, ROUNDS)), 0.004)
+    results = ResultsDir.open(path)
+    record = results.rounds_record(name, "rounds")
+    assert record is not None and record.done and record.track == "randwrite-4k-qd4"
+    ran = len(record.rounds)
+    # steady in the fewest rounds a window allows, or out of them: never anything between
+    assert (ran, record.window) in ((5, [1, 2, 3, 4, 5]), (6, [2, 3, 4, 5, 6]))
+    assert record.attained == (ran == 5 or record.steady_after == 6)
+    once = results.rounds_record(name, "once")
+    assert once is not None and once.done and once.rounds == [None]
+    assert sorted(p.name for p in (path / "rounds" / name / "rounds").iterdir()) == [
+        *(f"r{n:04d}" for n in range(1, ran + 1)),
+        "rounds.json",
+    ]
+    round_one = (path / "rounds" / name / "rounds" / "r0001" / "jobfile.fio").read_text()
+    assert round_one.count("\nstonewall\n") == 1 and "runtime=240ms" in round_one
+    for job in ("randwrite-4k-qd4", "randread-4k-qd4"):
+        for number in range(1, ran + 1):
+            folder = path / "runs" / name / job / f"r{number}"
+            status = json.loads((folder / "status.json").read_text())
+            assert status["status"] == "ok", status
+            assert any(
+                f"rounds/{name}/rounds/r{number:04d}/fio.json" in n for n in status["notes"]
+            )
+            output = json.loads((folder / "fio.json").read_text())
+            assert [e["jobname"] for e in output["jobs"]] == [job]
+            assert "[global]" in (folder / "jobfile.fio").read_text()  # as it would run alone
+            assert (folder / "timeseries_iops.1.log").exists()
+    frame = ssdcompare.load(path)
+    rows = frame[frame["pts_group"] == "rounds"]
+    assert set(rows["repeat"]) == set(range(1, ran + 1))
+    assert rows["ss_window"].sum() == 2 * 5  # both jobs, the window's 5 rounds
+    assert set(frame["scale"]) == {0.004} and set(frame["pts_test"]) == {"iops"}
+    summary = ssdcompare.job_summary(frame).set_index("job")
+    assert summary.loc["randwrite-4k-qd4", "repeats"] == 5  # the window's rounds only
+    assert summary.loc["write-64k-qd4", "repeats"] == 1
 
 
 @needs_blkio
