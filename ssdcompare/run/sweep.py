@@ -206,7 +206,8 @@ def reopen(
 
     Refuses a target that is no longer the device the sweep started on, and jobfiles that
     would differ from the planned ones. `destroy_data` is not inherited from the first run:
-    writing over signatures needs it again. `devices` resumes only those targets.
+    writing over signatures needs it again, and so does a PTS test's purge not done yet (one
+    that failed). `devices` resumes only those targets.
     """
     results = ResultsDir.open(path)
     check_own_folder(path, "--resume")
