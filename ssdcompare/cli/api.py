@@ -73,6 +73,9 @@ class SweepChoices(TypedDict, total=False):
     hosts: str  # fio servers by name, "a=10.0.0.5,b=10.0.0.6:8766" (devices: "a:nvme0n1")
     parallel_hosts: bool  # each job on one device of every host at the same time
     scale: float  # a PTS test's times and size caps multiplied by this, for a first look
+    # how a PTS test purges the drives destroy_data offers: "discard" (the default),
+    # "nvme-format", "nvme-sanitize" or "none"
+    purge: str
     allow_options: str | list[str] | tuple[str, ...]  # opt-in fio options (OPT_IN): "a,b"
     resume: str | Path  # continue this results folder instead of starting one
     precondition: str | list[str] | tuple[str, ...]  # "fill", "workload" or "fill,workload"
@@ -157,7 +160,7 @@ def plan_options(choices: SweepChoices) -> PlanOptions:
         precondition=steps_given(choices.get("precondition")),
         states=steps_given(choices.get("states")), ceiling=choices.get("ceiling", False),
         hosts=choices.get("hosts"), parallel_hosts=choices.get("parallel_hosts", False),
-        scale=choices.get("scale"),
+        scale=choices.get("scale"), purge=choices.get("purge"),
     )  # fmt: skip
 
 

@@ -23,6 +23,7 @@ from ssdcompare.cli.terminal import (
     ProgressLine,
     announce,
     plan_lines,
+    purge_lines,
     resume_hint,
     rounds_lines,
     say,
@@ -258,6 +259,16 @@ _SHARED_OPTIONS = (
         "and size cap times FACTOR (0.01: a minute-long round job runs 0.6 s), its rounds and "
         "rules as written. Every result and the report say it was scaled.",
     ),
+    click.option(
+        "--purge",
+        metavar="discard|nvme-format|nvme-sanitize|none",
+        help="How a PTS test (the pts-* suites) purges each drive --destroy-data offers before "
+        "its first round: discard (BLKDISCARD of the whole device, holes punched through a "
+        "file; the default), nvme-format (nvme format --ses=1: user-data erase), "
+        "nvme-sanitize (nvme sanitize --sanact=2: block erase, waited for), none. The NVMe "
+        "ones need nvme-cli and an NVMe namespace alone on its controller. Drives not offered "
+        "are not purged; every result says which were.",
+    ),
 )
 
 _Command = TypeVar("_Command", bound=Callable[..., None])
@@ -323,7 +334,7 @@ def plan_command(
     from ssdcompare.run.plan import make_plan
 
     plan = make_plan(suite, devices, plan_options(_planned(planned)))
-    for line in plan_lines(plan):
+    for line in [*plan_lines(plan), *purge_lines(plan, consent_given(_consent(destroy_data)))]:
         click.echo(line)
     _show_jobfiles(plan, out, brief)
     for warning in plan.warnings:

@@ -133,6 +133,24 @@ def _pts_lines(plan: Plan) -> list[str]:
     return [*lines, f"  {scaled}"] if scaled else lines
 
 
+def purge_lines(plan: Plan, consent: bool | list[str]) -> list[str]:
+    """What the purge before a PTS test would do to each target, given --destroy-data as
+    `consent` (for `plan`)."""
+    from ssdcompare.errors import SsdcompareError
+    from ssdcompare.run.preflight import consent_names, offered_names
+    from ssdcompare.run.purge import intent
+
+    if plan.purge is None:
+        return []
+    try:
+        offered = offered_names(consent_names(consent, plan.devices), plan.devices)
+    except SsdcompareError:  # a name that is no device of the sweep: its checks say so
+        offered = []
+    return [f"purge before the PTS test (--purge {plan.purge}):",
+            *[f"  {t.name}: {intent(plan.purge, t, offered)}" for t in plan.targets],
+            ""]  # fmt: skip
+
+
 def _curve_lines(plan: Plan) -> list[str]:
     """What each latency-vs-load curve of the plan paces its points at."""
     found = []
@@ -197,6 +215,17 @@ def _describe(event: Progress) -> str:
     return f"[{event.index}/{event.total}] {event.target}: {event.job} (repeat {event.repeat})"
 
 
+def _apart(event: Progress) -> str:
+    """A line of its own for what a sweep does besides its runs: a job's run on the RAM disk
+    (--ceiling), the purge before a PTS test."""
+    if event.state == "purge":
+        if event.error:
+            return f"purge: {event.target} FAILED: {event.error} (its test is skipped)"
+        return f"purge: {event.target}: {event.detail}"
+    what = f"FAILED, {event.error}" if event.error else "on a RAM disk"
+    return f"ceiling: {event.job} {what}"
+
+
 class ProgressLine:
     """Receives sweep progress events; see the module docstring for what it prints where."""
 
@@ -210,10 +239,9 @@ class ProgressLine:
 
     def __call__(self, event: Progress) -> None:
         eta = f", ETA {format_duration(event.eta_s)}" if event.eta_s is not None else ""
-        if event.state == "ceiling":
+        if event.state in ("ceiling", "purge"):
             self._show("")
-            what = f"FAILED, {event.error}" if event.error else "on a RAM disk"
-            say(f"\rceiling: {event.job} {what}", self.stream)
+            say(f"\r{_apart(event)}", self.stream)
             self.width = 0
             return
         if event.state == "start":
@@ -403,6 +431,11 @@ def rounds_lines(results: ResultsDir) -> list[str]:
     lines = []
     if manifest.suite.scale is not None:
         lines.append(f"scaled by {manifest.suite.scale:g}: a first look, not a PTS result")
+    for target in manifest.targets:
+        purge = results.purge_record(target.name)
+        if purge is not None:
+            said = f"{purge.how}, {purge.detail}" if purge.purged else purge.detail
+            lines.append(f"{target.name} purge: {said}")
     for target in manifest.targets:
         for group in pts.groups:
             record = results.rounds_record(target.name, group.name)

@@ -135,7 +135,8 @@ class SteadyRecord(BaseModel):
 
 
 class PurgeRecord(BaseModel):
-    """How a drive was purged before a PTS test, or why it was not (suite.pts.purge)."""
+    """How a drive was purged before a PTS test, or why it was not (suite.pts.purge). One
+    with an error is a purge that failed: the test did not run, and a resume tries again."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -221,6 +222,8 @@ class Manifest(BaseModel):
     states: list[str] = Field(default_factory=list)  # the drive states, a pass each (--states)
     ceiling: bool = False  # each job measured once on a RAM disk first (--ceiling)
     parallel_hosts: bool = False  # each job on one device of every host at once
+    # how a PTS test purges the drives --destroy-data offers (--purge); None: no purge planned
+    purge: str | None = None
 
     @field_validator("allowed_options")
     @classmethod

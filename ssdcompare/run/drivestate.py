@@ -1,27 +1,95 @@
-"""A target put in the state a job of a sweep needs, before the job runs: preconditioning as
-the plan says (a fill before the target's first job, the job's rounds until steady before its
-first run) and the job's drive state (`--states`: a discard for empty, a fill for full).
+"""A target put in the state a job of a sweep needs, before the job runs: a PTS test's purge
+(before its first round), preconditioning as the plan says (a fill before the target's first
+job, the job's rounds until steady before its first run) and the job's drive state
+(`--states`: a discard for empty, a fill for full).
 
 The target is held exclusively meanwhile, and before every write of it the target is looked
 at again (ssdcompare.run.access.checked_access); a target that fails that gets no
 preconditioning and no writes, only reads. The steps themselves are in
-ssdcompare.run.precondition.
+ssdcompare.run.precondition and ssdcompare.run.purge.
 """
 
 from __future__ import annotations
 
+import time
 from contextlib import AbstractContextManager
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.jobfile import RenderedJob
+from ssdcompare.results.models import PurgeRecord, now_iso
 from ssdcompare.results.store import ResultsDir
 from ssdcompare.run.access import Unusable, blocked, checked_access
 from ssdcompare.run.plan import Plan
 from ssdcompare.run.precondition import fill, put_in_state, state_needed, until_steady
+from ssdcompare.run.purge import erase, intent
+from ssdcompare.target.devices import Target
 from ssdcompare.target.guard import claimed
 
 # (target, drive state) -> why that state could not be reached: the rest of its pass skips
 Unreachable = dict[tuple[str, str], str]
+
+
+def settled(results: ResultsDir, target: str) -> bool:
+    """Whether the purge before a PTS test on `target` is decided: done, or left undone on
+    purpose (a record without an error). One that failed is not: a resume tries it again."""
+    record = results.purge_record(target)
+    return record is not None and record.error is None
+
+
+def purged(
+    plan: Plan, results: ResultsDir, target: Target, unusable: Unusable
+) -> PurgeRecord | None:
+    """The purge before a PTS test's first round on `target` (ssdcompare.run.purge), unless
+    it was decided before (a resume): the target purged where --destroy-data offered it, or
+    recorded as not purged. The new record, or None when there was nothing to decide. A
+    purge that failed makes the target unusable, so the rest of its test is skipped: its
+    results would pass for a purged drive's."""
+    if plan.purge is None or settled(results, target.name):
+        return None
+    if target.name in plan.offered and plan.purge != "none":
+        record = _purge(plan, results, target)
+    else:
+        record = PurgeRecord(target=target.name, purged=False, how="none",
+                             detail=intent(plan.purge, target, plan.offered) or "")  # fmt: skip
+    results.save_purge_record(record)
+    if record.error is not None:
+        unusable[target.name] = (f"not purged: {record.error}", False)
+    return record
+
+
+def _purge(plan: Plan, results: ResultsDir, target: Target) -> PurgeRecord:
+    """Purge `target` as the plan says, held exclusively and looked at just before as before
+    any write (still the device the sweep started on, nothing uses it, no signature made
+    since); the record of how it went. One cut short is recorded before the stop goes on."""
+    assert plan.purge is not None
+    record = PurgeRecord(target=target.name, purged=False, how=plan.purge, detail="",
+                         started_at=now_iso())  # fmt: skip
+    started = time.monotonic()
+    try:
+        with claimed(target, True) as held:
+            if not held:
+                raise SsdcompareError(f"{target.name} is claimed by another user")
+            with checked_access(plan, results, target)() as fds:
+                record.detail = erase(plan.purge, target, fds.get(target.path))
+        record.purged = True
+    except KeyboardInterrupt:
+        _purge_ended(record, started, "interrupted before it finished")
+        results.save_purge_record(record)
+        raise
+    except SsdcompareError as err:
+        record.error = str(err)
+    except OSError as err:
+        record.error = f"{plan.purge} failed: {err.strerror or err}"
+    _purge_ended(record, started, record.error)
+    return record
+
+
+def _purge_ended(record: PurgeRecord, started: float, error: str | None) -> None:
+    """A purge's record as it ended (`error`: why it did not purge, or None)."""
+    record.seconds = round(time.monotonic() - started, 3)
+    record.error = error
+    if error is not None:
+        record.purged, record.detail = False, f"not purged: {error}"
 
 
 def preconditioned(

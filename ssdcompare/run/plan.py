@@ -12,6 +12,7 @@ from ssdcompare.fio import binary as fio_mod
 from ssdcompare.fio.jobfile import RenderedJob, fill_span, render, span, span_is_cut, span_words
 from ssdcompare.judge.stats import MIN_REPEATS
 from ssdcompare.judge.steady import FILL_RATE_WORST, MAX_ROUNDS
+from ssdcompare.run.purge import planned_purge
 from ssdcompare.run.support import job_problems
 from ssdcompare.suite.files import load_suite
 from ssdcompare.suite.options import OPT_IN, canonical, option_names
@@ -40,7 +41,7 @@ PLANNED_CHOICES = (
     ("repeat", "--repeat"), ("read_only", "--read-only"), ("out", "--out"),
     ("allow_options", "--allow-option"), ("precondition", "--precondition"),
     ("states", "--states"), ("ceiling", "--ceiling"), ("hosts", "--hosts"),
-    ("parallel_hosts", "--parallel-hosts"), ("scale", "--scale"),
+    ("parallel_hosts", "--parallel-hosts"), ("scale", "--scale"), ("purge", "--purge"),
 )  # fmt: skip
 
 
@@ -60,6 +61,9 @@ class Plan:
     precondition: list[str] = field(default_factory=list)  # PRECONDITION_STEPS chosen
     ceiling: bool = False  # each job once on a RAM disk first (ssdcompare.run.ceiling)
     parallel_hosts: bool = False  # each job on one device of every host at the same time
+    purge: str | None = None  # how a PTS test purges its drives first (run.purge); None: no purge
+    # the devices --destroy-data offers, by name (set as the sweep starts): those a PTS test purges
+    offered: list[str] = field(default_factory=list)
 
     @property
     def states(self) -> list[str]:
@@ -154,6 +158,7 @@ class PlanOptions:
     hosts: str | dict[str, Host] | None = None  # fio servers by name (target.hosts)
     parallel_hosts: bool = False  # each job on one device of every host at the same time
     scale: float | None = None  # a PTS test's times and caps multiplied by this (suite.pts)
+    purge: str | None = None  # how a PTS test purges the drives offered (run.purge.PURGE_METHODS)
 
 
 def make_plan(
@@ -204,7 +209,7 @@ def make_plan(
         suite=loaded, targets=targets, jobs=jobs, repeat=options.repeat, fio=fio_info,
         warnings=warnings, default_ioengine=engine, allowed_options=allowed,
         read_only=options.read_only, precondition=steps, ceiling=options.ceiling,
-        parallel_hosts=options.parallel_hosts,
+        parallel_hosts=options.parallel_hosts, purge=planned_purge(loaded, options.purge, targets),
     )  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """The checks a sweep passes before it writes anything, for `sweep`, `sweep --resume` and
 `plan` alike: --destroy-data names devices of the sweep, no two targets share data and no
-other sweep holds one, fio accepts every jobfile, every fio server answers, and the guard
-allows every write. Each raises SsdcompareError saying what would be refused and why."""
+other sweep holds one, fio accepts every jobfile, every fio server answers, the guard
+allows every write, and every drive a PTS test would purge can be purged. Each raises
+SsdcompareError saying what would be refused and why."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.client import check_hosts
 from ssdcompare.run.plan import Plan, validate
+from ssdcompare.run.purge import check_purges
 from ssdcompare.target.devices import Target
 from ssdcompare.target.guard import Finding, check_write_safety
 from ssdcompare.target.locks import Lock, lock_paths
@@ -65,17 +67,25 @@ def consent_names(
     return [names[n] for n in destroy_data]
 
 
+def offered_names(consent: bool | list[str], targets: Sequence[Target]) -> list[str]:
+    """The names of the devices --destroy-data offers (`consent` as consent_names gives it):
+    every device of the sweep when bare, else those named."""
+    return [t.name for t in targets] if consent is True else list(consent or [])
+
+
 def preflight(
     plan: Plan, destroy_data: bool | Sequence[str] = False
 ) -> tuple[bool | list[str], list[Finding]]:
     """The checks a sweep passes before it writes anything, for `sweep` and `plan` alike:
     --destroy-data names devices of the sweep, no two targets share data and no other sweep
-    holds one, every fio server answers, and the guard allows every write. Raises
-    SsdcompareError saying what would be refused and why; returns the consent as the guard
-    takes it and what --destroy-data overrides."""
+    holds one, every fio server answers, the guard allows every write, and a PTS test can
+    purge the devices offered. Raises SsdcompareError saying what would be refused and why;
+    returns the consent as the guard takes it and what --destroy-data overrides."""
     consent = consent_names(destroy_data, plan.devices)
     check_free(plan.devices)
     if plan.fio is not None:
         check_hosts(plan.fio, plan.devices)
     written = [part for target in plan.written_targets for part in target.parts]
-    return consent, check_write_safety(written, True, consent)
+    findings = check_write_safety(written, True, consent)
+    check_purges(plan.targets, plan.purge, offered_names(consent, plan.devices))
+    return consent, findings

@@ -103,7 +103,7 @@ def replan(manifest: Manifest, targets: list[Target], fio: FioInfo) -> Plan:
         suite=manifest.suite, targets=targets, jobs=jobs, repeat=manifest.repeat, fio=fio,
         default_ioengine=engine, allowed_options=manifest.allowed_options,
         read_only=manifest.read_only, precondition=manifest.precondition,
-        ceiling=manifest.ceiling, parallel_hosts=manifest.parallel_hosts,
+        ceiling=manifest.ceiling, parallel_hosts=manifest.parallel_hosts, purge=manifest.purge,
     )  # fmt: skip
 
 

@@ -32,12 +32,19 @@ from ssdcompare.results.store import ResultsDir, check_own_folder, own_writes
 from ssdcompare.run.access import Unusable, after_run, blocked
 from ssdcompare.run.ceiling import measure as measure_ceiling
 from ssdcompare.run.curve import paced
-from ssdcompare.run.drivestate import Unreachable, in_state, preconditioned
+from ssdcompare.run.drivestate import Unreachable, in_state, preconditioned, purged, settled
 from ssdcompare.run.jobrun import SamplerFactory, StoppedAfterRun, run_one, run_together, skip
 from ssdcompare.run.order import Run, batches, pending
 from ssdcompare.run.plan import JOB_OVERHEAD_S, Plan
 from ssdcompare.run.precondition import note_trimmed
-from ssdcompare.run.preflight import check_fio_accepts, check_free, consent_names, preflight
+from ssdcompare.run.preflight import (
+    check_fio_accepts,
+    check_free,
+    consent_names,
+    offered_names,
+    preflight,
+)
+from ssdcompare.run.purge import check_purges
 from ssdcompare.run.ramdisk import remove_leftovers
 from ssdcompare.run.resume import (
     check_consent_again,
@@ -49,6 +56,7 @@ from ssdcompare.run.resume import (
 from ssdcompare.run.rounds import Round, all_rounds, needed, rounds_pending, run_round
 from ssdcompare.run.runner import Sampler
 from ssdcompare.run.sampler import CpuSampler
+from ssdcompare.target.devices import Target
 from ssdcompare.target.file import TargetFileError, create
 from ssdcompare.target.guard import Finding, check_write_safety
 from ssdcompare.target.identity import identify
@@ -69,6 +77,7 @@ class Progress:
     elapsed_s: float
     eta_s: float | None
     error: str | None = None
+    detail: str | None = None  # for state "purge": what the purge before a PTS test did
 
 
 @dataclass
@@ -112,6 +121,7 @@ def start(
         plan.fio = find_fio()
     check_fio_accepts(plan)
     consent, findings = preflight(plan, destroy_data)
+    plan.offered = offered_names(consent, plan.devices)  # the drives a PTS test purges
     created = _create_files(plan)
     try:
         with own_writes():
@@ -176,6 +186,7 @@ def _new_results(
         states=plan.states,
         ceiling=plan.ceiling,
         parallel_hosts=plan.parallel_hosts,
+        purge=plan.purge,
         identities={t.name: identify(t) for t in plan.devices},
         created_files=created,
         planned={
@@ -195,7 +206,8 @@ def reopen(
 
     Refuses a target that is no longer the device the sweep started on, and jobfiles that
     would differ from the planned ones. `destroy_data` is not inherited from the first run:
-    writing over signatures needs it again. `devices` resumes only those targets.
+    writing over signatures needs it again, and so does a PTS test's purge not done yet (one
+    that failed). `devices` resumes only those targets.
     """
     results = ResultsDir.open(path)
     check_own_folder(path, "--resume")
@@ -215,6 +227,9 @@ def reopen(
     check_consent_again(manifest, written, consent)
     check_hosts(fio, waiting)
     findings = check_write_safety(written, True, consent)
+    plan.offered = offered_names(consent, plan.devices)
+    unsettled = [t for t in plan.targets if t.name in left and not settled(results, t.name)]
+    check_purges(unsettled, plan.purge, plan.offered)  # a purge that failed is tried again
     manifest.resumed_at.append(now_iso())
     results.save_manifest()
     return plan, results, findings
@@ -375,13 +390,14 @@ class _Sweep:
         return runnable
 
     def run_round(self, one: Round) -> bool:
-        """One round of a PTS test (ssdcompare.run.rounds), its target filled first where
-        the suite asks; False when the sweep stops here."""
+        """One round of a PTS test (ssdcompare.run.rounds), its target purged and filled
+        first where the suite asks; False when the sweep stops here."""
         started = self.clock()
         first = one.jobs[0]
         try:
-            reason = blocked(first, self.unusable, self.results) or preconditioned(
-                self.plan, self.results, first, one.number, self.unusable)  # fmt: skip
+            reason = (blocked(first, self.unusable, self.results) or self._purged(one.target)
+                      or preconditioned(self.plan, self.results, first, one.number,
+                                        self.unusable))  # fmt: skip
             if reason is None:
                 for job in one.jobs:
                     self.number += 1
@@ -404,6 +420,19 @@ class _Sweep:
             self.stopped(interrupted[0].stopped_by)
             return False
         return True
+
+    def _purged(self, target: Target) -> str | None:
+        """The purge before a PTS test's first round on `target` (drivestate.purged), said as
+        it is decided; why the target's runs are skipped (a purge that failed), or None."""
+        record = purged(self.plan, self.results, target, self.unusable)
+        if record is None:
+            return None
+        if self.progress is not None:
+            timed = f", in {record.seconds:.3g} s" if record.purged and record.seconds else ""
+            self.progress(Progress("purge", self.number, self.total, target.name, "", 0,
+                                   self.timing.elapsed(), self.timing.eta(), record.error,
+                                   record.detail + timed))  # fmt: skip
+        return None if record.error is None else f"not purged: {record.error}"
 
     def _readied(self, job: RenderedJob, repeat: int) -> str | None:
         """Preconditioning and the job's drive state, as the plan says: why the run must be
