@@ -72,6 +72,13 @@ def test_each_key_is_part_of_the_generated_id() -> None:
         ({"rw": "randread", "numa_mem_policy": "bind"}, "give default, local"),
         ({"rw": "randread", "random_distribution": "zipf:1.2",
           "extra": {"random_distribution": "zipf:0.8"}}, "given twice"),
+        ({"rw": "randread", "random_distribution": "zipf:inf"}, "a theta above 0"),
+        ({"rw": "randread", "random_distribution": "normal:100"}, "under 100"),
+        ({"rw": "randread", "random_distribution": "zoned:90/10:10/9\t0"}, "plain ASCII"),
+        ({"rw": "randread", "cpus_allowed": "\u0660"}, "numbers and ranges"),  # Arabic 0
+        ({"rw": "randread", "cpus_allowed": "0-4294967295"}, "above the highest CPU"),
+        ({"rw": "randread", "numa_mem_policy": "bind:1-0"}, "runs backwards"),
+        ({"rw": "randwrite", "buffer_compress_percentage": True}, "a share of 0 to 100"),
     ],
 )  # fmt: skip
 def test_what_does_not_fit_is_refused_in_words(fields: dict, said: str) -> None:
@@ -226,3 +233,43 @@ def test_numa_keys_need_a_fio_built_with_libnuma(tmp_path: Path) -> None:
     (said,) = _placement_problems(None, "0", None, without)
     assert said.startswith("numa_cpu_nodes: this fio was built without NUMA support")
     assert _placement_problems(None, "0", "local", None) == []  # no fio: the nodes alone
+
+
+def test_data_shaped_through_extra_is_named_not_called_random(tmp_path: Path) -> None:
+    from ssdcompare.fio.jobfile import render
+    from ssdcompare.suite.realism import realism_columns
+    from ssdcompare.target.devices import resolve_targets
+
+    zeros = Workload(rw="write", bs="64k", extra={"zero_buffers": None})
+    (target,) = resolve_targets(str(tmp_path / "t.img"), MIB)
+    text = render(zeros, target, "s", "libaio").text
+    assert "; data written: as extra shapes it (zero_buffers)" in text
+    columns = realism_columns(zeros)
+    assert columns["data"].startswith("as extra shapes it (zero_buffers)")
+    assert columns["compress_pct"] is None and columns["dedupe_pct"] is None  # not known
+    assert Workload(rw="randwrite", bs="4k", buffer_compress_percentage="50%").job_id.endswith(
+        "-cmp50"
+    )
+
+
+def test_bands_beyond_the_span_and_lists_fio_cannot_take_are_said_before_a_run(
+    tmp_path: Path,
+) -> None:
+    from ssdcompare.fio.jobfile import render
+    from ssdcompare.run.support import job_problems
+    from ssdcompare.target.devices import resolve_targets
+
+    (target,) = resolve_targets(str(tmp_path / "t.img"), 16 * MIB)
+    wide = Workload(rw="randread", bs="4k", random_distribution="zoned_abs:90/1g:10/9g")
+    (said,) = job_problems(render(wide, target, "s", "libaio"), None)
+    assert "its bands cover 10 GiB, and the span this job runs over on t.img is 16 MiB" in said
+    fits = Workload(rw="randread", bs="4k", random_distribution="zoned_abs:90/1m:10/15m")
+    assert job_problems(render(fits, target, "s", "libaio"), None) == []
+    for engine, said_of in (("io_uring_cmd", "generic device"), ("sg", "SCSI")):
+        (said,) = job_problems(render(Workload(rw="randread", bs="4k", ioengine=engine), target,
+                                      "s", "libaio"), None)  # fmt: skip
+        assert said_of in said
+    # a CPU list given through extra (as older suites did) is checked as the key's
+    old = Workload(rw="randread", bs="4k", extra={"cpus_allowed": "all"})
+    (said,) = job_problems(render(old, target, "s", "libaio"), None)
+    assert said.startswith("cpus_allowed 'all': ") and "numbers and ranges" in said

@@ -80,6 +80,18 @@ def span(workload: Workload, target: Target) -> str | None:
     return None
 
 
+def span_bytes(workload: Workload, target: Target, size: str | None = "") -> int | None:
+    """The bytes of the span a job runs over on a target (`size`: its rendered `size=`, ""
+    to work it out; None: the whole target); None when only fio can tell."""
+    if size == "":
+        size = span(workload, target)
+    if size is not None and size.endswith("%"):
+        if target.size_bytes is None:
+            return None
+        return int(target.size_bytes * float(size[:-1]) / 100)
+    return parse_size(size) if size is not None else target.size_bytes
+
+
 def io_size_of(workload: Workload, target: Target, size: str | None) -> str | None:
     """The `io_size=` to render: the bytes asked for, or for `io_size: 4x` that many times the
     span that runs (`size`, None: the whole target) shared by the job's processes, in whole
@@ -88,15 +100,11 @@ def io_size_of(workload: Workload, target: Target, size: str | None) -> str | No
         return size_token(workload.io_size_bytes)
     if workload.io_size_spans is None:
         return None
-    span_bytes = target.size_bytes
-    if size is not None and size.endswith("%") and target.size_bytes is not None:
-        span_bytes = int(target.size_bytes * float(size[:-1]) / 100)
-    elif size is not None:
-        span_bytes = parse_size(size)
-    if span_bytes is None:
+    spanned = span_bytes(workload, target, size)
+    if spanned is None:
         return None  # a size fio alone knows: the job runs for its runtime
     # fio counts io_size per process: the spans are the job's, shared by its numjobs
-    moved = int(span_bytes * workload.io_size_spans / workload.numjobs)
+    moved = int(spanned * workload.io_size_spans / workload.numjobs)
     return size_token(max(moved - moved % workload.bs_bytes, workload.bs_bytes))
 
 
@@ -262,8 +270,9 @@ def _jobfile_text(
                 workload,
                 workload.rw,
                 "write" in workload.directions,
-                time_based=workload.io_size_bytes is None,
-            ),  # fmt: skip
+                io_size_of(workload, target, size) is None,
+                workload.extra,
+            ),
             run=" ".join(command_line("fio", "THIS_FILE", "RESULT.json")),
             timeseries=TIMESERIES_PREFIX,
         )

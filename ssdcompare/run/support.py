@@ -17,9 +17,10 @@ import tempfile
 from pathlib import Path
 
 from ssdcompare.fio.binary import FioInfo
-from ssdcompare.fio.jobfile import RenderedJob
-from ssdcompare.suite.realism import ENGINE_FLAGS, given, number_list
+from ssdcompare.fio.jobfile import RenderedJob, span_bytes
+from ssdcompare.suite.realism import ENGINE_FLAGS, given, number_list, zoned_abs_bytes
 from ssdcompare.target.devices import Target
+from ssdcompare.units import format_bytes
 
 NODES = Path("/sys/devices/system/node")
 SYS_DEV_BLOCK = Path("/sys/dev/block")
@@ -38,6 +39,7 @@ def job_problems(job: RenderedJob, fio: FioInfo | None) -> list[str]:
             engines = " or ".join(ENGINE_FLAGS[flag])
             found.append(f"{flag} is an option of the {engines} engine, and this job runs on "
                          f"{job.ioengine}" + _engine_advice(workload))  # fmt: skip
+    found += _band_problems(job) + _engine_device_problems(job)
     if found or any(part.host or part.remote for part in job.target.parts):
         return found
     if "hipri" in flags:
@@ -51,6 +53,37 @@ def job_problems(job: RenderedJob, fio: FioInfo | None) -> list[str]:
         given(workload, "cpus_allowed"), given(workload, "numa_cpu_nodes"),
         given(workload, "numa_mem_policy"), fio,
     )  # fmt: skip
+    return found
+
+
+def _band_problems(job: RenderedJob) -> list[str]:
+    """zoned_abs bands that reach past the span the job runs over: fio then does no I/O at
+    all (and reports it as a job that ran)."""
+    bands = zoned_abs_bytes(job.workload.random_distribution)
+    span = span_bytes(job.workload, job.target)
+    if bands is None or span is None or bands <= span:
+        return []
+    return [f"random_distribution {job.workload.random_distribution}: its bands cover "
+            f"{format_bytes(bands)}, and the span this job runs over on {job.target.name} is "
+            f"{format_bytes(span)}: give bands that fit it, or shares of it with "
+            "zoned:"]  # fmt: skip
+
+
+def _engine_device_problems(job: RenderedJob) -> list[str]:
+    """Engines that talk to one kind of device only: io_uring_cmd to an NVMe namespace's
+    generic character device (/dev/ngXnY), sg to a SCSI generic device or SCSI disk."""
+    found = []
+    for part in job.target.parts:
+        if part.host or part.remote:
+            continue
+        name = Path(part.path).name
+        if job.ioengine == "io_uring_cmd" and not name.startswith("ng"):
+            found.append(f"ioengine io_uring_cmd sends NVMe commands through a namespace's "
+                         f"generic device (/dev/ngXnY); {part.path} is not one")  # fmt: skip
+        scsi = Path(f"/sys/class/block/{name}/device/scsi_disk").exists()
+        if job.ioengine == "sg" and not (name.startswith("sg") or scsi):
+            found.append(f"ioengine sg sends SCSI commands; {part.path} is neither a SCSI "
+                         "generic device (/dev/sgN) nor a SCSI disk")  # fmt: skip
     return found
 
 
@@ -140,7 +173,10 @@ def _placement_problems(
     found = []
     allowed = _allowed_cpus()
     if cpus is not None:
-        missing = set(number_list(cpus)) - allowed
+        try:
+            missing = set(number_list(cpus)) - allowed
+        except ValueError as err:  # a list given through extra, never checked as a key's
+            return [f"cpus_allowed {cpus!r}: {err}"]
         if missing:
             which = "CPUs" if len(missing) > 1 else "CPU"
             found.append(f"cpus_allowed {cpus}: fio may not run on {which} {_spans(missing)} "
@@ -155,7 +191,11 @@ def _placement_problems(
                          "fio package built with it, or drop the key")  # fmt: skip
             break
         online = _online_nodes()
-        missing = set(number_list(value)) - online
+        try:
+            missing = set(number_list(value)) - online
+        except ValueError as err:
+            found.append(f"{key} {written!r}: {err}")
+            continue
         if missing:
             which = f"nodes {_spans(missing)} are" if len(missing) > 1 else (
                 f"node {_spans(missing)} is")  # fmt: skip

@@ -15,6 +15,7 @@ compression code path for `buffer_compress_percentage=0`, and refills every buff
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from collections.abc import Mapping
@@ -22,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from ssdcompare.units import parse_size
+from ssdcompare.units import parse_size, size_token
 
 # fio's checksums for `verify` (fio 3.33 --cmdhelp=verify), strongest last
 VERIFY_METHODS = (
@@ -41,12 +42,21 @@ FLAG_TOKENS = {"hipri": "hipri", "sqthread_poll": "sqpoll", "fixedbufs": "fixedb
 # how many written blocks a time-based job with `verify` checks at a time: fio's verify phase
 # comes after the write phase, which in a time-based job never ends
 VERIFY_BACKLOG = 1024
+# fio options besides the keys that change what data is written: given through `extra`, the
+# data is what they make, not fio's default
+DATA_OPTIONS = frozenset({"zero_buffers", "buffer_pattern", "scramble_buffers",
+                          "buffer_compress_chunk", "dedupe_mode", "dedupe_working_set_percentage",
+                          "dedupe_global"})  # fmt: skip
 DEFAULT_DATA = ("random bytes, incompressible; fio scrambles each buffer a little on every "
                 "write so that no two blocks repeat")  # fmt: skip
 _DISTRIBUTIONS = {"zipf", "pareto", "normal", "gauss", "zoned", "zoned_abs"}
-_CPU_LIST_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*\Z")
-_MEM_POLICY_RE = re.compile(r"^(default|local|prefer:\d+|bind:(?P<b>[\d,-]+)|"
-                            r"interleave:(?P<i>[\d,-]+))\Z")  # fmt: skip
+# ASCII digits only: \d also matches other scripts' digits, which fio does not read
+_CPU_LIST_RE = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*\Z")
+_MEM_POLICY_RE = re.compile(r"^(default|local|prefer:(?P<p>[0-9]+)|bind:(?P<b>[0-9,-]+)|"
+                            r"interleave:(?P<i>[0-9,-]+))\Z")  # fmt: skip
+# the highest CPU or NUMA node number taken (fio's own limit is 4096 CPUs): a list is
+# expanded to check it against the machine, and a mistyped 0-4294967295 must not fill memory
+MAX_CPU_NUMBER = 8191
 
 
 def _either(names: tuple[str, ...]) -> str:
@@ -55,18 +65,18 @@ def _either(names: tuple[str, ...]) -> str:
 
 
 def number_list(text: str) -> list[int]:
-    """The numbers of a CPU or node list such as "0-3,8" ([0, 1, 2, 3, 8])."""
+    """The numbers of a CPU or node list such as "0-3,8" ([0, 1, 2, 3, 8]); ValueError
+    for anything else (checked as listed() checks it, so a list from `extra` is bounded too)."""
     found: list[int] = []
-    for part in text.split(","):
+    for part in listed(text, "list").split(","):
         low, _, high = part.partition("-")
         found += range(int(low), int(high or low) + 1)
-    return found
+    return sorted(set(found))
 
 
-def _listed(value: Any, what: str) -> str | None:
-    """A CPU or node list as fio takes it ("0-3,8"), from a number or a string."""
-    if value is None:
-        return None
+def listed(value: Any, what: str) -> str:
+    """A CPU or node list as fio takes it ("0-3,8"), from a number or a string: ASCII
+    numbers and ranges, none backwards, none above MAX_CPU_NUMBER; ValueError otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ValueError(f"{what} is a list such as 0-3,8, not {value!r}")
     text = str(value).replace(" ", "")
@@ -76,13 +86,18 @@ def _listed(value: Any, what: str) -> str | None:
         low, _, high = part.partition("-")
         if high and int(high) < int(low):
             raise ValueError(f"{what} {value!r}: the range {part} runs backwards")
+        if int(high or low) > MAX_CPU_NUMBER:
+            raise ValueError(f"{what} {value!r}: {int(high or low)} is above the highest CPU "
+                             f"or node number taken ({MAX_CPU_NUMBER})")  # fmt: skip
     return text
 
 
 def _zoned(kind: str, bands: str, original: str) -> str:
     """`zoned:` (shares of the span) or `zoned_abs:` (sizes) bands, checked: fio wants the
-    shares of I/O (and for zoned, of the span) to add up to 100."""
+    shares of I/O (and for zoned, of the span) to add up to 100. Written anew from the
+    numbers read, never as given."""
     access = span = 0.0
+    written = []
     for band in bands.split(":"):
         share, slash, where = band.partition("/")
         try:
@@ -94,15 +109,27 @@ def _zoned(kind: str, bands: str, original: str) -> str:
             raise ValueError(f"random_distribution {original!r}: each band is a share of the "
                              "I/O and where it lands, e.g. zoned:90/10:10/90 (90 % of I/O to "
                              "10 % of the span, 10 % to the other 90 %)")  # fmt: skip
+        if not (math.isfinite(io_pct) and math.isfinite(size)):
+            raise ValueError(f"random_distribution {original!r}: give finite numbers")
         access += io_pct
         span += size
+        where_text = f"{size:g}" if kind == "zoned" else size_token(int(size))
+        written.append(f"{io_pct:g}/{where_text}")
     if round(access, 6) != 100:
         raise ValueError(f"random_distribution {original!r}: the shares of I/O add up to "
                          f"{access:g} %, not 100 %")  # fmt: skip
     if kind == "zoned" and round(span, 6) != 100:
         raise ValueError(f"random_distribution {original!r}: the shares of the span add up "
                          f"to {span:g} %, not 100 %")  # fmt: skip
-    return f"{kind}:{bands}"
+    return f"{kind}:{':'.join(written)}"
+
+
+def zoned_abs_bytes(value: str | None) -> int | None:
+    """The bytes a `zoned_abs:` distribution's bands cover (they must fit in the span);
+    None for any other distribution."""
+    if value is None or not value.startswith("zoned_abs:"):
+        return None
+    return sum(parse_size(band.split("/")[1]) for band in value.split(":", 1)[1].split(":"))
 
 
 def distribution(value: Any) -> str | None:
@@ -115,9 +142,12 @@ def distribution(value: Any) -> str | None:
     if value is None:
         return None
     text = str(value).strip().lower().replace(" ", "").replace("%", "")
+    if not text.isascii() or not text.isprintable():
+        raise ValueError(f"random_distribution {value!r}: use plain ASCII without tabs or "
+                         "line breaks, such as zipf:1.2")  # fmt: skip
     if text in ("random", "uniform"):
         return None
-    hot = re.fullmatch(r"(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)", text)
+    hot = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)/([0-9]+(?:\.[0-9]+)?)", text)
     if hot:
         io_pct, span = float(hot.group(1)), float(hot.group(2))
         if not (0 < io_pct < 100 and 0 < span < 100):
@@ -146,9 +176,10 @@ def _skewed(kind: str, rest: str, original: str) -> str:
     except ValueError:
         raise ValueError(f"random_distribution {original!r}: {kind} takes a number, e.g. "
                          f"{kind}:{_EXAMPLES[kind]}") from None  # fmt: skip
-    limits = {"zipf": (number > 0 and number != 1, "a theta above 0, other than 1"),
+    limits = {"zipf": (0 < number < 1e6 and number != 1, "a theta above 0, other than 1"),
               "pareto": (0 < number < 1, "a power between 0 and 1"),
-              "normal": (0 < number <= 100, "a deviation in % of the span, above 0")}  # fmt: skip
+              "normal": (0 < number < 100, "a deviation in % of the span, above 0 and "
+                         "under 100")}  # fmt: skip
     ok, needs = limits[kind]
     if not ok:
         raise ValueError(f"random_distribution {original!r}: {kind} needs {needs}")
@@ -228,7 +259,17 @@ class RealismKeys(BaseModel):
     @field_validator("cpus_allowed", "numa_cpu_nodes", mode="before")
     @classmethod
     def _lists(cls, value: Any, info: Any) -> str | None:
-        return _listed(value, info.field_name)
+        return None if value is None else listed(value, info.field_name)
+
+    @field_validator("buffer_compress_percentage", "dedupe_percentage", mode="before")
+    @classmethod
+    def _percent(cls, value: Any, info: Any) -> Any:
+        """A share as 50 or "50%"; a yes/no is no share."""
+        if isinstance(value, bool):
+            raise ValueError(f"{info.field_name} is a share of 0 to 100 (%), not {value}")
+        if isinstance(value, str) and value.strip().endswith("%"):
+            return value.strip()[:-1].strip()
+        return value
 
     @field_validator("numa_mem_policy", mode="before")
     @classmethod
@@ -237,10 +278,12 @@ class RealismKeys(BaseModel):
             return None
         text = str(value).replace(" ", "")
         match = _MEM_POLICY_RE.match(text)
-        nodes = match and (match.group("b") or match.group("i"))
-        if not match or (nodes and not _CPU_LIST_RE.match(nodes)):
+        if not match:
             raise ValueError(f"numa_mem_policy {value!r}: give default, local, prefer:0, "
                              "bind:0-1 or interleave:0-1")  # fmt: skip
+        nodes = match.group("p") or match.group("b") or match.group("i")
+        if nodes:
+            listed(nodes, f"numa_mem_policy {value!r}: the nodes")
         return text
 
     def engine_flags(self) -> list[str]:
@@ -298,6 +341,15 @@ class RealismKeys(BaseModel):
             parts.append("mem" + re.sub(r"[:,]", ".", self.numa_mem_policy).replace(".", "", 1))
         return parts
 
+    def data_words(self, extra: Mapping[str, Any]) -> str:
+        """What data the job writes, in words: fio's default, the shares asked for, or the
+        `extra` options that shape it (zero_buffers, buffer_pattern, ...), named as given."""
+        shaping = [key for key in sorted(extra) if key in DATA_OPTIONS]
+        if shaping:
+            given_words = " ".join(k if extra[k] is None else f"{k}={extra[k]}" for k in shaping)
+            return f"as extra shapes it ({given_words}); its compressibility is not known"
+        return self.data_label
+
     @property
     def data_label(self) -> str:
         """What data the job writes, in words: fio's default or the shares asked for."""
@@ -335,7 +387,9 @@ class RealismKeys(BaseModel):
         return " ".join(parts) or None
 
 
-def jobfile_lines(keys: RealismKeys, rw: str, writes: bool, time_based: bool) -> list[str]:
+def jobfile_lines(
+    keys: RealismKeys, rw: str, writes: bool, time_based: bool, extra: Mapping[str, Any]
+) -> list[str]:
     """The lines these keys add to a job's section: comments for what fio does by default
     (never the default as an option, which would change what fio does), options for what
     was asked."""
@@ -348,7 +402,7 @@ def jobfile_lines(keys: RealismKeys, rw: str, writes: bool, time_based: bool) ->
         else:
             lines += [f"; offsets: {where}", f"random_distribution={keys.random_distribution}"]
     if writes:
-        lines.append(f"; data written: {keys.data_label}")
+        lines.append(f"; data written: {keys.data_words(extra)}")
         for key in ("buffer_compress_percentage", "dedupe_percentage"):
             if getattr(keys, key) is not None:
                 lines.append(f"{key}={getattr(keys, key)}")
@@ -419,13 +473,15 @@ def _columns_of(keys: Any, workload: Any) -> dict[str, object]:
     if refill is None:
         refill = keys.dedupe_percentage is not None  # fio refills for dedupe_percentage
     random = workload.rw.startswith("rand")
+    fio_data = not DATA_OPTIONS & set(workload.extra)
     return {
         "workload_options": workload.realism_label(workload.ioengine),
         "random_distribution": (keys.random_distribution or "uniform") if random else None,
-        "compress_pct": (keys.buffer_compress_percentage or 0) if writes else None,
-        "dedupe_pct": (keys.dedupe_percentage or 0) if writes else None,
+        # unknown, never fio's default, when extra shapes the data
+        "compress_pct": (keys.buffer_compress_percentage or 0) if writes and fio_data else None,
+        "dedupe_pct": (keys.dedupe_percentage or 0) if writes and fio_data else None,
         "refill_buffers": refill if writes else None,
-        "data": keys.data_label if writes else None,
+        "data": keys.data_words(workload.extra) if writes else None,
         "verify": keys.verify,
         **{flag: bool(getattr(keys, flag)) for flag in ENGINE_FLAGS},
         "cpus_allowed": keys.cpus_allowed,
