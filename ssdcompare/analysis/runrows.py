@@ -69,6 +69,7 @@ def direction_values(job: JobResult, direction: str) -> dict[str, object]:
             lat_p50_us=lat.percentile_us(50),
             lat_p99_us=lat.percentile_us(99),
             lat_p999_us=lat.percentile_us(99.9),
+            lat_p9999_us=lat.percentile_us(99.99),
             lat_source=result.latency_source,
             lat_dist_us=lat.distribution_us(),
         )
