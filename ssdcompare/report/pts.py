@@ -362,7 +362,7 @@ def _dirth(data: pd.DataFrame, part: PtsTables,
         spec = dirth_chart(mine[mine["status"] == "ok"], label, index, answer)
         drawn = svg.svg(spec) if spec is not None else None
         if spec is not None and drawn is not None:
-            charts.append({"title": spec.title, "svg": drawn, "keys": svg.keys(spec)})
+            charts.append({"title": spec.title, "svg": drawn, "legend": svg.keys(spec)})
     return grids, charts, answers
 
 
