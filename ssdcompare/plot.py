@@ -35,7 +35,7 @@ from ssdcompare.analysis.compare import side_by_side
 from ssdcompare.analysis.frame import known_true, load
 from ssdcompare.analysis.pts import PtsTables, dirth_answer, pts_tables
 from ssdcompare.analysis.slo import Slo, parse_slos
-from ssdcompare.analysis.summary import job_summary
+from ssdcompare.analysis.summary import in_windows, job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.report.chartkinds import KINDS, ChartInputs, section_rank
 from ssdcompare.report.chartspec import Heatmap, Spec
@@ -344,6 +344,7 @@ def _chart_inputs(
     frame and its per-job summary, ratios against the baseline, the jobs in the report's
     order; CPU- and host-bound results marked alike."""
     frame = frame[frame["rw"].notna()]  # a run outside its sweep's plan has no workload
+    frame = in_windows(frame)  # a PTS job over its window's rounds, as the report has it
     labels = list(dict.fromkeys(frame["label"]))  # every device keeps the report's colour
     frame = _selected(frame, family, devices, jobs)
     present = list(dict.fromkeys(frame["label"]))

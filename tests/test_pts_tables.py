@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+import ssdcompare.plot
 from ssdcompare.analysis.pts import (
     DevicePrep,
     GroupRounds,
@@ -283,3 +284,14 @@ def test_a_device_says_how_it_was_purged_or_why_not_and_filled() -> None:
         "fill failed: fio error 5")  # fmt: skip
     assert DevicePrep("/r", "a", "a", "iops", None, done, False, None).fill_words == (
         "not filled (the suite asks for no fill)")  # fmt: skip
+
+
+def test_a_pts_jobs_charts_are_of_its_window_rounds() -> None:
+    # round 1 before the window was far slower: the distribution drawn is round 2's alone
+    slow, steady = tuple(range(100, 119)), tuple(float(v) for v in range(10, 29))
+    rows = [run("a", "randrw0-4k", 1, lat_dist_us=tuple(map(float, slow)), ss_window=False),
+            run("a", "randrw0-4k", 2, lat_dist_us=steady)]  # fmt: skip
+    frame = pd.DataFrame(rows).assign(lat_p50_us=1.0, lat_p99_us=2.0)
+    ax = ssdcompare.plot.latency_distribution(frame).axes[0]
+    (line,) = [line for line in ax.get_lines() if line.get_gid() == "series"]
+    assert list(line.get_ydata()) == list(steady)

@@ -38,7 +38,7 @@ from ssdcompare.units import format_bytes, format_count, format_latency, format_
 
 # the PTS's ceiling for a useful mean response time in the DIRTH test
 DIRTH_LIMIT_US = 5000.0
-LIMIT_WORDS = f"{DIRTH_LIMIT_US / 1000:g} ms"
+DIRTH_LIMIT_WORDS = f"{DIRTH_LIMIT_US / 1000:g} ms"
 # rw values whose read share is rwmixread (fio's default 50 where none is given)
 _MIXED = {"randrw", "rw", "readwrite"}
 _ALL_READ = {"read", "randread"}
@@ -314,7 +314,7 @@ class DirthAnswer:
 
     @property
     def words(self) -> str:
-        limit = LIMIT_WORDS
+        limit = DIRTH_LIMIT_WORDS
         if self.iops is None:
             lowest = (
                 ""

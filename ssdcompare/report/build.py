@@ -24,7 +24,7 @@ from ssdcompare.analysis.likeness import like_for_like, pcie_words
 from ssdcompare.analysis.outliers import group_outliers, outlier_lines
 from ssdcompare.analysis.pts import pts_results
 from ssdcompare.analysis.slo import Slo, parse_slos, slo_sentences, slo_summary
-from ssdcompare.analysis.summary import job_summary
+from ssdcompare.analysis.summary import in_windows, job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.verdict import VERDICTS
 from ssdcompare.report import svg as charts
@@ -293,8 +293,9 @@ def build_context(
     ratios = side_by_side(summary, "iops", baseline)
     rows_of = first_rows(summary)
     groups = table_groups(summary, rows_of, ratios, labels, baseline, footnotes)
-    # outside the main table one mark stands for both: the CPU or the host was the limit
-    limited, limited_runs = _limited(summary), _limited(frame)
+    # outside the main table one mark stands for both: the CPU or the host was the limit; a
+    # PTS job's runs are its window's rounds, as its figures are
+    limited, limited_runs = _limited(summary), _limited(in_windows(frame))
     order = [row.job for group in groups for row in group.rows]
     answers = headline(summary, baseline)
     drawn = chart_sections(limited_runs, limited, rows_of, labels, baseline, ratios, order, slo)

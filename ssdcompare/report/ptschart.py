@@ -15,7 +15,7 @@ import pandas as pd
 
 from ssdcompare.analysis.pts import (
     DIRTH_LIMIT_US,
-    LIMIT_WORDS,
+    DIRTH_LIMIT_WORDS,
     DirthAnswer,
     GroupRounds,
     metric_words,
@@ -137,7 +137,7 @@ def dirth_chart(points: pd.DataFrame, label: str, index: int,
             bound=[v in ("cpu", "host") for v in mine["verdict"]], label=label,
             name=_threads(threads), dash=dash))  # fmt: skip
         chart.keys.append(Key("line", _threads(threads), dash))
-    limit = LIMIT_WORDS
+    limit = DIRTH_LIMIT_WORDS
     chart.targets.append(Target(DIRTH_LIMIT_US, f"{limit} mean", "the PTS's limit for a "
                                 "useful mean response time"))  # fmt: skip
     chart.keys.append(Key("target", f"{limit} mean latency"))
