@@ -1,11 +1,12 @@
 """The report's sections for the bundled pts-latency and pts-throughput, read in headless
 Chromium from real sweeps, scaled, side by side on two loop devices capped at 1000 IOPS.
 Capped, the latency test's 4 KiB writes at QD1 wait for the cap (1 ms each) and are steady
-in 5 rounds, as are the 128 KiB transfers; the 1 MiB ones at QD32 are not held as evenly (32
-MiB in flight against a cap that lets I/O through in tenths of a second), so that group may
-take more rounds, up to the 25 the test allows, and its words are checked against its record
-whichever it took. Every figure shown is checked against the results folders. Nine and four
-jobs a round for 5 to 25 rounds take 20-30 s: slow."""
+in 5 rounds (a few more when a busy machine delays one), as are the 128 KiB transfers; the
+1 MiB ones at QD32 are not held as evenly (32 MiB in flight against a cap that lets I/O
+through in tenths of a second), so that group may take more rounds, up to the 25 the test
+allows. Each group's words and chart are checked against its record, whichever it took, and
+every figure shown against the results folders. Nine and four jobs a round for 5 to 25
+rounds take 20-50 s: slow."""
 
 from __future__ import annotations
 
@@ -61,6 +62,7 @@ def check_rounds(line: str, group: str, rec: dict[str, Any], mean: str) -> None:
 
 def check_chart(chart: dict[str, Any], label: str, group: str, rec: dict[str, Any]) -> None:
     assert chart["shown"] and chart["title"] == f"{label}: {group} ({state(rec)})"
+    assert rec["window"] == list(range(len(rec["rounds"]) - 4, len(rec["rounds"]) + 1))
     assert chart["bands"] == 3 and len(chart["guides"]) == 2
     assert len(chart["points"]) == len(rec["rounds"])
     inside = [p for p in chart["points"] if p.endswith("(in the measurement window)")]
@@ -74,7 +76,7 @@ def test_the_latency_section(swept: dict[str, Path], tmp_path: Path) -> None:
     section = seen["sections"]["pts-latency"]
     assert section["title"] == "SNIA PTS latency test" and section["scaled"] == seen["banner"]
     rec = record(folder, "latency")
-    assert rec["attained"] and len(rec["rounds"]) == 5  # 1 ms a write, held by the cap
+    assert rec["attained"]  # 1 ms a write, held by the cap: in 5 rounds, or a few more
     (device,) = section["devices"]
     label = device["label"]
     assert device["purge"] == "not purged" and device["fill"].startswith("filled: ")
@@ -119,8 +121,7 @@ def test_the_throughput_section(swept: dict[str, Path], tmp_path: Path) -> None:
     (device,) = section["devices"]
     label = device["label"]
     records = {group: record(folder, group) for group in ("1m", "128k")}
-    assert records["128k"]["attained"] and len(records["128k"]["rounds"]) == 5
-    assert records["1m"]["done"] and len(records["1m"]["rounds"]) <= 25
+    assert records["128k"]["attained"] and records["1m"]["done"]
     assert len(device["rounds"]) == len(device["charts"]) == 2
     for line, chart, group in zip(device["rounds"], device["charts"], ("1m", "128k"),
                                   strict=True):  # fmt: skip
@@ -134,6 +135,7 @@ def test_the_throughput_section(swept: dict[str, Path], tmp_path: Path) -> None:
     assert [[c["text"] for c in row] for row in table["rows"]] == [
         [size, format_rate(means[f"write-{bs}-qd32"]), format_rate(means[f"read-{bs}-qd32"])]
         for size, bs in (("1 MiB", "1m"), ("128 KiB", "128k"))]  # fmt: skip
-    assert all(c["tip"].startswith(f"{job}: mean of 5 window rounds")
+    window = f"{records['128k']['window'][0]}–{records['128k']['window'][-1]}"
+    assert all(c["tip"].startswith(f"{job}: mean of 5 window rounds ({window})")
                for c, job in zip(table["rows"][1][1:], ("write-128k-qd32", "read-128k-qd32"),
                                  strict=True))  # fmt: skip

@@ -1,11 +1,12 @@
 """The report's sections for a SNIA PTS IOPS and DIRTH test, read in headless Chromium from
 real sweeps: the bundled pts-iops and pts-dirth run 56 and 36 jobs a round, over a minute for
 five rounds even scaled, so these sweeps run suites of the same PTS test kinds with fewer jobs
-(tests/suites/pts-iops-small.yaml and pts-dirth-small.yaml: 4 jobs each), scaled, each on a loop
-device capped at some IOPS (steady from the first round: 5 rounds). The IOPS test ran on two
-devices, one capped at half the other's IOPS, reported together. Every figure shown is
-checked against the results folders (rounds.json, and the frame's window rounds).
-pts-latency and pts-throughput themselves: test_pts_latency.py."""
+(tests/suites/pts-iops-small.yaml and pts-dirth-small.yaml: 4 jobs each), scaled, each on a
+loop device capped at some IOPS: steady from the first round, in 5 rounds (a few more when a
+busy machine delays one, which the checks allow). The IOPS test ran on two devices, one
+capped at half the other's IOPS, reported together. Every figure shown is checked against
+the results folders (rounds.json, and the frame's window rounds). pts-latency and
+pts-throughput themselves: test_pts_latency.py."""
 
 from __future__ import annotations
 
@@ -64,23 +65,30 @@ def rounds_line(group: str, rec: dict[str, Any], mean: str) -> str:
             f"{rec['window_slope_pct']:.1f} % (at most 10 %)")  # fmt: skip
 
 
+def window_words(rec: dict[str, Any]) -> str:
+    return f"{rec['window'][0]}–{rec['window'][-1]}"
+
+
 def check_device(device: dict[str, Any], folder: Path, group: str, mean: str) -> None:
-    """A device's preparation, its group's rounds in words and its steady-state chart."""
+    """A device's preparation, its group's rounds in words and its steady-state chart, as
+    its record has them."""
     rec = record(folder, group)
-    # capped: steady from the first round, so in exactly the window's 5 rounds
-    assert rec["attained"] and rec["window"] == [1, 2, 3, 4, 5] and len(rec["rounds"]) == 5
+    count = len(rec["rounds"])
+    # capped, the device is steady from the first round: in 5 rounds, or a few more when a
+    # busy machine delays one
+    assert rec["attained"] and rec["window"] == list(range(count - 4, count + 1))
     assert device["purge"] == "not purged"  # no purge record: none was made
     assert device["fill"].startswith("filled: sequential 128 KiB writes over the whole device")
     assert device["rounds"] == [rounds_line(group, rec, mean)]
     (chart,) = device["charts"]
-    title = f"{device['label']}: {group} (steady after 5 rounds)"
+    title = f"{device['label']}: {group} (steady after {count} rounds)"
     assert chart["shown"] and chart["title"] == title
     assert chart["bands"] == 3 and len(chart["guides"]) == 2
     assert chart["guides"][0] == f"the window's mean: {mean}"
-    assert len(chart["points"]) == 5 and all("(in the measurement window)" in p
-                                             for p in chart["points"])  # fmt: skip
-    assert chart["keys"][:3] == ["measurement window (rounds 1–5)", "±20 % of the mean",
-                                 "±10 % of the mean"]  # fmt: skip
+    assert len(chart["points"]) == count
+    assert sum("(in the measurement window)" in p for p in chart["points"]) == 5
+    assert chart["keys"][:3] == [f"measurement window (rounds {window_words(rec)})",
+                                 "±20 % of the mean", "±10 % of the mean"]  # fmt: skip
 
 
 def banner(scale: float) -> str:
@@ -106,14 +114,16 @@ def test_the_iops_section_shows_each_device_and_its_table_with_ratios(
     first, second = section["tables"]
     assert first["caption"] == f"{labels[0]}: IOPS"
     assert second["caption"] == f"{labels[1]}: IOPS (under each: × {labels[0]})"
-    for shown, label in ((first, labels[0]), (second, labels[1])):
+    for shown, label, folder in ((first, labels[0], folders[0]), (second, labels[1],
+                                                                    folders[1])):  # fmt: skip
+        window = window_words(record(folder, "iops"))
         assert shown["shown"] and shown["head"] == [["block size", "65/35", "0/100"]]
         assert [row[0]["text"] for row in shown["rows"]] == ["8 KiB", "4 KiB"]
         for row, bs in zip(shown["rows"], ("8k", "4k"), strict=True):
             for cell, mix in zip(row[1:], (65, 0), strict=True):
                 job = f"randrw{mix}-{bs}-qd4"
                 assert cell["text"] == format_count(figures.at[(label, job), "iops_mean"])
-                assert cell["tip"].startswith(f"{job}: mean of 5 window rounds (1–5)")
+                assert cell["tip"].startswith(f"{job}: mean of 5 window rounds ({window})")
     # b was capped at half of a's IOPS: every ratio about 0.5, and the figures' own ratio
     for row, bs in zip(second["rows"], ("8k", "4k"), strict=True):
         for cell, mix in zip(row[1:], (65, 0), strict=True):
@@ -122,8 +132,10 @@ def test_the_iops_section_shows_each_device_and_its_table_with_ratios(
                 (labels[0], job), "iops_mean"]  # fmt: skip
             assert cell["sub"] == f"{ratio:.2f}×" and 0.4 < ratio < 0.6
     assert seen["note"] is not None and seen["note"].startswith("SNIA PTS jobs: each figure")
-    for label in labels:
-        assert f"{label} iops: rounds 1–5 of 5" in seen["note"]
+    for label, folder in zip(labels, folders, strict=True):
+        rec = record(folder, "iops")
+        said = f"{label} iops: rounds {window_words(rec)} of {len(rec['rounds'])}"
+        assert said in seen["note"]
     # runs of 0.12 s have no CPU samples past fio's start-up: a larger scale helps, not
     # --repeat (a PTS test's repeats are its rounds, and it refuses the option)
     assert seen["advice"] is not None and "--repeat" not in seen["advice"]
@@ -177,7 +189,7 @@ def test_the_pts_charts_and_tables_from_python(swept: dict[str, Path]) -> None:
     folders = [swept["iops-a"], swept["iops-b"]]
     tables = ssdcompare.pts_tables(folders)
     assert tables.tests == ["iops"] and len(tables.iops()) == 4
-    assert set(tables.steady()["words"]) == {"steady after 5 rounds"}
+    assert list(tables.steady()["steady"]) == [True, True]
     fig = ssdcompare.plot.steady_state(folders)
     assert len(fig.axes) == 2
     assert sum(a.get_gid() == "band" for a in fig.axes[0].get_children()) == 3
