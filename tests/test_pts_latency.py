@@ -85,6 +85,7 @@ def test_the_latency_section(swept: dict[str, Path], tmp_path: Path) -> None:
     (chart,) = device["charts"]
     check_chart(chart, label, "latency", rec)
     (table,) = section["tables"]
+    assert table["caption"] == "latency over the window" and table["shown"]
     assert table["head"] == [["block size", "read/write", label],
                              ["mean", "p99.9", "p99.99", "max"]]  # fmt: skip
     expected = _latency_figures(window_rows(folder))

@@ -329,13 +329,13 @@ def _latency_grid(data: pd.DataFrame, part: PtsTables) -> Grid:
     keys = list(dict.fromkeys(zip(data["block size"], data["mix"], strict=True)))
     rows = []
     for size, mix in keys:
-        row = [Cell(str(size)), Cell(str(mix))]
+        row = [Cell(str(size)), Cell(str(mix), cls="key")]
         for label in part.labels:
             found = cells.get((label, size, mix))
             row += [_cell(found, metric) for metric, _ in _LATENCY]
         rows.append(row)
     heads = _device_heads(part, ["block size", "read/write"], [name for _, name in _LATENCY])
-    return Grid("latency", heads, rows)
+    return Grid("latency over the window", heads, rows)
 
 
 def _jobs_grid(data: pd.DataFrame, part: PtsTables) -> Grid:
