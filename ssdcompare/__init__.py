@@ -16,6 +16,7 @@ In Python (e.g. Jupyter)::
     ssdcompare.changes("results/A", "results/B", "iops < -5%").frame()  # over time, the gate
     ssdcompare.plot.queue_depth(frame).savefig("qd.png")          # the report's charts, matplotlib
     ssdcompare.history(["results/A", "results/B", "results/C"]).frame()  # drives over dates
+    ssdcompare.pts_tables("results/20261127-pts-iops").iops()     # a SNIA PTS test's tables
 
 This module imports nothing when it loads: the command line starts from ssdcompare.cli.entry,
 which must be able to catch Ctrl-C before anything slow is imported.
@@ -26,7 +27,7 @@ from ssdcompare.version import __version__
 __all__ = [
     "SsdcompareError", "SweepRun", "__version__", "bursts", "job_summary", "load", "read_fio",
     "run_sweep", "side_by_side", "timeseries", "headline", "latency_targets", "plot",
-    "changes", "history",
+    "changes", "history", "pts_tables",
 ]  # fmt: skip
 
 _LAZY = {
@@ -42,6 +43,7 @@ _LAZY = {
     "latency_targets": "ssdcompare.analysis.slo",
     "changes": "ssdcompare.analysis.overtime",
     "history": "ssdcompare.analysis.history",
+    "pts_tables": "ssdcompare.analysis.pts",
     "SweepRun": "ssdcompare.cli.api",
 }
 

@@ -33,12 +33,14 @@ import pandas as pd
 
 from ssdcompare.analysis.compare import side_by_side
 from ssdcompare.analysis.frame import known_true, load
+from ssdcompare.analysis.pts import PtsTables, dirth_answer, pts_tables
 from ssdcompare.analysis.slo import Slo, parse_slos
-from ssdcompare.analysis.summary import job_summary
+from ssdcompare.analysis.summary import in_windows, job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.report.chartkinds import KINDS, ChartInputs, section_rank
 from ssdcompare.report.chartspec import Heatmap, Spec
 from ssdcompare.report.figure import figure
+from ssdcompare.report.ptschart import dirth_chart, steady_chart
 from ssdcompare.report.svg import drawable_points
 from ssdcompare.report.table import Footnotes, family_name, first_rows, table_groups
 
@@ -48,8 +50,8 @@ if TYPE_CHECKING:
 Results = pd.DataFrame | str | Path | Iterable[str | Path]
 
 __all__ = [
-    "block_size", "draw", "kinds", "latency_curve", "latency_distribution", "mix", "overview",
-    "queue_depth", "timeseries",
+    "block_size", "dirth", "draw", "kinds", "latency_curve", "latency_distribution", "mix",
+    "overview", "queue_depth", "steady_state", "timeseries",
 ]  # fmt: skip
 Targets = str | Slo | Iterable[str | Slo] | None
 
@@ -180,6 +182,69 @@ def overview(
     return draw("overview", results, family, devices, jobs, baseline, aggregate)
 
 
+def steady_state(
+    results: Results, devices: Iterable[str] | None = None, groups: Iterable[str] | None = None
+) -> Figure:
+    """A SNIA PTS test's steady-state charts, one per device and group that ran in rounds:
+    the tracking variable per round, the measurement window shaded with bands of ±10 % and
+    ±20 % around its mean, the mean and the least-squares line through the window. `results`
+    are results folders, or the frame `ssdcompare.load` made of them (the rounds' records are
+    read from its folders).
+
+        fig = ssdcompare.plot.steady_state("results/20261127-pts-iops")
+    """
+    tables = _pts(results)
+    chosen, named = _names(devices), _names(groups)
+    _held("device", chosen, [g.label for g in tables.groups])
+    _held("group", named, [g.group for g in tables.groups])
+    specs = [steady_chart(g, tables.labels.index(g.label)) for g in tables.groups
+             if g.limits.rounds and (chosen is None or g.label in chosen)
+             and (named is None or g.group in named)]  # fmt: skip
+    drawn = [spec for spec in specs if spec is not None]
+    if not drawn:
+        raise SsdcompareError("no round of a PTS group to draw in these results (a group "
+                              "draws once its first round is recorded)")  # fmt: skip
+    return figure(list(drawn), tables.labels)
+
+
+def dirth(results: Results, devices: Iterable[str] | None = None) -> Figure:
+    """A SNIA PTS DIRTH test's IOPS against mean latency, a chart per device with a line per
+    thread count through its queue depths, the 5 ms limit, and the most IOPS under it marked
+    (the window's means). `results` as for `steady_state`.
+
+        fig = ssdcompare.plot.dirth("results/20261127-pts-dirth")
+    """
+    tables = _pts(results)
+    chosen = _names(devices)
+    figures = tables.figures
+    points = figures[(figures["pts_test"] == "dirth") & (figures["status"] == "ok")]
+    _held("device", chosen, list(points["label"]))
+    specs = []
+    for index, label in enumerate(tables.labels):
+        mine = points[points["label"] == label]
+        if mine.empty or (chosen is not None and label not in chosen):
+            continue
+        spec = dirth_chart(mine, label, index, dirth_answer(label, mine))
+        if spec is not None:
+            specs.append(spec)
+    if not specs:
+        raise SsdcompareError("no finished DIRTH job in these results: give the results of "
+                              "the pts-dirth suite")  # fmt: skip
+    return figure(list(specs), tables.labels)
+
+
+def _pts(results: Results) -> PtsTables:
+    """The PTS tests of results folders or of a frame of them (ssdcompare.pts_tables)."""
+    return pts_tables(results)
+
+
+def _held(name: str, chosen: list[str] | None, held: list[str]) -> None:
+    """A choice of devices or groups the results do not hold is an error naming them."""
+    missing = [c for c in chosen or [] if c not in held]
+    if missing:
+        raise _not_held(name, missing, pd.Series(held, dtype="object"))
+
+
 def kinds() -> list[str]:
     """The kinds of chart there are, in the order a report shows them: any is `draw`n."""
     return list(KINDS)
@@ -279,6 +344,7 @@ def _chart_inputs(
     frame and its per-job summary, ratios against the baseline, the jobs in the report's
     order; CPU- and host-bound results marked alike."""
     frame = frame[frame["rw"].notna()]  # a run outside its sweep's plan has no workload
+    frame = in_windows(frame)  # a PTS job over its window's rounds, as the report has it
     labels = list(dict.fromkeys(frame["label"]))  # every device keeps the report's colour
     frame = _selected(frame, family, devices, jobs)
     present = list(dict.fromkeys(frame["label"]))

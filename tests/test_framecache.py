@@ -76,6 +76,15 @@ def test_a_changed_result_is_read_anew(copy: Path) -> None:
     assert not before.loc[mine, "iops"].eq(12345.5).any()
 
 
+def test_a_pts_record_that_changes_is_another_frame(copy: Path) -> None:
+    # a PTS run's window, steady state and purge columns come from rounds/ (rounds.json,
+    # purge.json), which change after the runs they describe were stored
+    before = framecache.key(copy, "")
+    (copy / "rounds" / "dev").mkdir(parents=True)
+    (copy / "rounds" / "dev" / "purge.json").write_text("{}")
+    assert framecache.key(copy, "") != before
+
+
 def test_a_copy_elsewhere_and_other_thresholds_are_other_frames(
     copy: Path, tmp_path: Path
 ) -> None:

@@ -37,13 +37,14 @@ import pandas as pd
 
 from ssdcompare.pathwalk import where_others_control
 from ssdcompare.results.files import ResultsFiles, StoredFileError, WriteError, write_atomic
-from ssdcompare.results.store import CEILING, MANIFEST, PRECONDITION, RUNS
+from ssdcompare.results.store import CEILING, MANIFEST, PRECONDITION, ROUNDS, RUNS
 from ssdcompare.userkey import signature
 
 FOLDER = ".cache"
 FORMAT = 2
-# what a frame is built from: the manifest, the runs, the ceiling and preconditioning records
-INPUTS = (MANIFEST, RUNS, CEILING, PRECONDITION)
+# what a frame is built from: the manifest, the runs, the ceiling and preconditioning records,
+# and a PTS test's records (its rounds' windows and the purge: rounds/)
+INPUTS = (MANIFEST, RUNS, CEILING, PRECONDITION, ROUNDS)
 
 
 @cache

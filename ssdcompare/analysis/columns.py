@@ -218,6 +218,9 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            '`L.percentile["99.000000"] / 1000`'),
     Column("lat_p999_us", "float", "µs", _LAT,
            '`L.percentile["99.900000"] / 1000`'),
+    Column("lat_p9999_us", "float", "µs", _LAT,
+           '`L.percentile["99.990000"] / 1000` (fio\'s default percentile list has it; a PTS '
+           "latency test reports it)"),
     Column("lat_max_us", "float", "µs", _LAT,
            "`L.max / 1000`"),
     Column("lat_source", "str", "", _LAT,

@@ -46,6 +46,10 @@ _CPU_STATS_COLUMNS = (
 )  # fmt: skip
 
 
+# the CPU samples of a run's first half second (fio starting) are left out of its judgement
+START_UP_S = 0.5
+
+
 def direction_values(job: JobResult, direction: str) -> dict[str, object]:
     result = job.directions.get(direction)
     if result is None:
@@ -69,6 +73,7 @@ def direction_values(job: JobResult, direction: str) -> dict[str, object]:
             lat_p50_us=lat.percentile_us(50),
             lat_p99_us=lat.percentile_us(99),
             lat_p999_us=lat.percentile_us(99.9),
+            lat_p9999_us=lat.percentile_us(99.99),
             lat_source=result.latency_source,
             lat_dist_us=lat.distribution_us(),
         )
@@ -589,4 +594,4 @@ def _cpu_stats(
         return None
     if trace is None:
         return None
-    return trace.stats(skip_s=workload.ramp_s + 0.5 if workload else 0.5)
+    return trace.stats(skip_s=workload.ramp_s + START_UP_S if workload else START_UP_S)

@@ -50,7 +50,7 @@ _RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "workl
               "rate_reached", "rate_reached_pct"]  # fmt: skip
 
 
-def _in_windows(frame: pd.DataFrame) -> pd.DataFrame:
+def in_windows(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame without a PTS test's rounds before its group's measurement window: a PTS
     figure is its window's."""
     if "ss_window" not in frame.columns:
@@ -152,7 +152,7 @@ def job_summary(
     if aggregate not in AGGREGATES:
         raise SsdcompareError(f"--aggregate {aggregate}: use one of {', '.join(AGGREGATES)}")
     frame = label_devices(frame) if "label" not in frame.columns else frame
-    runs = _per_run(_in_windows(frame))
+    runs = _per_run(in_windows(frame))
     figures = _Runs.of(runs)
     summary = pd.DataFrame([_job_row(figures, group, aggregate) for group in _jobs(runs)])
     if not summary.empty:

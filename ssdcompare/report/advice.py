@@ -16,6 +16,7 @@ import pandas as pd
 
 from ssdcompare.analysis.answer import Headline
 from ssdcompare.analysis.frame import checks_as_it_writes
+from ssdcompare.analysis.runrows import START_UP_S
 from ssdcompare.judge.verdict import OTHERS_PCT, SHORT_RUN, SPREAD_CV_PCT, STEAL_PCT, VERDICTS
 from ssdcompare.report.table import records
 from ssdcompare.results.store import ResultsDir
@@ -76,7 +77,22 @@ def advice(
         found.helps.append("Cool the drives: air over them, a heatsink, or pauses between "
                            "jobs; compare drives only while none throttles.")  # fmt: skip
     found.helps += _disturbance_helps(causes, frame, sweeps)
+    found.helps += _unjudged_helps(verdicts["unknown"], frame, sweeps)
     return found
+
+
+def _unjudged_helps(unknown: int, frame: pd.DataFrame, sweeps: list[ResultsDir]) -> list[str]:
+    """What helps when results could not be judged because their runs were too short to be
+    sampled past fio's start-up (a scaled PTS test's rounds)."""
+    shortest = frame["runtime_s"].min()
+    if not unknown or pd.isna(shortest) or shortest > START_UP_S:
+        return []
+    longer = ("a larger --scale" if any(s.manifest.suite.scale is not None for s in sweeps)
+              else "a longer --runtime")  # fmt: skip
+    return [
+        f"{unknown} result(s) were not judged: runs of {shortest:g} s end before the CPU "
+        f"is sampled past fio's start-up ({START_UP_S:g} s): run longer jobs ({longer})."
+    ]
 
 
 def _answered_by_host(ok: pd.DataFrame, frame: pd.DataFrame) -> int:
@@ -172,11 +188,7 @@ def _disturbance_helps(
         named = f" (the busiest seen: {top})" if "other processes" in causes and top else ""
         helps.append("Run when the host is quiet: no other guests on its hypervisor, no other "
                      f"busy processes{named}.")  # fmt: skip
-    longest = frame["runtime_s"].max()
-    if causes and (pd.isna(longest) or longest < LONG_ENOUGH_S):
-        here = f", {int(longest)} s here" if pd.notna(longest) else ""
-        helps.append(f"Run longer jobs (--runtime {LONG_ENOUGH_S} or more{here}): a passing "
-                     "disturbance weighs less in a longer run.")  # fmt: skip
+    helps += _longer_helps(causes, frame, sweeps)
     if "a run cut short" in causes:
         helps.append("Some runs ended before their runtime: each run's status.json and "
                      "fio.stderr.txt in the results folder say why.")  # fmt: skip
@@ -184,11 +196,37 @@ def _disturbance_helps(
         helps.append("Another process read or wrote a device while its jobs ran (the block "
                      "layer counted more than fio): find it (iotop, fuser -v on the device) "
                      "and measure when it is idle.")  # fmt: skip
-    repeats = min((s.manifest.repeat for s in sweeps), default=1)
+    return helps + _repeat_helps(causes, sweeps)
+
+
+def _longer_helps(
+    causes: Counter[str], frame: pd.DataFrame, sweeps: list[ResultsDir]
+) -> list[str]:
+    """Longer jobs, when something disturbed short ones: for a scaled PTS test, a larger
+    scale (its rounds are as long as the scale makes them)."""
+    longest = frame["runtime_s"].max()
+    if not causes or (pd.notna(longest) and longest >= LONG_ENOUGH_S):
+        return []
+    here = f", {longest:g} s here" if pd.notna(longest) else ""
+    scales = [s.manifest.suite.scale for s in sweeps]
+    if sweeps and all(scale is not None for scale in scales):
+        smallest = min(scale for scale in scales if scale is not None)
+        return [f"Run the PTS test unscaled, or at a larger --scale ({smallest:g}{here}): a "
+                "passing disturbance weighs less in a longer round."]  # fmt: skip
+    return [f"Run longer jobs (--runtime {LONG_ENOUGH_S} or more{here}): a passing "
+            "disturbance weighs less in a longer run."]  # fmt: skip
+
+
+def _repeat_helps(causes: Counter[str], sweeps: list[ResultsDir]) -> list[str]:
+    """More repeats: never for a PTS test, whose repeats are its rounds (--repeat refused)."""
+    counted = [s.manifest.repeat for s in sweeps if s.manifest.suite.pts is None]
+    if not counted:
+        return []
+    repeats = min(counted)
     if repeats < 3:
-        helps.append(f"Sweep with --repeat 3 or more ({repeats} here): repeats measure the "
-                     "run-to-run spread and let each difference be tested.")  # fmt: skip
-    elif "repeats that differ" in causes:
-        helps.append(f"Repeats differ by {SPREAD_CV_PCT:.0f} % or more: more repeats "
-                     f"(--repeat {repeats * 2}) and longer jobs narrow the spread.")  # fmt: skip
-    return helps
+        return [f"Sweep with --repeat 3 or more ({repeats} here): repeats measure the "
+                "run-to-run spread and let each difference be tested."]  # fmt: skip
+    if "repeats that differ" in causes:
+        return [f"Repeats differ by {SPREAD_CV_PCT:.0f} % or more: more repeats "
+                f"(--repeat {repeats * 2}) and longer jobs narrow the spread."]  # fmt: skip
+    return []

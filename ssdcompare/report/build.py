@@ -22,14 +22,16 @@ from ssdcompare.analysis.integrity import (
 )
 from ssdcompare.analysis.likeness import like_for_like, pcie_words
 from ssdcompare.analysis.outliers import group_outliers, outlier_lines
+from ssdcompare.analysis.pts import pts_results
 from ssdcompare.analysis.slo import Slo, parse_slos, slo_sentences, slo_summary
-from ssdcompare.analysis.summary import job_summary
+from ssdcompare.analysis.summary import in_windows, job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.judge.verdict import VERDICTS
 from ssdcompare.report import svg as charts
 from ssdcompare.report.advice import advice, pinned_runs
 from ssdcompare.report.health import health_section
 from ssdcompare.report.jobfiles import quoted_jobfiles
+from ssdcompare.report.pts import pts_sections, results_note, scaled_banners
 from ssdcompare.report.sections import chart_sections
 from ssdcompare.report.table import (
     Footnotes,
@@ -129,11 +131,8 @@ def _result_warnings(summary: pd.DataFrame) -> list[str]:
     """What the results themselves call for: repeats that differ or none, results from
     another jobfile than the baseline's, jobs that did not complete."""
     noisy = summary[(summary["repeats"] >= 2) & (summary["iops_cv_pct"] >= CV_WARN_PCT)]
-    found = [
-        f"{row['job']} on {row['label']}: repeats differ by {row['iops_cv_pct']:.0f} % "
-        "(coefficient of variation): run more repeats or longer jobs before trusting it."
-        for row in records(noisy, ["job", "label", "iops_cv_pct"])
-    ]
+    found = [_noisy_words(row) for row in records(noisy, ["job", "label", "iops_cv_pct",
+                                                          "repeats", "pts_test"])]  # fmt: skip
     if (summary["repeats"] < 2).all():
         found.append(
             "Each job ran once: run-to-run spread is unknown (use --repeat 3 to measure it)."
@@ -152,6 +151,16 @@ def _result_warnings(summary: pd.DataFrame) -> list[str]:
             "INTERRUPTED or DAMAGED, never as numbers."
         )
     return found
+
+
+def _noisy_words(row: dict[str, object]) -> str:
+    """A result whose repeats differ, in words: a PTS job's repeats are its window's rounds."""
+    spread = f"{row['iops_cv_pct']:.0f} % (coefficient of variation)"
+    if isinstance(row.get("pts_test"), str):
+        return (f"{row['job']} on {row['label']}: the {row['repeats']} rounds of its "
+                f"measurement window differ by {spread}.")  # fmt: skip
+    return (f"{row['job']} on {row['label']}: repeats differ by {spread}: run more repeats or "
+            "longer jobs before trusting it.")  # fmt: skip
 
 
 def _io_check_warnings(frame: pd.DataFrame) -> list[str]:
@@ -181,6 +190,21 @@ def _placed(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return frame[known], said
 
 
+def _seconds(value: float) -> str:
+    """A job's time: a scaled PTS run's fraction of a second as it is, not rounded to 0 s."""
+    return format_duration(value) if value >= 10 or value == int(value) else f"{value:g} s"
+
+
+def _rounds_words(results: ResultsDir) -> str | None:
+    """How a PTS test's jobs ran instead of repeats: in rounds until steady, by group."""
+    pts = results.manifest.suite.pts
+    if pts is None:
+        return None
+    most = max(group.most_rounds for group in pts.groups)
+    return (f"in rounds until steady ({len(pts.groups)} group(s), at most {most} rounds), each "
+            "figure the mean of its group's measurement window")  # fmt: skip
+
+
 def _sweep_info(results: ResultsDir) -> dict[str, object]:
     manifest = results.manifest
     runtimes = sorted({w.runtime_s for w in manifest.suite.workloads})
@@ -193,9 +217,10 @@ def _sweep_info(results: ResultsDir) -> dict[str, object]:
         "created_at": manifest.created_at,
         "host": manifest.host,
         "memory": format_bytes(manifest.host.memory_bytes),
-        "runtime": ", ".join(format_duration(r) for r in runtimes),
-        "ramp": ", ".join(format_duration(r) for r in ramps),
+        "runtime": ", ".join(_seconds(r) for r in runtimes),
+        "ramp": ", ".join(_seconds(r) for r in ramps),
         "repeat": manifest.repeat,
+        "rounds": _rounds_words(results),
         "jobs": len(manifest.suite.workloads),
         "ioengine": manifest.ioengine,
         "targets": ", ".join(t.name for t in manifest.targets),
@@ -268,13 +293,15 @@ def build_context(
     ratios = side_by_side(summary, "iops", baseline)
     rows_of = first_rows(summary)
     groups = table_groups(summary, rows_of, ratios, labels, baseline, footnotes)
-    # outside the main table one mark stands for both: the CPU or the host was the limit
-    limited, limited_runs = _limited(summary), _limited(frame)
+    # outside the main table one mark stands for both: the CPU or the host was the limit; a
+    # PTS job's runs are its window's rounds, as its figures are
+    limited, limited_runs = _limited(summary), _limited(in_windows(frame))
     order = [row.job for group in groups for row in group.rows]
     answers = headline(summary, baseline)
     drawn = chart_sections(limited_runs, limited, rows_of, labels, baseline, ratios, order, slo)
     return {
         **_page(labels, baseline, aggregate),
+        **_pts_context(frame, sweeps, baseline, labels),
         "sweeps": [_sweep_info(s) for s in sweeps],
         "devices": _devices(sweeps, labels, frame),
         "warnings": _warnings(frame, summary, sweeps) + unplaced,
@@ -299,10 +326,22 @@ def build_context(
         "drive_states": _has_drive_states(summary),
         "latency_targets": _has_latency_targets(summary),
         "pinned": pinned_runs(frame),
-        "cpu_bound_count": int(
-            (known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum()
-        ),
+        "cpu_bound_count": _bound_count(summary),
     }
+
+
+def _bound_count(summary: pd.DataFrame) -> int:
+    """How many results measured the CPU or the host rather than the drive."""
+    return int((known_true(summary["cpu_bound"]) | summary["verdict"].isin(["cpu", "host"])).sum())
+
+
+def _pts_context(frame: pd.DataFrame, sweeps: list[ResultsDir], baseline: str,
+                 labels: list[str]) -> dict[str, object]:  # fmt: skip
+    """A SNIA PTS test's parts of the page: the banner of a scaled run, a section per test,
+    and what the Results table's figures of its jobs are."""
+    pts = pts_results(frame, sweeps, baseline)
+    return {"scaled": scaled_banners(pts), "pts_sections": pts_sections(pts, labels),
+            "pts_note": results_note(pts)}  # fmt: skip
 
 
 def _slo_answers(frame: pd.DataFrame, slo: list[Slo] | None, baseline: str) -> list[str]:
@@ -446,10 +485,11 @@ _RESULT_KEYS = ["sweep", "host", "device", "label", "job"]
 
 def _with_rounds(summary: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """The summary with each result's preconditioning rounds (ss_rounds, from the frame: one
-    record serves all of a job's repeats on a device)."""
+    record serves all of a job's repeats on a device) and its PTS test (pts_test)."""
     if summary.empty:
         return summary
-    rounds = frame.groupby(_RESULT_KEYS, sort=False, dropna=False)["ss_rounds"].max()
+    by = frame.groupby(_RESULT_KEYS, sort=False, dropna=False)
+    rounds = by["ss_rounds"].max().to_frame().join(by["pts_test"].first())
     return summary.merge(rounds.reset_index(), on=_RESULT_KEYS, how="left")
 
 

@@ -527,8 +527,8 @@ def _job_seconds(
 
 
 def _mean_seconds(frame: pd.DataFrame, notes: list[str], jobs: list[str]) -> pd.DataFrame | None:
-    """IOPS per job (of `jobs`), device and second: directions added within a run, then runs
-    averaged. None without any second logged."""
+    """IOPS per job (of `jobs`), device and second: directions added within a run, then the
+    frame's runs averaged. None without any second logged."""
     folders = [p for p in dict.fromkeys(frame["sweep"].dropna()) if p]
     if not folders:
         return None
@@ -538,8 +538,9 @@ def _mean_seconds(frame: pd.DataFrame, notes: list[str], jobs: list[str]) -> pd.
     if seconds.empty:
         return None
     seconds = seconds[seconds["job"].isin(jobs)]
-    names = frame[["sweep", "host", "device", "label"]].drop_duplicates()
-    seconds = seconds.merge(names, on=["sweep", "host", "device"], how="inner")
+    # the runs the frame holds, named by its labels: of a PTS test, its window's rounds
+    runs = frame[["sweep", "host", "device", "label", "job", "repeat"]].drop_duplicates()
+    seconds = seconds.merge(runs, on=["sweep", "host", "device", "job", "repeat"], how="inner")
     seconds = seconds[seconds["iops"].notna()]
     per_run = seconds.groupby(["job", "label", "repeat", "t_s"], sort=False)["iops"].sum()
     return per_run.groupby(level=["job", "label", "t_s"], sort=False).mean().reset_index()

@@ -4,7 +4,9 @@ these; svg.py draws them as SVG for the report, figure.py as matplotlib Figures.
 A `LineChart` holds two axes, one or more `Series` (a device's line, its points' tooltips and
 CPU- or host-bound marks), vertical `Mark`s (write cliffs) and `Knee`s (saturation knees);
 a latency-vs-load chart also horizontal `Target`s (latency targets), each device's
-`TargetMark` on them, and `Key`s: its own legend of what its line styles and points mean.
+`TargetMark` on them, and `Key`s: its own legend of what its line styles and points mean. A
+PTS steady-state chart also has shaded `Band`s (the measurement window, the ranges around its
+mean) and `Guide`s (the window's mean, its least-squares line).
 A `Heatmap` holds rows (jobs), columns (devices) and a `Cell` per measured pair: the ratio to
 the baseline and what limited it. Devices are named by their position (`index`), which picks
 their colour, marker and dash (charts.style) the same way in every renderer.
@@ -96,11 +98,39 @@ class TargetMark(NamedTuple):
 
 class Key(NamedTuple):
     """One entry of a chart's own legend: what is drawn (`kind`: "line" with its `dash`,
-    "point", "hollow", "apart", "target", "answer") and what it stands for."""
+    "point", "hollow", "apart", "target", "answer", "band" with its `shade`) and what it
+    stands for."""
 
     kind: str
     text: str
     dash: str = ""
+    shade: str = ""  # a band's colour
+
+
+class Band(NamedTuple):
+    """A shaded area from x `x0` to `x1`, between y `y0` and `y1` (None: the plot's whole
+    height), under the lines: a measurement window, a range around a mean. Its `shade` is a
+    colour, drawn at `opacity` so that bands over each other show both."""
+
+    x0: float
+    x1: float
+    y0: float | None
+    y1: float | None
+    shade: str
+    opacity: float
+    tip: str
+
+
+class Guide(NamedTuple):
+    """A straight dark grey line from (x0, y0) to (x1, y1) in a dash of its own ("" solid),
+    over the bands and under the points: a window's mean, a line fitted through it."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    dash: str
+    tip: str
 
 
 @dataclass
@@ -117,6 +147,8 @@ class LineChart:
     targets: list[Target] = field(default_factory=list)
     target_marks: list[TargetMark] = field(default_factory=list)
     keys: list[Key] = field(default_factory=list)
+    bands: list[Band] = field(default_factory=list)
+    guides: list[Guide] = field(default_factory=list)
 
 
 class Cell(NamedTuple):

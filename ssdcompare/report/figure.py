@@ -12,8 +12,9 @@ made, so the report and `import ssdcompare` never load it.
 Every artist has a gid saying what it is: "series" (a device's line; its label is the
 device's, a thin line's starts with "_"), "bars" (min-max), "bound" (the ring marks), "mark"
 (a cliff), "knee", "apart" (points that could not reach their load), "target" and "answer";
-a heatmap's image holds the ratios themselves, its marked cells are
-patches with the gid "bound" or "disturbed".
+"band" (a shaded area: a PTS measurement window, a range around its mean) and "guide" (a
+window's mean or least-squares line); a heatmap's image holds the ratios themselves, its
+marked cells are patches with the gid "bound" or "disturbed".
 """
 
 from __future__ import annotations
@@ -24,7 +25,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ssdcompare.report import svg as charts
-from ssdcompare.report.chartspec import Axis, Heatmap, Key, LineChart, Series, Spec, TargetMark
+from ssdcompare.report.chartspec import (
+    Axis,
+    Band,
+    Guide,
+    Heatmap,
+    Key,
+    LineChart,
+    Series,
+    Spec,
+    TargetMark,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -102,6 +113,10 @@ def draw_line_chart(ax: Axes, chart: LineChart) -> None:
     _axis(ax, "y", chart.y, ys)
     ax.grid(True, color="#e5e5e5", linewidth=0.6)
     ax.set_axisbelow(True)
+    for band in chart.bands:
+        _band(ax, band, chart)
+    for guide in chart.guides:
+        _guide(ax, guide, chart)
     for mark in chart.marks:
         if charts.drawable(chart.x.scale, mark.x):
             ax.axvline(mark.x, color=charts.style(mark.index)[0], linestyle=(0, (4, 3)),
@@ -148,6 +163,29 @@ def _series(ax: Axes, line: Series, good: list[int], y: Axis) -> None:
     bound = [i for i in good if i < len(line.bound) and line.bound[i]]
     if bound:
         _bound_marks(ax, [line.xs[i] for i in bound], [line.ys[i] for i in bound])
+
+
+def _band(ax: Axes, band: Band, chart: LineChart) -> None:
+    """A shaded area under the lines (the axes' range cuts it, as in the report)."""
+    if not all(charts.drawable(chart.x.scale, v) for v in (band.x0, band.x1)):
+        return
+    shade = {"color": band.shade, "alpha": band.opacity, "linewidth": 0, "gid": "band",
+             "label": f"_{band.tip}", "zorder": 1}  # fmt: skip
+    if band.y0 is None or band.y1 is None:
+        ax.axvspan(band.x0, band.x1, **shade)
+    else:
+        ax.fill_between([band.x0, band.x1], [band.y0] * 2, [band.y1] * 2, **shade)
+
+
+def _guide(ax: Axes, guide: Guide, chart: LineChart) -> None:
+    """A straight dark grey line (a window's mean, a fitted line) over the bands."""
+    points = ((guide.x0, guide.y0), (guide.x1, guide.y1))
+    if not all(charts.drawable(chart.x.scale, x) and charts.drawable(chart.y.scale, y)
+               for x, y in points):  # fmt: skip
+        return
+    dash = (0, tuple(float(d) for d in guide.dash.split())) if guide.dash else "-"
+    ax.plot([guide.x0, guide.x1], [guide.y0, guide.y1], color=charts.GUIDE_INK, linestyle=dash,
+            linewidth=1.3, gid="guide", label=f"_{guide.tip}", zorder=2)  # fmt: skip
 
 
 def _bars(line: Series, good: list[int], y: Axis) -> list[tuple[float, float, float]]:
@@ -270,6 +308,10 @@ def _key_entry(key: Key) -> Any:
         return Line2D([], [], linestyle=dash, linewidth=1.5, **grey)
     if key.kind == "target":
         return Line2D([], [], color="#333", linestyle=_TARGET_DASH, linewidth=1.1)
+    if key.kind == "band":
+        from matplotlib.patches import Patch
+
+        return Patch(facecolor=key.shade or charts.BOUND_GREY, edgecolor="none")
     marker = {"answer": "D", "apart": "x"}.get(key.kind, "o")
     face = "#555" if key.kind == "point" else "#fff"
     return Line2D([], [], linestyle="none", marker=marker, markerfacecolor=face,

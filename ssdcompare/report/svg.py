@@ -22,7 +22,9 @@ from html import escape
 
 from ssdcompare.report.chartspec import (
     Axis,
+    Band,
     Cell,
+    Guide,
     Heatmap,
     Key,
     Knee,
@@ -252,8 +254,10 @@ def line_chart(chart: LineChart, width: int = WIDTH, height: int = HEIGHT,
     x, y = chart.x, chart.y
     plot = _Plot(x, y, *chart_extent(chart, kept), width, height)
     out = [_frame(plot, chart.title, shared if shared is not None else _Inline())]
+    out += [_band(plot, band) for band in chart.bands]
     out += [_mark(plot, mark) for mark in chart.marks if drawable(x.scale, mark.x)]
     out += [_target(plot, target) for target in chart.targets if drawable(y.scale, target.y)]
+    out += [_guide(plot, guide) for guide in chart.guides if _guide_drawable(chart, guide)]
     lines, markers = [], []  # every line first, every marker over them
     for line, good in kept:
         lines.append(_line_path(plot, line, good))
@@ -302,6 +306,12 @@ def chart_extent(
     targets' latencies and the devices' marks on them."""
     xs, ys = point_extent(kept, chart.y)
     ys += [t.y for t in chart.targets if drawable(chart.y.scale, t.y)]
+    ys += [v for band in chart.bands for v in (band.y0, band.y1)
+           if v is not None and drawable(chart.y.scale, v)]  # fmt: skip
+    for guide in chart.guides:
+        if _guide_drawable(chart, guide):
+            xs += [guide.x0, guide.x1]
+            ys += [guide.y0, guide.y1]
     for mark in chart.target_marks:
         if drawable(chart.x.scale, mark.x) and drawable(chart.y.scale, mark.y):
             xs.append(mark.x)
@@ -357,6 +367,41 @@ def _target(plot: _Plot, target: Target) -> str:
         f'<text x="{right - 3}" y="{py - 4:.0f}" {_HALO}>{escape(target.label)}</text>'
         "</g>"
     )
+
+
+def _band(plot: _Plot, band: Band) -> str:
+    """A shaded area, cut to the plot (a band reaching past the axes' range stops at them)."""
+    x_low, x_high = plot.x_range
+    left, right = max(band.x0, x_low), min(band.x1, x_high)
+    if not (drawable(plot.x.scale, left) and drawable(plot.x.scale, right)) or right <= left:
+        return ""
+    top, bottom = float(_TOP), float(plot.height - _BOTTOM)
+    if band.y1 is not None and drawable(plot.y.scale, band.y1):
+        top = min(max(plot.py(band.y1), top), bottom)
+    if band.y0 is not None and drawable(plot.y.scale, band.y0):
+        bottom = max(min(plot.py(band.y0), bottom), top)
+    x0, x1 = sorted((plot.px(left), plot.px(right)))
+    return (f'<rect class="band" x="{x0:.1f}" y="{top:.1f}" width="{x1 - x0:.1f}" '
+            f'height="{bottom - top:.1f}" fill="{band.shade}" fill-opacity="{band.opacity:g}">'
+            f"<title>{escape(band.tip)}</title></rect>")  # fmt: skip
+
+
+def _guide_drawable(chart: LineChart, guide: Guide) -> bool:
+    return all(drawable(chart.x.scale, v) for v in (guide.x0, guide.x1)) and all(
+        drawable(chart.y.scale, v) for v in (guide.y0, guide.y1))  # fmt: skip
+
+
+# a guide: dark grey, over the bands and under the device's line and points
+GUIDE_INK = "#333"
+
+
+def _guide(plot: _Plot, guide: Guide) -> str:
+    """A straight dark grey line between two points, with its tooltip."""
+    dash = f' stroke-dasharray="{guide.dash}"' if guide.dash else ""
+    return (f'<path class="guide" d="M{plot.px(guide.x0):.1f} {plot.py(guide.y0):.1f}'
+            f'L{plot.px(guide.x1):.1f} {plot.py(guide.y1):.1f}" stroke="{GUIDE_INK}" '
+            f'stroke-width="1.4" fill="none"{dash}>'
+            f"<title>{escape(guide.tip)}</title></path>")  # fmt: skip
 
 
 def _target_mark(plot: _Plot, mark: TargetMark) -> str:
@@ -597,6 +642,8 @@ def _key_drawing(key: Key) -> str:
         return f'<polygon points="17,1 23,7 17,13 11,7" fill="#fff" {_KEY_INK}/>'
     if key.kind == "apart":
         return _marker("cross", 17, 7, "#555", 4.5)
+    if key.kind == "band":
+        return f'<rect x="1" y="1" width="32" height="12" fill="{key.shade or BOUND_GREY}"/>'
     fill = "#fff" if key.kind == "hollow" else "#555"
     return f'<circle cx="17" cy="7" r="3.6" fill="{fill}" {_KEY_INK}/>'
 
