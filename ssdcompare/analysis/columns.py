@@ -84,7 +84,9 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "check (`status.verify_failure`, from fio's words: a checksum mismatch, a bad "
            "header; the run is `failed` and `error` says what and where), false for an `ok` run"
            " of a job with `verify` (every block fio read back passed), NA otherwise (nothing "
-           "checked, or the run ended before its checks could tell)"),
+           "checked, the run ended before its checks could tell, or a read found no verified "
+           "data: `status.verify_failure.no_verified_data`, a `failed` run whose `error` says "
+           "so)"),
     Column("verify_offset_bytes", "Int64", "bytes", _STATUS,
            "where the data came back wrong: the offset of the failed block in the file or "
            "device, as fio named it (`status.verify_failure.offset_bytes`); NA when fio named "
@@ -92,8 +94,9 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("verified_bytes", "Int64", "bytes", _STATUS,
            "the bytes fio read back and checked in an `ok` run of a job with `verify`: "
            "`jobs[0].read.io_bytes` of a job that only writes (its read-back) or only reads "
-           "(every read is checked); NA for mixes (fio counts their reads and checks "
-           "together) and jobs without `verify`"),
+           "(every read is checked); 0 when fio checked nothing (the terminal and the report "
+           "say so); NA for mixes (fio counts their reads and checks together) and jobs "
+           "without `verify`"),
     Column("rw", "str", "", _WORKLOAD,
            "`workload.rw`"),
     Column("bs_bytes", "Int64", "bytes", _WORKLOAD,

@@ -53,7 +53,7 @@ from ssdcompare.fio.result.reader import parse_fio_file
 from ssdcompare.judge.cpu import Thresholds, judge
 from ssdcompare.judge.verdict import RunFacts, Verdict, judge_run
 from ssdcompare.results.store import ResultsDir, given_paths, unique_folders
-from ssdcompare.suite.workload import WRITING_PATTERNS
+from ssdcompare.suite.workload import READING_PATTERNS, WRITING_PATTERNS
 from ssdcompare.units import parse_size
 
 
@@ -354,7 +354,7 @@ def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:
     # a job searching for a latency target ends early by design once fio's search settles:
     # its runtime is no plan such a run falls short of
     timed = timed and pd.isna(row.latency_target_us)
-    timed = timed and not checks_as_it_writes(row.verify, row.rw)
+    timed = timed and not verify_sets_the_time(row.verify, row.rw)
     return judge_run(RunFacts(
         cpu_bound=None if pd.isna(row.cpu_bound) else bool(row.cpu_bound),
         cpu_reason=row.cpu_bound_reason, steal_pct=known(row.steal_pct),
@@ -369,11 +369,12 @@ def _run_verdict(row: Any, ceiling_worst_pct: object = None) -> Verdict | None:
     ))  # fmt: skip
 
 
-def checks_as_it_writes(verify: object, rw: object) -> bool:
-    """Whether a job that writes with `verify` reads back what it wrote while it runs: fio
-    then splits a time-based run's runtime between writing and checking, so neither
-    direction's time reaches the plan, and a shorter one is no run cut short."""
-    return isinstance(verify, str) and rw in WRITING_PATTERNS
+def verify_sets_the_time(verify: object, rw: object) -> bool:
+    """Whether fio's checks of the data, not the runtime, decide how long a job with `verify`
+    runs: a write splits a time-based run's runtime between writing and checking, so neither
+    direction's time reaches the plan; a read reads its span once and ends, whatever its
+    runtime. A shorter run of either is no run cut short."""
+    return isinstance(verify, str) and rw in WRITING_PATTERNS | READING_PATTERNS
 
 
 def _unsampled(row: Any) -> str | None:

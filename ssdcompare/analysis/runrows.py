@@ -93,6 +93,8 @@ def verify_columns(
     (`status.verify_failure`), or, for a finished run of a job with verify (`base` holds its
     status and checksum), that every block passed and how many bytes fio checked."""
     failure = status.verify_failure
+    if failure is not None and failure.no_verified_data:
+        return {}  # a read that found nothing verified to check: neither passed nor failed
     if failure is not None:
         return {"verify_failed": True, "verify_offset_bytes": failure.offset_bytes}
     if base.get("verify") is None or base["status"] != "ok" or job is None:

@@ -370,7 +370,7 @@ def summary_lines(path: Path, slo: list[str] | None = None) -> list[str]:
                   *(f"  {run}" for run in mismatched)]  # fmt: skip
     if summary["label"].nunique() >= 2:
         lines += ["", *(h.sentence for h in headline(summary))]
-    return lines + _slo_lines(frame, slo) + _data_wrong_lines(frame)
+    return lines + _slo_lines(frame, slo) + _unchecked_lines(frame) + _data_wrong_lines(frame)
 
 
 def _job_lines(summary: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
@@ -404,6 +404,17 @@ def _data_wrong_lines(frame: pd.DataFrame) -> list[str]:
         return []
     return ["", "DATA CAME BACK WRONG: fio read back blocks that did not hold what was written "
             "(a data-integrity failure of the device, not a performance figure):",
+            *(f"  {run}" for run in runs)]  # fmt: skip
+
+
+def _unchecked_lines(frame: pd.DataFrame) -> list[str]:
+    """Each finished run of a job with verify in which fio checked nothing, and why."""
+    from ssdcompare.analysis.integrity import unchecked_runs
+
+    runs = unchecked_runs(frame)
+    if not runs:
+        return []
+    return ["", "Verify checked nothing in these runs (their figures stand, unchecked):",
             *(f"  {run}" for run in runs)]  # fmt: skip
 
 

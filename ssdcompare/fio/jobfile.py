@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ssdcompare.fio.binary import command_line
 from ssdcompare.fio.check import (
+    JobfileError,
     JobfileFacts,
     check_jobfile,
     check_sections,
@@ -23,6 +24,7 @@ from ssdcompare.fio.check import (
 from ssdcompare.resources import templates
 from ssdcompare.suite.options import TIMESERIES_PREFIX
 from ssdcompare.suite.realism import jobfile_lines
+from ssdcompare.suite.verifying import regions_problem, verified_read
 from ssdcompare.suite.workload import RW_LABELS, Workload, fio_seconds
 from ssdcompare.target.devices import Target, describe
 from ssdcompare.target.file import fd_path, file_key
@@ -186,10 +188,15 @@ def render(
     `ioengine` is the engine to use when the workload does not name one (see
     fio.default_ioengine). `allowed_options` are the opt-in fio options accepted for this sweep
     (ssdcompare.suite.options.OPT_IN). Raises JobfileError when the text would open anything
-    but the target, holds a refused option, or writes in a read-only sweep.
+    but the target, holds a refused option, or writes in a read-only sweep, and when the
+    processes of a verified write would write over each other's blocks on this target
+    (ssdcompare.suite.verifying.regions_problem).
     """
     if target.members:
         return _render_group(workload, target, suite, ioengine, allowed_options, read_only)
+    problem = regions_problem(workload, span_bytes(workload, target), target.size_bytes)
+    if problem:
+        raise JobfileError(f"{workload.job_id} on {target.name}: {problem}")
     engine = workload.ioengine or ioengine
     size = span(workload, target)
     hashed = hashed_span(workload, size)
@@ -246,6 +253,7 @@ def _jobfile_text(
     workload: Workload, target: Target, suite: str, engine: str, size: str | None
 ) -> str:
     """The template rendered for one workload on one target, with the `size=` to run."""
+    io_size = io_size_of(workload, target, size)
     return (
         templates()
         .get_template(TEMPLATE)
@@ -259,7 +267,8 @@ def _jobfile_text(
             ioengine=engine,
             bs=size_token(workload.bs_bytes),
             runtime=fio_seconds(workload.runtime_s),
-            io_size=io_size_of(workload, target, size),
+            io_size=io_size,
+            one_pass=verified_read(workload),
             iotime=fio_seconds(workload.thinktime_iotime_s or 0),
             extra=[
                 (k, int(v) if isinstance(v, bool) else v)
@@ -270,7 +279,7 @@ def _jobfile_text(
                 workload,
                 workload.rw,
                 "write" in workload.directions,
-                io_size_of(workload, target, size) is None,
+                io_size is None,
                 workload.extra,
             ),
             run=" ".join(command_line("fio", "THIS_FILE", "RESULT.json")),
@@ -397,11 +406,9 @@ def _extent(job: RenderedJob) -> int | None:
     """Where the region a job touches ends, in bytes from the target's start: its span, moved
     by fio's `offset` and `offset_increment` (per process) where a suite sets them. None when
     it cannot be told (a share of the target as offset): then the whole target counts."""
-    size = span(job.workload, job.target)
-    capacity = job.target.size_bytes
-    if size is None or capacity is None:
+    used = span_bytes(job.workload, job.target)
+    if used is None:
         return None
-    used = int(capacity * float(size[:-1]) / 100) if size.endswith("%") else parse_size(size)
     moved = 0
     for option, times in (("offset", 1), ("offset_increment", job.workload.numjobs - 1)):
         value = job.workload.extra.get(option)

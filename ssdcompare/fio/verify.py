@@ -14,19 +14,34 @@ data. fio's words do:
 
 fio 2.x wrote "crc32c: verify failed at 1048576/65536". A failure is a data-integrity finding,
 never a performance figure: a run with one is a failed run whose error says so.
+
+A job that only reads checks what an earlier verified write left. When no block it read held
+a header of its block size (every block fio read failed with a bad magic header or a header of
+another length), nothing was there to check: the span was never written by a verified job of
+this block size, or was written over since. That run fails too, but it says so
+(`no_verified_data`), never that the device gave data back wrong.
 """
 
 from __future__ import annotations
 
 import errno
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from ssdcompare.fio.check import JobfileError, read_jobfile
+from ssdcompare.fio.result.document import _entries, _split
+from ssdcompare.fio.result.models import FioOutputError, JobResult
 from ssdcompare.units import format_bytes
 
 DATA_WRONG = "data came back wrong"
+NO_VERIFIED_DATA = "no verified data where it read"
+NO_VERIFIED_WHY = ("the span was never written by a verified job with this block size, or was "
+                   "overwritten since")  # fmt: skip
+# what fio finds in a block no verified write of this block size left: no header of its own
+HEADERLESS = ("bad magic header", "bad header length")
 MAX_WORDS = 12  # fio's lines kept per failure: the first failure's, with what follows it
 # a checksum that did not match: "<checksum>: verify failed at file F offset N, length L"
 _CHECKSUM = re.compile(
@@ -61,6 +76,9 @@ class VerifyFailure(BaseModel):
     length_bytes: int | None = None  # the block fio checked there
     file: str | None = None  # the file fio named (the run's target, often as /dev/fd/N)
     words: list[str] = Field(default_factory=list)  # fio's own lines, as it printed them
+    # a job that only reads found no block with a header of its block size: nothing to check,
+    # no finding about the device (see the module's words)
+    no_verified_data: bool = False
 
     @property
     def summary(self) -> str:
@@ -72,8 +90,12 @@ class VerifyFailure(BaseModel):
 
     @property
     def error(self) -> str:
-        """The run's error in one line: what came back wrong, then fio's words."""
+        """The run's error in one line: what came back wrong (or that nothing verified was
+        there to check), then fio's words."""
         said = "; ".join(self.words) if self.words else "fio printed no more"
+        if self.no_verified_data:
+            return f"{NO_VERIFIED_DATA}: {NO_VERIFIED_WHY} (fio found {self.summary}). " \
+                   f"fio said: {said}"  # fmt: skip
         return f"{DATA_WRONG}: {self.summary}. fio said: {said}"
 
 
@@ -99,6 +121,87 @@ def verify_failure(text: str) -> VerifyFailure | None:
     if said:
         return VerifyFailure(what="verify failed", words=said[:MAX_WORDS])
     return None
+
+
+def run_failure(
+    stderr: Path, output: Path, jobfile: Path, notes: Sequence[str], failed: Sequence[JobResult]
+) -> VerifyFailure | None:
+    """What a failed run's checks of the data found, from fio's messages (`stderr`, and the
+    `notes` before its JSON in `output`), or None when it found nothing of the kind. `failed`
+    are the job entries fio reported with an error (none when its JSON could not be read). A
+    read (by the run's `jobfile`) none of whose blocks held a header of its block size is
+    marked `no_verified_data`."""
+    messages = _read(stderr)
+    found = verify_failure("\n".join([messages[:_HEAD], *notes]))
+    if found is None:
+        job = failed[0] if failed else None
+        return unexplained(job.error, [*job.global_options, *job.job_options]) if job else None
+    if found.what in HEADERLESS and _reads_only(jobfile):
+        # fio prints each failure on stderr, and in client/server mode before its JSON
+        counts = [_headerless(messages.splitlines()), _headerless(notes)]
+        headerless = None if None in counts else max(counts)  # type: ignore[type-var]
+        found.no_verified_data = _nothing_there(found, headerless, _blocks_read(output))
+    return found
+
+
+def _nothing_there(first: VerifyFailure, headerless: int | None, read: int | None) -> bool:
+    """Whether a read found no verified data at all: every block it read lacked a header of
+    its block size (`headerless` of the `read` blocks; None: some block held one). Without
+    fio's count of the blocks read, a first such block at the start of the span says so."""
+    if headerless is None:
+        return False
+    return headerless >= read if read is not None else first.offset_bytes == 0
+
+
+def _blocks_read(output: Path) -> int | None:
+    """The blocks fio read in its jobs that failed, as its JSON in `output` counts them (fio
+    checks every block it reads; the results leave a failed job's counts out), or None when
+    the output does not say."""
+    try:
+        _, documents, _ = _split(_read(output), output.name)
+        entries, _ = _entries(documents[-1], output.name) if isinstance(
+            documents[-1], dict) else ([], False)  # fmt: skip
+    except FioOutputError:
+        return None
+    reads = [entry.get("read") for entry in entries
+             if entry.get("error") and entry.get("jobname") != "All clients"]  # fmt: skip
+    counts = [read.get("total_ios") if isinstance(read, dict) else None for read in reads]
+    if not counts or not all(type(n) is int and n >= 0 for n in counts):
+        return None
+    return sum(counts)
+
+
+def _headerless(lines: Iterable[str]) -> int | None:
+    """How many blocks fio said held no header of their block size, or None when it said of
+    any block that its data was wrong (the block held a header: verified data was there)."""
+    count = 0
+    for line in lines:
+        found = _checksum_failure(line) or _header_failure(line)
+        if found is not None and found.what not in HEADERLESS:
+            return None
+        count += found is not None
+    return count
+
+
+_HEAD = 1 << 18  # fio's first messages, enough for the first failure and its lines
+_MOST = 64 << 20  # what is read of fio's messages at most: a line per block in flight
+
+
+def _read(path: Path) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(_MOST).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _reads_only(jobfile: Path) -> bool:
+    """Whether the run's jobfile only reads (False when it cannot be read: a failure of a
+    job that writes is data that came back wrong)."""
+    try:
+        return not read_jobfile(jobfile.read_text(errors="replace")).writes
+    except (OSError, JobfileError):
+        return False
 
 
 def unexplained(job_errno: int, options: Iterable[str]) -> VerifyFailure | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ssdcompare.analysis.answer import Headline
-from ssdcompare.analysis.frame import checks_as_it_writes
+from ssdcompare.analysis.frame import verify_sets_the_time
 from ssdcompare.analysis.runrows import START_UP_S
 from ssdcompare.judge.verdict import OTHERS_PCT, SHORT_RUN, SPREAD_CV_PCT, STEAL_PCT, VERDICTS
 from ssdcompare.report.table import records
@@ -127,8 +127,8 @@ def _run_causes(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[object, ...]
     """What disturbed some finished run of each result (by `keys`), read from its runs'
     figures: each cause a column over every run at once, then gathered per result."""
     runs = frame[frame["status"] == "ok"]
-    checking = [checks_as_it_writes(v, rw) for v, rw in zip(runs["verify"], runs["rw"],
-                                                            strict=True)]  # fmt: skip
+    checking = [verify_sets_the_time(v, rw) for v, rw in zip(runs["verify"], runs["rw"],
+                                                             strict=True)]  # fmt: skip
     timed = runs["io_size_bytes"].isna() & ~pd.Series(checking, index=runs.index, dtype=bool)
     flags = {
         "CPU steal": runs["steal_pct"].round() >= STEAL_PCT,

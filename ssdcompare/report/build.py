@@ -19,6 +19,7 @@ from ssdcompare.analysis.integrity import (
     data_wrong_results,
     data_wrong_runs,
     result_key,
+    unchecked_runs,
 )
 from ssdcompare.analysis.likeness import like_for_like, pcie_words
 from ssdcompare.analysis.outliers import group_outliers, outlier_lines
@@ -92,6 +93,7 @@ def _warnings(frame: pd.DataFrame, summary: pd.DataFrame, sweeps: list[ResultsDi
     found += _state_warnings(frame, sweeps)
     found += _result_warnings(summary)
     found += _io_check_warnings(frame)
+    found += [f"Verify checked nothing in {run}" for run in unchecked_runs(frame)]
     damaged = damaged_runs(frame)
     if damaged:
         shown = "; ".join(damaged[:DAMAGED_LISTED])

@@ -17,6 +17,7 @@ from ssdcompare.run.support import job_problems
 from ssdcompare.suite.files import load_suite
 from ssdcompare.suite.options import OPT_IN, canonical, option_names
 from ssdcompare.suite.pts import MIN_SCALE
+from ssdcompare.suite.verifying import overwritten_problem
 from ssdcompare.suite.workload import (
     DRIVE_STATES,
     MAX_REPEAT,
@@ -254,8 +255,9 @@ def _check_counts(options: PlanOptions) -> None:
 def _steps_and_states(
     suite: Suite, options: PlanOptions
 ) -> tuple[list[str], list[str], list[str]]:
-    """The preconditioning steps and the drive states the sweep uses, checked, and a warning
-    for each of the suite's own that the other kind chosen replaces."""
+    """The preconditioning steps and the drive states the sweep uses, checked (also against
+    the suite's verified reads, with the ceiling), and a warning for each of the suite's own
+    that the other kind chosen replaces."""
     # the suite's own preconditioning and states apply unless the sweep only reads, or the
     # caller chose the other kind (both chosen is refused by check_states)
     read_only, precondition, states = options.read_only, options.precondition, options.states
@@ -266,6 +268,9 @@ def _steps_and_states(
     if states is None:
         states = [] if read_only or steps else suite.states
     chosen = check_states(list(states), read_only, steps)
+    problem = overwritten_problem(suite.workloads, steps, chosen, options.ceiling)
+    if problem:
+        raise SsdcompareError(problem)
     replaced = []
     if steps and suite.states and not chosen:
         replaced.append(

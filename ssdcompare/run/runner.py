@@ -24,10 +24,10 @@ from ssdcompare.fio.binary import FioInfo, clients_command_line, command_line
 from ssdcompare.fio.client import collect_logs, host_problem, local_server_pids, server_answers
 from ssdcompare.fio.result.models import JobResult
 from ssdcompare.fio.result.reader import parse_fio_file
-from ssdcompare.fio.verify import VerifyFailure, unexplained, verify_failure
+from ssdcompare.fio.verify import VerifyFailure, run_failure
 from ssdcompare.results.files import write_atomic
 from ssdcompare.results.models import RunState
-from ssdcompare.results.store import CPU_JSON, FIO_JSON, STDERR, STDOUT
+from ssdcompare.results.store import CPU_JSON, FIO_JSON, JOBFILE, STDERR, STDOUT
 from ssdcompare.run.watchdog import watchdog
 from ssdcompare.target.hosts import Host
 
@@ -630,6 +630,8 @@ def _settle(outcome: RunOutcome, folder: Path) -> RunOutcome:
             outcome.error = f"fio output unreadable: {exc_text}"
         outcome.stderr_tail = "\n".join(t for t in (outcome.stderr_tail, notes) if t) or None
         outcome.device_unusable = _device_problem(outcome.stderr_tail or "")
+        # fio's messages of blocks that failed their checks can garble its JSON: say them
+        _name_data_wrong(outcome, folder, [], [])
         return outcome
     outcome.notes = list(result.warnings)
     failed = [job for job in result.jobs if job.error]
@@ -654,25 +656,15 @@ def _settle(outcome: RunOutcome, folder: Path) -> RunOutcome:
 def _name_data_wrong(
     outcome: RunOutcome, folder: Path, notes: list[str], failed: list[JobResult]
 ) -> None:
-    """A failed run in which fio found data that came back wrong: its error says so in
-    fio's words (errno 84's strerror alone would speak of multibyte characters), and
-    `verify_failure` keeps what and where. fio's messages stay in fio.stderr.txt as they are."""
-    found = verify_failure("\n".join([_head(folder / STDERR), *notes]))
-    if found is None and failed:
-        job = failed[0]
-        found = unexplained(job.error, [*job.global_options, *job.job_options])
+    """A failed run in which fio's checks of the data failed: its error says what fio found
+    in fio's words (errno 84's strerror alone would speak of multibyte characters), and
+    `verify_failure` keeps what and where (ssdcompare.fio.verify.run_failure: data that came
+    back wrong, or a read that found no verified data). fio's messages stay in
+    fio.stderr.txt as they are."""
+    found = run_failure(folder / STDERR, folder / FIO_JSON, folder / JOBFILE, notes, failed)
     if found is not None:
         outcome.verify_failure = found
         outcome.error = found.error
-
-
-def _head(path: Path, limit: int = 1 << 18) -> str:
-    """The start of what fio wrote to a file (its first messages), at most `limit` bytes."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(limit).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def _device_problem(text: str) -> bool:

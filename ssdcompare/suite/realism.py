@@ -427,8 +427,9 @@ def _verify_lines(keys: RealismKeys, writes: bool, time_based: bool) -> list[str
     if keys.verify is None:
         return []
     if not writes:
-        lines = [f"; checks the {keys.verify} checksums that a job with verify wrote into every "
-                 "block earlier; the first block that comes back wrong ends the run"]  # fmt: skip
+        lines = [f"; one pass of as many blocks as the span holds, each checked against the "
+                 f"{keys.verify} checksum that a job with verify wrote into it earlier; the "
+                 "first block that comes back wrong ends the run"]  # fmt: skip
     elif time_based:
         lines = [f"; every written block carries a {keys.verify} checksum; fio reads back each "
                  f"{VERIFY_BACKLOG} blocks it wrote and checks them, and the first that comes "

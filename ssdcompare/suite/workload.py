@@ -31,6 +31,7 @@ from ssdcompare.suite.options import (
 )
 from ssdcompare.suite.pts import PtsSpec, scaled_fields
 from ssdcompare.suite.realism import RealismKeys
+from ssdcompare.suite.verifying import verify_problem
 from ssdcompare.units import format_bytes, parse_latency_us, parse_size, size_token
 
 RwPattern = Literal["read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim"]
@@ -323,6 +324,7 @@ class Workload(RealismKeys, LongRunKeys):
         problem = problem or self.realism_problem(
             self.rw, "write" in self.directions, self.ioengine, self.direct, self.extra
         )
+        problem = problem or verify_problem(self)
         if problem:
             raise ValueError(problem)
         if self.id is None:

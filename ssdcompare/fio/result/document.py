@@ -2,7 +2,12 @@
 
 Text before the JSON (notes, "fio: pid=..., err=..." lines, "fio: terminating on signal 2") is kept
 as `notes`; the JSON starts at the first line that opens a JSON object ("{" then a key, or
-nothing, on that line). With --status-interval fio prints several cumulative reports back to
+nothing, on that line). When no line does, fio's JSON may have begun in the middle of a line:
+fio writes a message per block that fails its check into the same file, and at a deep queue
+the JSON starts where the last message breaks off. It is read then only when it is certain:
+the last "{" followed by a line break and fio's first key ("fio version"; a line break never
+stands inside a JSON string, so nothing else can look so) opens an object that runs to the end
+of the file. With --status-interval fio prints several cumulative reports back to
 back: the last one is the result. Text after the JSON (the normal report of
 --output-format=json+,normal) is kept as `trailing_text`. A bare nan/-nan/inf that fio's %f
 writes is read as JSON's NaN/Infinity, and an object in which a key appears more than once keeps
@@ -29,6 +34,8 @@ _NOT_TEXT = "\ufffd\x7f"  # a byte that is no UTF-8 (replaced when decoded), DEL
 # every way a nan or inf can be written (fio's %f, or JSON's NaN / Infinity), as a word
 _MAYBE_NON_FINITE = re.compile(r"(?<![A-Za-z])(nan|inf(inity)?)(?![A-Za-z])", re.IGNORECASE)
 _NON_NUMBER = re.compile(r"(?<=[:,\[])(\s*)(-?)(nan|inf(?:inity)?)(?=\s*[,}\]])", re.IGNORECASE)
+# fio's JSON opens with "{", a line break and its first key: found so in the middle of a line
+_FIO_OPENING = re.compile(r'\{(?=\r?\n[ \t]*"fio version")')
 
 
 class _Repeated(dict):  # type: ignore[type-arg]
@@ -67,6 +74,9 @@ def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str
         )
     start = _JSON_START.search(text)
     if start is None:
+        after = _after_messages(text)
+        if after is not None:
+            return after
         # what the file is, never what it holds: it may be anyone's file (a key, a config)
         raise FioOutputError(
             f"{source}: not JSON: {_what_it_begins_with(text)}; run fio with"
@@ -105,6 +115,27 @@ def _split(text: str, source: str) -> tuple[list[str], list[dict[str, Any]], str
             notes = [line.rstrip() for line in text[:notes_end].splitlines() if line.strip()]
             return notes, documents, text[end:].strip()
         pos = following.start()
+
+
+def _after_messages(text: str) -> tuple[list[str], list[dict[str, Any]], str] | None:
+    """fio's JSON begun in the middle of a line, after its messages (see the module's
+    words): the notes before it and the one document, or None unless the last opening of
+    fio's JSON begins an object that runs to the end of the text."""
+    openings = list(_FIO_OPENING.finditer(text))
+    if not openings:
+        return None
+    pos = openings[-1].start()
+    decoder = json.JSONDecoder(object_pairs_hook=_object, parse_int=_json_int)
+    for candidate in (text, text[:pos] + _NON_NUMBER.sub(_number_token, text[pos:])):
+        try:
+            doc, end = decoder.raw_decode(candidate, pos)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(doc, dict) and not candidate[end:].strip():
+            notes = [line.rstrip() for line in text[:pos].splitlines() if line.strip()]
+            return notes, [doc], ""
+        return None
+    return None
 
 
 def _counted(count: int, what: str) -> str:
