@@ -144,7 +144,8 @@ class DevicePrep:
             return "not purged"
         if record.purged:
             return f"purged ({record.how}): {record.detail}"
-        said = f"not purged: {record.detail}"
+        said = record.detail if record.detail.startswith("not purged") else (
+            f"not purged: {record.detail}")  # fmt: skip
         return said + (f" ({record.error})" if record.error else "")
 
     @property
