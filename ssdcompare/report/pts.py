@@ -479,8 +479,15 @@ def _recovery_grid(label: str, rows: list[Recovery], log_ms: int) -> Grid:
             why = (f"each {(segment.burst_s or 0) * 1000:g} ms burst or {idle} idle time is "
                    f"shorter than two {log_ms} ms log intervals: the time series cannot tell "
                    "the bursts apart")  # fmt: skip
-            body.append([Cell(segment.job), Cell(idle, cls="key"),
-                         Cell("not resolved", why, "muted", why), baseline, Cell("-")])
+            body.append(
+                [
+                    Cell(segment.job),
+                    Cell(idle, cls="key"),
+                    Cell("not resolved", why, "muted", why),
+                    baseline,
+                    Cell("-"),
+                ]
+            )
             continue
         ratio = f"{row.ratio:.2f}×" if math.isfinite(row.ratio) else "-"
         body.append([Cell(segment.job), Cell(idle, cls="key"),

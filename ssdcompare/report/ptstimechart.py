@@ -67,8 +67,11 @@ def xsr_chart(device: DeviceSeries, index: int) -> LineChart | None:
         Series(index, data["t_s"].tolist(), (data["bw_bytes"] / 1e6).tolist(), tips=tips,
                markers=False, label=device.label, name="MB/s")],
         Axis("time (s)", ticks=_seconds), Axis("MB/s", zero=True))  # fmt: skip
-    _segment_bands(chart, device.segments, {s.job: f"segment {s.job}: {s.start_s:.2f}–"
-                                            f"{s.end_s:.2f} s" for s in device.segments})
+    _segment_bands(
+        chart,
+        device.segments,
+        {s.job: f"segment {s.job}: {s.start_s:.2f}–{s.end_s:.2f} s" for s in device.segments},
+    )
     chart.keys.append(Key("band", "a segment (shaded; hover for its job)",
                           shade=SEGMENT_SHADES[0]))  # fmt: skip
     return chart
