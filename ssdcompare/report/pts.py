@@ -401,7 +401,8 @@ def _dirth(data: pd.DataFrame, part: PtsTables,
         spec = dirth_chart(mine[mine["status"] == "ok"], label, index, answer)
         drawn = svg.svg(spec) if spec is not None else None
         if spec is not None and drawn is not None:
-            charts.append({"title": spec.title, "svg": drawn, "legend": svg.keys(spec)})
+            charts.append({"title": spec.title, "svg": drawn, "legend": svg.keys(spec),
+                           "cls": "dirth-chart"})  # fmt: skip
     return grids, charts, answers
 
 
