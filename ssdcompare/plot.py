@@ -41,6 +41,7 @@ from ssdcompare.report.chartkinds import KINDS, ChartInputs, section_rank
 from ssdcompare.report.chartspec import Heatmap, Spec
 from ssdcompare.report.figure import figure
 from ssdcompare.report.ptschart import dirth_chart, steady_chart
+from ssdcompare.report.ptstimechart import hir_chart, wsat_charts, xsr_chart
 from ssdcompare.report.svg import drawable_points
 from ssdcompare.report.table import Footnotes, family_name, first_rows, table_groups
 
@@ -230,6 +231,32 @@ def dirth(results: Results, devices: Iterable[str] | None = None) -> Figure:
     if not specs:
         raise SsdcompareError("no finished DIRTH job in these results: give the results of "
                               "the pts-dirth suite")  # fmt: skip
+    return figure(list(specs), tables.labels)
+
+
+def pts_time(results: Results, test: str, devices: Iterable[str] | None = None) -> Figure:
+    """A SNIA PTS test read over time, as its report section draws it, a chart per device:
+    `test` "wsat" (IOPS against time and against the capacity written), "hir" (each burst's
+    IOPS, the idle-time segments shaded) or "xsr" (bandwidth by segment). `results` as for
+    `steady_state`.
+
+        fig = ssdcompare.plot.pts_time("results/20261127-pts-xsr", "xsr")
+    """
+    draw = {"wsat": wsat_charts, "hir": lambda d, i: [hir_chart(d, i)],
+            "xsr": lambda d, i: [xsr_chart(d, i)]}  # fmt: skip
+    if test not in draw:
+        raise SsdcompareError(f"pts_time: no PTS test {test!r} read over time: give wsat, hir "
+                              "or xsr")  # fmt: skip
+    tables = _pts(results)
+    chosen = _names(devices)
+    held = tables.series_of(test)
+    _held("device", chosen, [d.label for d in held])
+    mine = [d for d in held if chosen is None or d.label in chosen]
+    specs = [spec for d in mine for spec in draw[test](d, tables.labels.index(d.label))
+             if spec is not None]  # fmt: skip
+    if not specs:
+        raise SsdcompareError(f"no time series of the PTS {test} test to draw in these results "
+                              "(fio logged none: see each run's timeseries_*.log)")  # fmt: skip
     return figure(list(specs), tables.labels)
 
 

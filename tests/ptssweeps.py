@@ -106,7 +106,8 @@ document.querySelectorAll("section.pts").forEach(function (s) {
               charts: Array.from(d.querySelectorAll("figure.steady-chart")).map(chart)}; }),
     tables: Array.from(s.querySelectorAll("table.pts")).map(table),
     answers: Array.from(s.querySelectorAll("ul.answers li")).map(text),
-    charts: Array.from(s.querySelectorAll("figure.dirth-chart")).map(chart)};
+    charts: Array.from(s.querySelectorAll(
+      "figure.dirth-chart, figure.wsat-chart, figure.hir-chart, figure.xsr-chart")).map(chart)};
 });
 return found;
 """

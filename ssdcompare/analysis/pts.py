@@ -15,19 +15,36 @@ so.
     tables.latency()       # mean, p99.9, p99.99 and maximum latency per block size and mix
     tables.dirth()         # DIRTH: threads x queue depth of IOPS (or mean latency)
     tables.dirth_answers() # the most IOPS with a mean latency under 5 ms, per device
+    tables.saturation()    # WSAT: fresh and settled IOPS, and the drop, per device
+    tables.recovery()      # HIR: each idle time's bursts against the baseline before it
+    tables.settled()       # XSR: each segment's settled bandwidth and how long it took
+
+The tests read over time (wsat, hir, xsr) keep each device's series (`series`: its group that
+runs once, from fio's time-series logs: ssdcompare.analysis.ptstime).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from ssdcompare.analysis.compare import baseline_label
 from ssdcompare.analysis.frame import known_true, load
+from ssdcompare.analysis.ptstime import (
+    TIME_TESTS,
+    DeviceSeries,
+    Recovery,
+    Saturation,
+    Settled,
+    device_series,
+    recovery,
+    saturation,
+    settled,
+)
 from ssdcompare.analysis.summary import in_windows, job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.results.models import FillRecord, PurgeRecord, RoundsRecord
@@ -173,6 +190,8 @@ class PtsTables:
     figures: pd.DataFrame
     labels: list[str]
     baseline: str
+    # the time tests' series (wsat, hir, xsr: ssdcompare.analysis.ptstime), per device
+    series: list[DeviceSeries] = field(default_factory=list)
 
     @property
     def tests(self) -> list[str]:
@@ -185,7 +204,7 @@ class PtsTables:
         figures = self.figures[self.figures["pts_test"] == test]
         labels = [label for label in self.labels if label in {d.label for d in devices}]
         return PtsTables(devices, [g for g in self.groups if g.test == test], figures, labels,
-                         self.baseline)  # fmt: skip
+                         self.baseline, [s for s in self.series if s.test == test])  # fmt: skip
 
     def steady(self) -> pd.DataFrame:
         """A row per device and group: its rounds, whether and where it was steady, the
@@ -232,6 +251,35 @@ class PtsTables:
         data = self._jobs("dirth")
         return [dirth_answer(label, data[data["label"] == label]) for label in self.labels
                 if (data["label"] == label).any()]  # fmt: skip
+
+    def saturation(self) -> list[Saturation]:
+        """Write saturation per device: fresh and settled IOPS, the drop, what was written."""
+        return [saturation(device) for device in self.series_of("wsat")]
+
+    def recovery(self) -> dict[str, list[Recovery]]:
+        """Host idle recovery per device: each idle-time segment's bursts against the
+        baseline before it."""
+        return {d.label: recovery(d, self.steady_mean(d)) for d in self.series_of("hir")}
+
+    def settled(self) -> dict[str, list[Settled]]:
+        """Cross stimulus recovery per device: each segment's settled bandwidth and when."""
+        return {device.label: settled(device) for device in self.series_of("xsr")}
+
+    def steady_mean(self, device: DeviceSeries) -> float | None:
+        """The window mean of the device's group in rounds (HIR's steady group), if any."""
+        found = [g.record.window_mean for g in self.groups
+                 if g.sweep == device.sweep and g.label == device.label and g.test == device.test
+                 and g.limits.rounds and g.record is not None]  # fmt: skip
+        return found[0] if found else None
+
+    def series_of(self, test: str) -> list[DeviceSeries]:
+        """The devices' series of one time test (wsat, hir, xsr)."""
+        found = [device for device in self.series if device.test == test]
+        if not found:
+            held = ", ".join(self.tests) or "none"
+            raise SsdcompareError(f"no PTS {test} test in these results (held: {held}): "
+                                  f"give the results of a pts-{test} suite")  # fmt: skip
+        return found
 
     def _jobs(self, test: str) -> pd.DataFrame:
         """The window figures of one test's finished jobs."""
@@ -382,6 +430,7 @@ def pts_results(frame: pd.DataFrame, sweeps: list[ResultsDir],
     any: what the report's PTS sections and `pts_tables` are made of."""
     devices: list[DevicePrep] = []
     groups: list[GroupRounds] = []
+    series: list[DeviceSeries] = []
     for results in sweeps:
         pts = results.manifest.suite.pts
         if pts is None:
@@ -393,12 +442,15 @@ def pts_results(frame: pd.DataFrame, sweeps: list[ResultsDir],
             devices.append(_prep(results, target, label, pts))
             groups += [_group_rounds(results, target.name, label, pts, group)
                        for group in pts.groups]  # fmt: skip
+            if pts.test in TIME_TESTS:
+                series.append(device_series(results, target, label, pts))
     if not devices:
         return None
     mine = frame[frame["pts_test"].notna()] if "pts_test" in frame.columns else frame.iloc[:0]
     labels = list(dict.fromkeys(d.label for d in devices))
     chosen = baseline_label(labels, baseline)
-    return PtsTables(devices, groups, window_figures(mine, chosen, groups), labels, chosen)
+    return PtsTables(devices, groups, window_figures(mine, chosen, groups), labels, chosen,
+                     series)  # fmt: skip
 
 
 def _label_of(frame: pd.DataFrame, results: ResultsDir, target: Target) -> str | None:

@@ -11,7 +11,9 @@ a group's runs (which ran back to back in one fio run) from the start of the fir
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,10 @@ import pandas as pd
 from ssdcompare.fio.logs import LogError
 from ssdcompare.results.models import RunStatus
 from ssdcompare.results.store import ResultsDir
+from ssdcompare.suite.pts import PtsSpec
 from ssdcompare.suite.workload import Workload
+from ssdcompare.target.devices import Target
+from ssdcompare.units import format_count
 
 SERIES_COLUMNS = ["device", "job", "t_s", "iops", "bw_bytes", "written_bytes"]
 # a segment has settled once its figure stays within this share of where the segment ends
@@ -122,4 +127,190 @@ def settling(series: pd.DataFrame, metric: str = "bw_bytes") -> dict[str, float 
         last_off = int(np.flatnonzero(off)[-1]) + 1 if off.any() else 0
         found[str(job)] = (None if last_off >= len(values) - tail
                            else float(times[last_off] - times[0]))  # fmt: skip
+    return found
+
+
+# the tests read over time, and the group of each whose jobs run once, back to back
+TIME_TESTS = ("wsat", "hir", "xsr")
+# the most points a chart of a long series draws: beyond it, neighbouring intervals averaged
+MOST_POINTS = 600
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One run of a time test's group, where it lies in the group's series: its job, its
+    first and last second, and for a run with idle times (`idle_s`, the scaled idle after
+    each burst of `burst_s`) whether the log's interval can tell its bursts apart: each burst
+    and each idle time at least two intervals long."""
+
+    job: str
+    start_s: float
+    end_s: float
+    idle_s: float | None = None
+    burst_s: float | None = None
+    resolved: bool = True
+
+
+@dataclass(frozen=True)
+class DeviceSeries:
+    """A time test's group on one device: its series (`group_series`), its segments in the
+    order they ran, the device's capacity, the log's interval and the scale."""
+
+    sweep: str
+    target: str
+    label: str
+    test: str
+    series: pd.DataFrame
+    segments: list[Segment]
+    capacity_bytes: int | None
+    log_ms: int
+    scale: float | None
+
+
+def device_series(results: ResultsDir, target: Target, label: str,
+                  pts: PtsSpec) -> DeviceSeries:  # fmt: skip
+    """The series of a time test (TIME_TESTS) on one target: its group that runs once."""
+    ids = [w.job_id for w in results.manifest.suite.workloads]
+    workloads = {w.job_id: w for w in results.manifest.suite.workloads}
+    jobs = [job for g in pts.groups if not g.rounds for job in pts.job_ids(g, ids)]
+    series = group_series(results, jobs, target.name)
+    log_ms = min((workloads[job].log_ms for job in jobs), default=1000)
+    segments = [_segment(series, workloads[job]) for job in jobs
+                if (series["job"] == job).any()]  # fmt: skip
+    return DeviceSeries(str(results.path), target.name, label, pts.test, series, segments,
+                        target.size_bytes, log_ms, results.manifest.suite.scale)  # fmt: skip
+
+
+def _segment(series: pd.DataFrame, workload: Workload) -> Segment:
+    times = series.loc[series["job"] == workload.job_id, "t_s"]
+    step_s = workload.log_ms / 1000
+    start, end = float(times.min()) - step_s, float(times.max())
+    if workload.thinktime_us is None:
+        return Segment(workload.job_id, start, end)
+    idle_s = workload.thinktime_us / 1e6
+    burst_s = workload.thinktime_iotime_s
+    resolved = idle_s >= 2 * step_s and burst_s is not None and burst_s >= 2 * step_s
+    return Segment(workload.job_id, start, end, idle_s, burst_s, resolved)
+
+
+def tenths(values: pd.Series) -> tuple[float, float]:
+    """The mean of a series' first tenth and of its last tenth (at least one value each);
+    NaN for an empty one."""
+    if values.empty:
+        return math.nan, math.nan
+    share = max(1, int(len(values) * END_SHARE))
+    return float(values.iloc[:share].mean()), float(values.iloc[-share:].mean())
+
+
+def thinned(series: pd.DataFrame, most: int = MOST_POINTS) -> pd.DataFrame:
+    """A series of at most `most` rows for a chart: runs of neighbouring intervals of the
+    same job averaged (their last time and written bytes kept)."""
+    if len(series) <= most:
+        return series
+    size = math.ceil(len(series) / most)
+    bins = series.groupby("job", sort=False).cumcount() // size
+    grouped = series.groupby([series["job"], bins], sort=False)
+    return grouped.agg(device=("device", "first"), job=("job", "first"), t_s=("t_s", "last"),
+                       iops=("iops", "mean"), bw_bytes=("bw_bytes", "mean"),
+                       written_bytes=("written_bytes", "last")).reset_index(drop=True)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """Write saturation on one device: its fresh IOPS (the mean of the first tenth of the
+    run), where they settle (the mean of the last tenth) and the bytes written, also in
+    multiples of its capacity (NaN unknown)."""
+
+    label: str
+    fresh_iops: float
+    settled_iops: float
+    written_bytes: float
+    capacities: float
+
+    @property
+    def drop_pct(self) -> float:
+        """How much lower the settled IOPS are than the fresh ones, in % (negative: higher)."""
+        if not self.fresh_iops > 0 or math.isnan(self.settled_iops):
+            return math.nan
+        return (1 - self.settled_iops / self.fresh_iops) * 100
+
+    @property
+    def words(self) -> str:
+        if math.isnan(self.fresh_iops):
+            return f"{self.label}: no time series to read (no logs, or they cannot be read)"
+        drop = self.drop_pct
+        change = ("unknown" if math.isnan(drop) else f"{drop:.0f} % lower" if drop >= 0.5
+                  else f"{-drop:.0f} % higher" if drop <= -0.5 else "unchanged")  # fmt: skip
+        written = ("" if math.isnan(self.capacities)
+                   else f" after {self.capacities:.2f}× its capacity written")  # fmt: skip
+        return (f"{self.label}: the IOPS settle at {format_count(self.settled_iops)} (the mean "
+                f"of the last tenth){written}, from {format_count(self.fresh_iops)} fresh (the "
+                f"first tenth): {change}")  # fmt: skip
+
+
+def saturation(device: DeviceSeries) -> Saturation:
+    """Write saturation's figures of a device's series."""
+    fresh, settled = tenths(device.series["iops"])
+    written = float(device.series["written_bytes"].max()) if len(device.series) else math.nan
+    capacity = device.capacity_bytes
+    return Saturation(device.label, fresh, settled, written,
+                      written / capacity if capacity else math.nan)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """One idle-time segment of host idle recovery: its bursts' mean IOPS (NaN where the
+    log cannot tell them apart: `resolved`) against the baseline before it (`baseline_job`'s
+    mean IOPS; the steady rounds' window mean before the first)."""
+
+    segment: Segment
+    bursts: int
+    burst_iops: float
+    baseline_job: str | None
+    baseline_iops: float
+
+    @property
+    def ratio(self) -> float:
+        """The bursts' IOPS against the baseline's: above 1, the drive recovered when idle."""
+        if not self.segment.resolved or not self.baseline_iops > 0:
+            return math.nan
+        return self.burst_iops / self.baseline_iops
+
+
+def recovery(device: DeviceSeries, steady_iops: float | None) -> list[Recovery]:
+    """Each idle-time segment of a device's host idle recovery, with the baseline before it:
+    the run without idle times just before, or (before the first) `steady_iops`, the steady
+    rounds' window mean."""
+    found = []
+    before: tuple[str | None, float] = (None, math.nan)
+    if steady_iops is not None:
+        before = ("steady rounds", steady_iops)
+    for segment in device.segments:
+        run = device.series[device.series["job"] == segment.job]
+        if segment.idle_s is None:
+            before = (segment.job, float(run["iops"].mean()))
+            continue
+        parts = bursts(run) if segment.resolved else pd.DataFrame(columns=["iops"])
+        mean = float(parts["iops"].mean()) if segment.resolved and len(parts) else math.nan
+        found.append(Recovery(segment, len(parts), mean, before[0], before[1]))
+    return found
+
+
+@dataclass(frozen=True)
+class Settled:
+    """One segment of cross stimulus recovery: its settled bandwidth (bytes/s, the mean of
+    its last tenth) and the seconds it took to settle (None: it did not)."""
+
+    segment: Segment
+    bw_bytes: float
+    settle_s: float | None
+
+
+def settled(device: DeviceSeries) -> list[Settled]:
+    """Each segment of a device's cross stimulus recovery: where it settled, and when."""
+    after = settling(device.series)
+    found = []
+    for segment in device.segments:
+        run = device.series[device.series["job"] == segment.job]
+        found.append(Settled(segment, tenths(run["bw_bytes"])[1], after.get(segment.job)))
     return found

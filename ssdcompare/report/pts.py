@@ -23,9 +23,19 @@ from ssdcompare.analysis.pts import (
     dirth_answer,
     ordered,
 )
+from ssdcompare.analysis.ptstime import (
+    TIME_TESTS,
+    Recovery,
+    Settled,
+    recovery,
+    saturation,
+    settled,
+)
 from ssdcompare.judge.verdict import LIMIT_WORDS
 from ssdcompare.report import svg
+from ssdcompare.report.chartspec import LineChart
 from ssdcompare.report.ptschart import dirth_chart, steady_chart
+from ssdcompare.report.ptstimechart import hir_chart, wsat_charts, xsr_chart
 from ssdcompare.suite.pts import METRIC_WORDS
 from ssdcompare.units import format_count, format_latency, format_rate
 
@@ -40,6 +50,15 @@ TABLE_WORDS = {
     "latency": "mean, 99.9th and 99.99th percentile latency (each the mean of the window's "
                "rounds, a mixed job's worse direction in each round) and the highest latency "
                "of any I/O in the window, at each block size and read/write mix",
+    "wsat": "IOPS against time and against the bytes written (in multiples of the device's "
+            "capacity), per device; fresh is the mean of the first tenth of the run, settled "
+            "the mean of its last tenth",
+    "hir": "each burst's mean IOPS against time, the idle-time segments shaded and the "
+           "baselines (writes without idling) between them; per idle time, the bursts' mean "
+           "IOPS against the baseline before it (above 1×, the drive recovered when idle)",
+    "xsr": "bandwidth against time, each segment shaded; per segment, its settled bandwidth "
+           "(the mean of its last tenth) and how long after its start it stayed within 10 % "
+           "of it",
     "dirth": "IOPS and mean latency at each number of threads (rows) and queue depth per "
              "thread (columns), a table per device; the chart draws IOPS against mean latency, "
              "a line per thread count",
@@ -113,6 +132,11 @@ class PtsSection:
     grids: list[Grid]
     charts: list[dict[str, str]]
     answers: list[str]
+    results_title: str = "Results of the measurement window"
+
+
+# a section's tables, its charts (title, svg, legend, class) and its answers in words
+SectionResults = tuple[list[Grid], list[dict[str, str]], list[str]]
 
 
 def scaled_words(scale: float) -> str:
@@ -148,7 +172,7 @@ def _section(part: PtsTables, labels: list[str]) -> PtsSection:
     scales = {d.scale for d in part.devices}
     scale = next(iter(scales)) if len(scales) == 1 else None
     grids, charts, answers = _results(test, part, labels)
-    return PtsSection(
+    section = PtsSection(
         test=test, title=f"SNIA PTS {TITLES[test]} test",
         scaled=scaled_words(scale) if scale is not None else (
             "Some of these devices ran scaled: see the banner at the top." if len(scales) > 1
@@ -158,6 +182,19 @@ def _section(part: PtsTables, labels: list[str]) -> PtsSection:
         table_words=TABLE_WORDS.get(test, "each job's figures"), grids=grids, charts=charts,
         answers=answers,
     )  # fmt: skip
+    if test in TIME_TESTS:
+        section.window_words = _series_words(part)
+        section.results_title = "Over time"
+    return section
+
+
+def _series_words(part: PtsTables) -> str:
+    """Where a time test's figures come from: fio's logs of its runs, at their interval."""
+    steps = sorted({device.log_ms for device in part.series})
+    every = " or ".join(f"{step} ms" for step in steps) or "unknown"
+    return ("The figures of this test come from fio's time-series logs of its runs, the "
+            f"processes added up interval by interval (every {every}); its Results table "
+            "rows are each run's whole-run figures.")  # fmt: skip
 
 
 def _rules(part: PtsTables) -> list[str]:
@@ -212,7 +249,9 @@ def _group_view(group: GroupRounds, index: int) -> GroupView:
 
 def _results(test: str, part: PtsTables,
              labels: list[str]) -> tuple[list[Grid], list[dict[str, str]], list[str]]:  # fmt: skip
-    """The test's tables, its charts (DIRTH's) and its answers (DIRTH's)."""
+    """The test's tables, its charts (DIRTH's and the time tests') and its answers."""
+    if test in TIME_TESTS:
+        return _time_results(test, part, labels)
     data = ordered(part.figures, part.labels)
     if data.empty:
         return [], [], []
@@ -362,7 +401,8 @@ def _dirth(data: pd.DataFrame, part: PtsTables,
         spec = dirth_chart(mine[mine["status"] == "ok"], label, index, answer)
         drawn = svg.svg(spec) if spec is not None else None
         if spec is not None and drawn is not None:
-            charts.append({"title": spec.title, "svg": drawn, "legend": svg.keys(spec)})
+            charts.append({"title": spec.title, "svg": drawn, "legend": svg.keys(spec),
+                           "cls": "dirth-chart"})  # fmt: skip
     return grids, charts, answers
 
 
@@ -400,3 +440,70 @@ def results_note(tables: PtsTables | None) -> str | None:
     return ("SNIA PTS jobs: each figure is the mean over the job's group's measurement window, "
             "not over every round, and ± is the spread of those rounds (a job's repeats are its "
             f"rounds): {where}.")  # fmt: skip
+
+
+def _time_results(test: str, part: PtsTables, labels: list[str]) -> SectionResults:
+    """A test read over time (wsat, hir, xsr): its tables, charts and answers per device."""
+    grids: list[Grid] = []
+    charts: list[dict[str, str]] = []
+    answers: list[str] = []
+    for device in part.series:
+        index = labels.index(device.label) if device.label in labels else 0
+        if test == "wsat":
+            answers.append(saturation(device).words)
+            specs: list[LineChart | None] = list(wsat_charts(device, index))
+        elif test == "hir":
+            grids.append(_recovery_grid(device.label, recovery(device, part.steady_mean(device)),
+                                        device.log_ms))  # fmt: skip
+            specs = [hir_chart(device, index)]
+        else:
+            grids.append(_settled_grid(device.label, settled(device)))
+            specs = [xsr_chart(device, index)]
+        charts += [_drawn(spec, f"{test}-chart") for spec in specs if spec is not None]
+    return grids, charts, answers
+
+
+def _drawn(spec: LineChart, cls: str) -> dict[str, str]:
+    return {"title": spec.title, "svg": svg.svg(spec) or "", "legend": svg.keys(spec),
+            "cls": cls}  # fmt: skip
+
+
+def _recovery_grid(label: str, rows: list[Recovery], log_ms: int) -> Grid:
+    """One device's host idle recovery: per idle time, the bursts against the baseline."""
+    body = []
+    for row in rows:
+        segment = row.segment
+        idle = f"{(segment.idle_s or 0) * 1000:g} ms"
+        baseline = Cell(format_count(row.baseline_iops) if row.baseline_iops > 0 else "-",
+                        row.baseline_job or "no baseline")  # fmt: skip
+        if not segment.resolved:
+            why = (f"each {(segment.burst_s or 0) * 1000:g} ms burst or {idle} idle time is "
+                   f"shorter than two {log_ms} ms log intervals: the time series cannot tell "
+                   "the bursts apart")  # fmt: skip
+            body.append(
+                [
+                    Cell(segment.job),
+                    Cell(idle, cls="key"),
+                    Cell("not resolved", why, "muted", why),
+                    baseline,
+                    Cell("-"),
+                ]
+            )
+            continue
+        ratio = f"{row.ratio:.2f}×" if math.isfinite(row.ratio) else "-"
+        body.append([Cell(segment.job), Cell(idle, cls="key"),
+                     Cell(format_count(row.burst_iops), f"{row.bursts} bursts"), baseline,
+                     Cell(ratio, "recovered" if row.ratio > 1 else "")])  # fmt: skip
+    heads = [[Head(t) for t in ("segment", "idle time", "bursts' mean IOPS", "baseline IOPS",
+                                "bursts ÷ baseline")]]  # fmt: skip
+    return Grid(f"{label}: each idle time's bursts against the baseline before it", heads, body)
+
+
+def _settled_grid(label: str, rows: list[Settled]) -> Grid:
+    """One device's cross stimulus recovery: per segment, its settled MB/s and when."""
+    body = [[Cell(row.segment.job), Cell(_formatted("bw_bytes", row.bw_bytes)),
+             Cell("did not settle" if row.settle_s is None else f"{row.settle_s:.2f} s",
+                  cls="muted" if row.settle_s is None else "")] for row in rows]  # fmt: skip
+    heads = [[Head("segment"), Head("settled MB/s"), Head("settled after")]]
+    return Grid(f"{label}: each segment's settled bandwidth (the mean of its last tenth)", heads,
+                body)  # fmt: skip
