@@ -208,45 +208,6 @@ def test_rounds_run_until_steady_and_each_job_is_a_run_of_its_own(tmp_path: Path
 @needs_blkio
 @pytest.mark.root
 @pytest.mark.fio
-def test_cross_stimulus_segments_run_back_to_back_and_are_read_over_time(
-    tmp_path: Path,
-) -> None:
-    from ssdcompare.analysis.ptstime import group_series, settling
-
-    path, name = _capped_sweep(tmp_path, "pts-xsr", 0.0001)
-    jobs = ["xsr-seq1", "xsr-rand", "xsr-seq2"]
-    round_one = (path / "rounds" / name / "xsr" / "r0001" / "jobfile.fio").read_text()
-    assert [line[1:-1] for line in round_one.splitlines() if line.startswith("[")] == jobs
-    series = group_series(ResultsDir.open(path), jobs, name)
-    assert list(dict.fromkeys(series["job"])) == jobs  # in the order they ran
-    assert (
-        series["t_s"].is_monotonic_increasing and series["written_bytes"].is_monotonic_increasing
-    )
-    assert (series.groupby("job", sort=False)["bw_bytes"].max() > 0).all()
-    assert set(settling(series)) == set(jobs)
-
-
-@needs_blkio
-@pytest.mark.root
-@pytest.mark.fio
-def test_host_idle_recovery_idles_between_bursts_after_steady_rounds(tmp_path: Path) -> None:
-    path, name = _capped_sweep(tmp_path, "pts-hir", 0.0002)
-    results = ResultsDir.open(path)
-    steady = results.rounds_record(name, "steady")
-    assert steady is not None and steady.done and len(steady.rounds) >= 5
-    recovery = (path / "rounds" / name / "recovery" / "r0001" / "jobfile.fio").read_text()
-    sections = [line[1:-1] for line in recovery.splitlines() if line.startswith("[")]
-    assert sections[0] == "hir-idle5" and len(sections) == 10
-    idle50 = recovery.split("[hir-idle50]")[1].split("\n[")[0]
-    assert "thinktime=10000us" in idle50 and "thinktime_iotime=1ms" in idle50  # 50 s, 5 s
-    frame = ssdcompare.load(path)
-    assert set(frame.loc[frame["pts_group"] == "recovery", "repeat"]) == {1}
-    assert set(frame.loc[frame["pts_group"] == "recovery", "status"]) == {"ok"}
-
-
-@needs_blkio
-@pytest.mark.root
-@pytest.mark.fio
 def test_write_saturation_ends_after_its_spans_are_written(tmp_path: Path) -> None:
     from ssdcompare.analysis.ptstime import group_series
 

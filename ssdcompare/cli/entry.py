@@ -18,7 +18,11 @@ def main() -> None:
     library's (or none at all).
     """
     held: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    except KeyboardInterrupt:  # Ctrl-C before the handler above took its place
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(130) from None
     try:
         from ssdcompare.cli.commands import main as cli_main
     except BaseException as err:
