@@ -3,7 +3,7 @@
 # The end-to-end tests make their own loop devices and RAM disks, so run as root (CI does);
 # without root or fio the tests marked `root` or `fio` are skipped, with the reason.
 #
-# The tests run in two rounds: those not marked `serial` three more at a time than there are CPUs
+# The tests run in two rounds: those not marked `serial` two more at a time than there are CPUs
 # (pytest-xdist; most of them wait on fio's fixed runtime or a subprocess, not on a CPU), then
 # the `serial` ones alone: they judge CPU use or timing, which a test beside them would disturb.
 # Arguments go to pytest in both rounds, e.g. a file or `-x`; with a selection of your own
@@ -21,7 +21,7 @@ done
 round() { "${pytest[@]}" "$@" || { code=$?; [ "$code" -eq 5 ] || return "$code"; }; }
 status=0
 # --dist loadgroup: a file marked xdist_group runs on one worker, its module fixture made once
-round -n "$(( $(nproc 2>/dev/null || echo 1) + 3 ))" --dist loadgroup -m "not serial" "$@" \
+round -n "$(( $(nproc 2>/dev/null || echo 1) + 2 ))" --dist loadgroup -m "not serial" "$@" \
     || status=$?
 round -m serial "$@" || status=$?
 exit "$status"

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.xdist_group("pts_latency"), pytest.mark.root, pytest.m
               pytest.mark.slow, needs_blkio]  # fmt: skip
 
 PLANNED = [Planned("latency", "pts-latency", 0.002, 1000),
-           Planned("throughput", "pts-throughput", 0.001, 1000)]  # fmt: skip
+           Planned("throughput", "pts-throughput", 0.005, 1000)]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +119,7 @@ def test_the_throughput_section(swept: dict[str, Path], tmp_path: Path) -> None:
     seen = read_sections(folder / "report.html", tmp_path / "browser")
     section = seen["sections"]["pts-throughput"]
     assert section["title"] == "SNIA PTS throughput test"
-    assert section["scaled"] == seen["banner"] and seen["banner"].startswith("Scaled by 0.001: ")
+    assert section["scaled"] == seen["banner"] and seen["banner"].startswith("Scaled by 0.005: ")
     (device,) = section["devices"]
     label = device["label"]
     records = {group: record(folder, group) for group in ("1m", "128k")}

@@ -167,7 +167,7 @@ def _capped_sweep(tmp_path: Path, suite: str, scale: float) -> tuple[Path, str]:
 @pytest.mark.root
 @pytest.mark.fio
 def test_rounds_run_until_steady_and_each_job_is_a_run_of_its_own(tmp_path: Path) -> None:
-    path, name = _capped_sweep(tmp_path, str(pts_suite(tmp_path, ROUNDS)), 0.004)
+    path, name = _capped_sweep(tmp_path, str(pts_suite(tmp_path, ROUNDS)), 0.002)
     results = ResultsDir.open(path)
     record = results.rounds_record(name, "rounds")
     assert record is not None and record.done and record.track == "randwrite-4k-qd4"
@@ -182,7 +182,7 @@ def test_rounds_run_until_steady_and_each_job_is_a_run_of_its_own(tmp_path: Path
         "rounds.json",
     ]
     round_one = (path / "rounds" / name / "rounds" / "r0001" / "jobfile.fio").read_text()
-    assert round_one.count("\nstonewall\n") == 1 and "runtime=240ms" in round_one
+    assert round_one.count("\nstonewall\n") == 1 and "runtime=120ms" in round_one
     for job in ("randwrite-4k-qd4", "randread-4k-qd4"):
         for number in range(1, ran + 1):
             folder = path / "runs" / name / job / f"r{number}"
@@ -199,7 +199,7 @@ def test_rounds_run_until_steady_and_each_job_is_a_run_of_its_own(tmp_path: Path
     rows = frame[frame["pts_group"] == "rounds"]
     assert set(rows["repeat"]) == set(range(1, ran + 1))
     assert rows["ss_window"].sum() == 2 * 5  # both jobs, the window's 5 rounds
-    assert set(frame["scale"]) == {0.004} and set(frame["pts_test"]) == {"iops"}
+    assert set(frame["scale"]) == {0.002} and set(frame["pts_test"]) == {"iops"}
     summary = ssdcompare.job_summary(frame).set_index("job")
     assert summary.loc["randwrite-4k-qd4", "repeats"] == 5  # the window's rounds only
     assert summary.loc["write-64k-qd4", "repeats"] == 1

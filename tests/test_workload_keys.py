@@ -111,7 +111,7 @@ def test_every_key_reaches_the_jobfile_fio_the_frame_and_the_manifest(tmp_path: 
         " numa_cpu_nodes: 0, numa_mem_policy: local}",
         "{rw: randwrite, bs: 4k, iodepth: 2, ioengine: io_uring, fixedbufs: true,"
         " registerfiles: true, sqthread_poll: true}",
-        defaults="{runtime: 1}",
+        defaults="{runtime: 0.4}",
     )  # fmt: skip
     out = tmp_path / "out"
     run_sweep(str(tmp_path / "target.bin"), str(suite), out=out, size=8 * MIB, report=False)
