@@ -8,6 +8,7 @@ as a reader sees it: each PTS section read out of headless Chromium."""
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import subprocess
 import sys
@@ -119,3 +120,9 @@ def read_sections(report: Path, scratch: Path) -> dict[str, Any]:
     devices, tables and charts."""
     scratch.mkdir(parents=True, exist_ok=True)
     return measure(report.read_text(encoding="utf-8"), _READ_SECTIONS, 1400, scratch)  # type: ignore[no-any-return]
+
+
+def record(folder: Path, group: str) -> dict[str, Any]:
+    """A group's rounds.json in a results folder of one device."""
+    (path,) = folder.glob(f"rounds/*/{group}/rounds.json")
+    return dict(json.loads(path.read_text()))

@@ -10,7 +10,6 @@ rounds take 20-50 s: slow."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from blkio import needs_blkio
-from ptssweeps import Planned, pts_sweeps, read_sections
+from ptssweeps import Planned, pts_sweeps, read_sections, record
 
 import ssdcompare
 from ssdcompare.units import format_latency, format_rate
@@ -34,11 +33,6 @@ PLANNED = [Planned("latency", "pts-latency", 0.002, 1000),
 def swept(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     with pts_sweeps(tmp_path_factory.mktemp("pts"), PLANNED) as folders:
         yield folders
-
-
-def record(folder: Path, group: str) -> dict[str, Any]:
-    (path,) = folder.glob(f"rounds/*/{group}/rounds.json")
-    return dict(json.loads(path.read_text()))
 
 
 def window_rows(folder: Path) -> pd.DataFrame:

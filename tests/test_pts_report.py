@@ -10,7 +10,6 @@ pts-throughput themselves: test_pts_latency.py."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from blkio import needs_blkio
-from ptssweeps import SUITES, Planned, pts_sweeps, read_sections
+from ptssweeps import SUITES, Planned, pts_sweeps, read_sections, record
 
 import ssdcompare
 import ssdcompare.plot
@@ -44,11 +43,6 @@ NOT_OFFERED = "not purged: the sweep was not given --destroy-data"
 def swept(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     with pts_sweeps(tmp_path_factory.mktemp("pts"), PLANNED) as folders:
         yield folders
-
-
-def record(folder: Path, group: str) -> dict[str, Any]:
-    (path,) = folder.glob(f"rounds/*/{group}/rounds.json")
-    return dict(json.loads(path.read_text()))
 
 
 def window_means(folders: list[Path]) -> pd.DataFrame:

@@ -345,6 +345,16 @@ class ResultsDir:
         previous = self.status(target, job, repeat)
         if previous is not None and self.finished(previous):
             raise SsdcompareError(f"{folder} already holds a finished result")
+        return self._fresh(folder)
+
+    def prepare_round(self, target: str, group: str, number: int) -> Path:
+        """An empty folder for round `number` of a PTS group (round_folder); an earlier
+        attempt cut short is kept aside, as a run's is."""
+        return self._fresh(self.round_folder(target, group, number))
+
+    def _fresh(self, folder: Path) -> Path:
+        """`folder` made empty: whatever stands there (an earlier attempt, or a link in its
+        place) moved aside to `<name>.attempt-<n>`, never followed or deleted."""
         self.files.check_way(folder)  # never written through a link to another place
         try:
             if os.path.lexists(folder):  # a link in its place is moved aside, not followed

@@ -134,13 +134,7 @@ def run_round(
 def _prepare(plan: Plan, results: ResultsDir, one: Round, fds: dict[str, int]) -> Path:
     """The round's folder with its jobfile, read back as fio will read it and checked
     section by section: each job's section may open its target only."""
-    folder = results.round_folder(one.target.name, one.group.name, one.number)
-    if folder.exists():  # an attempt cut short: kept aside, as a run's are
-        attempt = 1
-        while folder.with_name(f"{folder.name}.attempt-{attempt}").exists():
-            attempt += 1
-        folder.rename(folder.with_name(f"{folder.name}.attempt-{attempt}"))
-    folder.mkdir(parents=True)
+    folder = results.prepare_round(one.target.name, one.group.name, one.number)
     title = (f"suite {plan.suite.name} | group {one.group.name} | round {one.number} | "
              f"target {one.target.name}")  # fmt: skip
     text = round_text([(job.job_id, opened_text(job.text, fds)) for job in one.jobs], title)
