@@ -208,6 +208,20 @@ def test_exclude_matches_values_not_spellings() -> None:
     ]  # fmt: skip
 
 
+def test_exclude_reads_the_workload_keys_as_the_keys_do() -> None:
+    suite = expanded(
+        matrices=[{
+            "base": {"rw": "randread", "bs": "4k"},
+            "axes": {"random_distribution": ["90/10", "zipf:1.2"], "verify": [None, "crc32c"]},
+            "exclude": [{"random_distribution": "zoned:90/10:10/90", "verify": "CRC32C"}],
+        }],
+    )  # fmt: skip
+    assert sorted(w.job_id for w in suite.workloads) == [
+        "randread-4k-qd1-zipf1.2", "randread-4k-qd1-zipf1.2-verifycrc32c",
+        "randread-4k-qd1-zoned90in10.10in90",
+    ]  # fmt: skip
+
+
 def test_exclude_that_matches_nothing_is_an_error() -> None:
     with pytest.raises(SsdcompareError, match=r"matrices\[0\]\.exclude\[1\]: .*matches no"):
         expanded(

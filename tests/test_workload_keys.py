@@ -273,3 +273,33 @@ def test_bands_beyond_the_span_and_lists_fio_cannot_take_are_said_before_a_run(
     old = Workload(rw="randread", bs="4k", extra={"cpus_allowed": "all"})
     (said,) = job_problems(render(old, target, "s", "libaio"), None)
     assert said.startswith("cpus_allowed 'all': ") and "numbers and ranges" in said
+
+
+def test_the_submission_threads_cpu_given_through_extra_is_checked_before_a_run(
+    tmp_path: Path,
+) -> None:
+    from ssdcompare.fio.jobfile import render
+    from ssdcompare.run.support import job_problems
+    from ssdcompare.target.devices import resolve_targets
+
+    (target,) = resolve_targets(str(tmp_path / "t.img"), 16 * MIB)
+    beyond = max(os.sched_getaffinity(0)) + 1
+
+    def said(**extra: object) -> list[str]:
+        workload = Workload(rw="randread", bs="4k", ioengine="io_uring", extra=extra)
+        return job_problems(render(workload, target, "s", "libaio"), None)
+
+    # with sqthread_poll fio pins its submission thread there and fails the job without it
+    (problem,) = said(sqthread_poll=1, sqthread_poll_cpu=beyond)
+    assert problem.startswith(f"sqthread_poll_cpu {beyond}: fio may not run on CPU {beyond}")
+    (problem,) = said(sqthread_poll=1, sqthread_poll_cpu="first")
+    assert "give the number of one CPU" in problem
+    assert said(sqthread_poll=1, sqthread_poll_cpu=0) == []
+    assert said(sqthread_poll_cpu=beyond) == []  # without polling fio ignores it
+
+
+def test_verify_takes_fios_checksum_names_in_any_case() -> None:
+    assert Workload(rw="randwrite", bs="4k", verify=" CRC32C ").verify == "crc32c"
+    assert Workload(rw="randwrite", bs="4k", verify="None").verify is None
+    with pytest.raises(ValueError, match="give a checksum fio has"):
+        Workload(rw="randwrite", bs="4k", verify="crc33")

@@ -53,7 +53,26 @@ def job_problems(job: RenderedJob, fio: FioInfo | None) -> list[str]:
         given(workload, "cpus_allowed"), given(workload, "numa_cpu_nodes"),
         given(workload, "numa_mem_policy"), fio,
     )  # fmt: skip
+    if "sqthread_poll" in flags:  # without it fio ignores the CPU
+        found += _poll_cpu_problems(workload.extra.get("sqthread_poll_cpu"))
     return found
+
+
+def _poll_cpu_problems(cpu: object) -> list[str]:
+    """The CPU the io_uring submission thread is pinned to (`sqthread_poll_cpu`, an option
+    given through `extra`): fio fails the job at its start ("io_queue_init ... Invalid
+    argument") when this machine lacks it."""
+    if cpu is None:
+        return []
+    try:
+        number = int(str(cpu).strip())
+    except ValueError:
+        return [f"sqthread_poll_cpu {cpu!r}: give the number of one CPU"]
+    allowed = _allowed_cpus()
+    if number in allowed:
+        return []
+    return [f"sqthread_poll_cpu {cpu}: fio may not run on CPU {number} here (the CPUs online "
+            f"and allowed: {_spans(allowed)})"]  # fmt: skip
 
 
 def _band_problems(job: RenderedJob) -> list[str]:

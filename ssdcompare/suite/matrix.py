@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ssdcompare.errors import SsdcompareError, validation_problems
+from ssdcompare.suite.realism import REALISM_KEYS, RealismKeys
 from ssdcompare.suite.workload import (
     MAX_ID_LENGTH,
     RW_ALIASES,
@@ -31,6 +32,11 @@ def _normalise(key: str, value: Any) -> Any:
         return parse_size(value)
     if key == "rw" and isinstance(value, str):
         return RW_ALIASES.get(value.lower(), value.lower())
+    if key in REALISM_KEYS:  # read as the key reads it ("90/10" == "zoned:90/10:10/90")
+        try:
+            return getattr(RealismKeys.model_validate({key: value}), key)
+        except ValidationError:
+            return value
     return value
 
 

@@ -247,6 +247,8 @@ class RealismKeys(BaseModel):
     @field_validator("verify", mode="before")
     @classmethod
     def _verify(cls, value: Any) -> str | None:
+        if isinstance(value, str):  # fio reads its checksum names in any case
+            value = value.strip().lower()
         if value is None or value is False or value in ("0", 0, "none"):
             return None
         if value is True:
