@@ -219,3 +219,57 @@ def test_write_saturation_ends_after_its_spans_are_written(tmp_path: Path) -> No
     assert output["jobs"][0]["write"]["io_bytes"] == 4 * 816 * 1024
     series = group_series(ResultsDir.open(path), ["wsat"], name)
     assert not series.empty and series["written_bytes"].iloc[-1] > 0
+
+
+def test_a_rounds_sections_are_cut_by_when_their_processes_lived() -> None:
+    from ssdcompare.fio.rounds import lived_spans_s
+
+    # sections of 1, 2 and 1 processes, seen by the sampler at these times
+    seen = {"11": [0.3, 1.2], "20": [1.6, 2.5], "21": [1.7, 2.6], "30": [3.0, 3.1]}
+    assert lived_spans_s(seen, [1, 2, 1], 0.1) == pytest.approx(
+        [(0.3, 1.3), (1.6, 2.7), (3.0, 3.2)]
+    )
+    assert lived_spans_s(seen, [1, 1, 1], 0.1) is None  # a process more than the sections have
+    assert lived_spans_s({**seen, "21": [1.7, 3.05]}, [1, 2, 1], 0.1) is None  # overlapping
+
+
+@pytest.mark.fio
+def test_the_sampler_sees_each_sections_processes_come_and_go(tmp_path: Path) -> None:
+    import subprocess
+
+    from ssdcompare.fio.rounds import lived_spans_s
+    from ssdcompare.run.sampler import CpuSampler
+
+    target = tmp_path / "t.img"
+    target.write_bytes(b"\0" * MIB)
+    sections = [(name, f"[global]\nfilename={target}\nsize=1m\nrw=read\nbs=4k\nthinktime=1ms\n"
+                       f"time_based=1\nruntime=1\ngroup_reporting=1\n\n[{name}]\nnumjobs={n}\n")
+                for name, n in (("a", 1), ("b", 2), ("c", 1))]  # fmt: skip
+    jobfile = tmp_path / "round.fio"
+    jobfile.write_text(round_text(sections, "three sections"))
+    sampler = CpuSampler()
+    proc = subprocess.Popen(["fio", "--output-format=json", str(jobfile)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    sampler.start(proc.pid)
+    output = json.loads(proc.communicate(timeout=60)[0])
+    trace = sampler.stop()
+    assert proc.returncode == 0 and [e["jobname"] for e in output["jobs"]] == ["a", "b", "c"]
+    # fio's job processes, one section after the other, each seen: a section's time is its
+    # processes' lives, where fio's summed runtimes leave out fio's pauses between sections
+    assert len(trace.worker_spans) == 4
+    spans = lived_spans_s(trace.worker_spans, [1, 2, 1], trace.interval_s)
+    assert spans is not None and all(start < end for start, end in spans)
+    assert all(later[0] >= earlier[1] - trace.interval_s
+               for earlier, later in zip(spans, spans[1:], strict=False))  # fmt: skip
+
+
+def test_the_rounds_of_a_window_are_judged_as_rounds_and_never_tested_as_repeats() -> None:
+    from ssdcompare.judge.stats import ROUNDS_UNTESTED, why_untested
+    from ssdcompare.judge.verdict import Verdict, judge_repeats
+
+    drive = Verdict("drive", None)
+    spread = judge_repeats([drive] * 5, 14.0, 5, rounds=True)
+    assert spread.verdict == "disturbed"
+    assert spread.reason.startswith("the 5 rounds of the window differ by 14 %")
+    assert why_untested(5, 5, rounds=True) == ROUNDS_UNTESTED
+    assert why_untested(5, 5) != ROUNDS_UNTESTED

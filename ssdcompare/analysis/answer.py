@@ -223,7 +223,8 @@ def _count_significance(result: Headline, row: dict[str, Any], base: dict[str, A
         result.ties += 1
     else:
         result.untested += 1
-        result.untested_why[why_untested(row.get("repeats"), base.get("repeats"))] += 1
+        rounds = bool(pd.notna(row.get("pts_group")))
+        result.untested_why[why_untested(row.get("repeats"), base.get("repeats"), rounds)] += 1
 
 
 def _by_job(summary: pd.DataFrame, label: str) -> dict[object, dict[str, Any]]:
@@ -236,7 +237,7 @@ def _by_job(summary: pd.DataFrame, label: str) -> dict[object, dict[str, Any]]:
 
 
 _READ = ["job", "sweep", "status", "comparable", "verdict", "iops_value", "lat_p99_us_value",
-         "significant", "ratio", "repeats"]  # fmt: skip
+         "significant", "ratio", "repeats", "pts_group"]  # fmt: skip
 
 
 def _ratio(row: dict[str, Any], base: dict[str, Any], value: str) -> float:

@@ -171,12 +171,15 @@ def _repeats(summary: pd.DataFrame, metric: str) -> dict[tuple[object, object], 
 def compare_repeats(summary: pd.DataFrame, baseline: str) -> None:
     """Each row's repeats against the baseline's for the same job (ssdcompare.judge.stats),
     as each tested metric's comparison columns (`ratio`, `p99_ratio`, ...); NaN and NA
-    for the baseline itself, a job it did not run and jobfiles that differ."""
+    for the baseline itself, a job it did not run, jobfiles that differ and the rounds of a
+    PTS test's window (not independent repeats: stats.why_untested)."""
+    rounds = (summary["pts_group"].notna().tolist() if "pts_group" in summary.columns
+              else [False] * len(summary))  # fmt: skip
     for metric, prefix in TESTED_METRICS.items():
         repeats = _repeats(summary, metric)
         found: dict[str, list[object]] = {name: [] for name in _COMPARISON}
-        for label, job, comparable in zip(summary["label"], summary["job"],
-                                          summary["comparable"], strict=True):  # fmt: skip
+        rows = zip(summary["label"], summary["job"], summary["comparable"], rounds, strict=True)
+        for label, job, comparable, pts in rows:
             mine, theirs = repeats.get((job, label)), repeats.get((job, baseline))
             result = None
             if (
@@ -184,6 +187,7 @@ def compare_repeats(summary: pd.DataFrame, baseline: str) -> None:
                 and theirs is not None
                 and mine is not None
                 and not is_false(comparable)
+                and not pts
             ):
                 result = compare(mine, theirs)
             values = ((result.ratio, result.ci_low, result.ci_high, result.p_value,

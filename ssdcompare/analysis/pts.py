@@ -491,7 +491,6 @@ def window_figures(frame: pd.DataFrame, baseline: str, groups: list[GroupRounds]
     summary = summary.merge(tails.reset_index(), on=keys, how="left")
     firsts = frame.drop_duplicates(keys).set_index(keys)
     summary["pts_test"] = [firsts.at[tuple(k), "pts_test"] for k in summary[keys].to_numpy()]
-    summary["pts_group"] = [firsts.at[tuple(k), "pts_group"] for k in summary[keys].to_numpy()]
     figures = pd.DataFrame({
         "pts_test": summary["pts_test"], "pts_group": summary["pts_group"],
         "sweep": summary["sweep"], "label": summary["label"], "job": summary["job"],

@@ -47,7 +47,7 @@ _RUN_FACTS = ["runtime_s", "ramp_s", "span", "ioengine", "extra_options", "workl
               "fio_version",
               "lat_source", "drive_state", "state", "thinktime_us", "io_size_bytes",
               "group", "member", "curve", "curve_pct", "rate_asked_iops",
-              "rate_reached", "rate_reached_pct"]  # fmt: skip
+              "rate_reached", "rate_reached_pct", "pts_group"]  # fmt: skip
 
 
 def in_windows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -311,7 +311,8 @@ def _judged(runs: _Runs, ok: list[int], iops_cv_pct: float | None) -> dict[str, 
     values["burst_iops_mean"] = _mean(runs.of_runs("burst_iops", ok))
     values["latency_search"] = _searches_found([runs.searches[i] for i in ok])
     judged = [runs.pairs[i] for i in ok if runs.pairs[i] is not None]
-    verdict = judge_repeats(judged, iops_cv_pct, len(ok)) if ok else None
+    rounds = pd.notna(runs.firsts[ok[0]].get("pts_group")) if ok else False
+    verdict = judge_repeats(judged, iops_cv_pct, len(ok), rounds=bool(rounds)) if ok else None
     values["verdict"] = verdict.verdict if verdict else None
     values["verdict_reason"] = verdict.reason if verdict else None
     return values

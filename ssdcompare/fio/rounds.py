@@ -10,13 +10,17 @@ before: the first section's processes are 1..n, the next section's n+1..
 
 Cut apart, each job's part of the output is a fio output of its own (fio's top-level fields
 and the job's entry), its logs are the files of its processes, and its CPU samples are those
-taken while it ran, by fio's own account of how long each section took. The round's whole
+taken while its processes lived, as the CPU sampler saw them come and go. fio's own account
+(each section's ramp and runtime, one after the other) stands in where the sampler did not
+see as many processes as the sections have: it leaves out fio's start-up and the ~0.25 s fio
+takes between sections, so late sections would drift by that much each. The round's whole
 output stays where fio wrote it: each part says where it was cut from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from ssdcompare.fio.check import read_jobfile
@@ -78,4 +82,27 @@ def section_spans_s(output: dict[str, Any], names: Sequence[str], ramps_s: Seque
         length = ramp + max(took, 0.0)
         spans.append((start, start + length))
         start += length
+    return spans
+
+
+def lived_spans_s(
+    worker_spans: dict[str, list[float]], numjobs: Sequence[int], interval_s: float
+) -> list[tuple[float, float]] | None:
+    """When each section ran, from the times the CPU sampler first and last saw each of fio's
+    job processes (`worker_spans`, pid -> [first, last]): the processes in the order they
+    appeared, `numjobs` of them a section (stonewall keeps sections apart). A span reaches one
+    sample past the last sight of its processes (they ended within it). None when the sampler
+    saw more or fewer processes than the sections have, or a section's processes overlap the
+    next's: then they cannot be told apart this way."""
+    seen = sorted((span[0], span[1]) for span in worker_spans.values()
+                  if isinstance(span, list) and len(span) == 2)  # fmt: skip
+    if len(seen) != sum(numjobs) or not numjobs:
+        return None
+    spans = []
+    for numbers in process_numbers(numjobs):
+        lived = seen[numbers.start - 1 : numbers.stop - 1]
+        spans.append((min(first for first, _ in lived), max(last for _, last in lived)
+                      + interval_s))  # fmt: skip
+    if any(later[0] < earlier[1] - interval_s for earlier, later in pairwise(spans)):
+        return None
     return spans

@@ -130,6 +130,10 @@ class CpuTrace(BaseModel):
     # leaves offline CPUs out, so row 2 may be CPU 3). Empty in older traces and where the
     # sampler was given its CPU times: then row i is CPU i.
     cpu_numbers: list[int] = Field(default_factory=list)
+    # pid -> [first, last] sample time at which each of fio's job processes was seen: a run
+    # of several sections one after the other (a PTS round) is cut by them. Empty in older
+    # traces and where the sampler was given its processes.
+    worker_spans: dict[str, list[float]] = Field(default_factory=dict)
 
     @field_validator("format_version")
     @classmethod

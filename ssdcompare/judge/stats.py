@@ -91,10 +91,18 @@ def compare(values: Sequence[float], baseline: Sequence[float]) -> Comparison | 
     )  # fmt: skip
 
 
-def why_untested(repeats: object, baseline_repeats: object) -> str:
+ROUNDS_UNTESTED = ("rounds of a PTS window, which follow one another on one drive, not "
+                   "independent repeats")  # fmt: skip
+
+
+def why_untested(repeats: object, baseline_repeats: object, rounds: bool = False) -> str:
     """Why two devices' repeats of a job were not tested, said for people, from how many
     finished on each side: fewer than MIN_REPEATS on one, else a repeat whose figure cannot
-    be tested (zero, or unknown: a run that moved no data, a figure fio did not report)."""
+    be tested (zero, or unknown: a run that moved no data, a figure fio did not report).
+    `rounds`: the figures are the rounds of a PTS test's window, never tested (each round
+    starts where the one before left the drive, so they are not independent samples)."""
+    if rounds:
+        return ROUNDS_UNTESTED
     # numpy's and pandas' integers too; NA (unknown) as none
     counts = [int(n) if isinstance(n, numbers.Real) and not math.isnan(n) else 0
               for n in (repeats, baseline_repeats)]  # fmt: skip

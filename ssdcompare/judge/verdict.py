@@ -221,9 +221,12 @@ def _judge_without_ceiling(facts: RunFacts) -> Verdict:
     return Verdict("drive", None)
 
 
-def judge_repeats(runs: Iterable[Verdict], cv_pct: float | None, repeats: int) -> Verdict:
+def judge_repeats(
+    runs: Iterable[Verdict], cv_pct: float | None, repeats: int, rounds: bool = False
+) -> Verdict:
     """The verdict of a job's repeats on one device: the first verdict (in VERDICTS order)
-    any repeat got, or `disturbed` when the repeats disagree by SPREAD_CV_PCT or more."""
+    any repeat got, or `disturbed` when the repeats disagree by SPREAD_CV_PCT or more.
+    `rounds`: the repeats are the rounds of a PTS test's measurement window."""
     found = list(runs)
     if not found:
         return Verdict("unknown", "no successful run")
@@ -232,7 +235,8 @@ def judge_repeats(runs: Iterable[Verdict], cv_pct: float | None, repeats: int) -
         return worst
     known = cv_pct is not None and cv_pct == cv_pct  # NaN: no spread to speak of
     if repeats >= 2 and known and round(cv_pct) >= SPREAD_CV_PCT:  # type: ignore[arg-type]
-        spread = f"the {repeats} repeats differ by {cv_pct:.0f} % (coefficient of variation)"
+        what = "rounds of the window" if rounds else "repeats"
+        spread = f"the {repeats} {what} differ by {cv_pct:.0f} % (coefficient of variation)"
         # what the runs said stays said (a disturbance, or a ceiling not used)
         said = worst.reason if isinstance(worst.reason, str) else None
         return Verdict("disturbed", f"{spread}; {said}" if said else spread)

@@ -387,7 +387,8 @@ def table_groups(
                 ratio = ratio_of[job][f"{label}/{baseline}"]
                 significant = ratio_of[job][f"{label} significant"]
                 significant = None if pd.isna(significant) else bool(significant)
-            untested = why_untested((row or {}).get("repeats"), base_row.get("repeats"))
+            untested = why_untested((row or {}).get("repeats"), base_row.get("repeats"),
+                                    pd.notna((row or base_row).get("pts_group")))  # fmt: skip
             cells.append(_cell(row, ratio, significant, label == baseline, footnotes,
                                baseline_limit, untested))  # fmt: skip
         extra = options_line(job_row)

@@ -29,7 +29,13 @@ from ssdcompare.fio.jobfile import RenderedJob, opened_text, sections_of
 from ssdcompare.fio.logs import compress_large
 from ssdcompare.fio.result.models import FioOutputError
 from ssdcompare.fio.result.reader import parse_fio_file
-from ssdcompare.fio.rounds import job_output, process_numbers, round_text, section_spans_s
+from ssdcompare.fio.rounds import (
+    job_output,
+    lived_spans_s,
+    process_numbers,
+    round_text,
+    section_spans_s,
+)
 from ssdcompare.judge.cpu import CpuTrace, trace_from
 from ssdcompare.judge.steady import first_steady, judge_window
 from ssdcompare.results.files import write_atomic
@@ -276,16 +282,22 @@ def _link_logs(folder: Path, run_folder: Path, numbers: range) -> None:
 def _cut_samples(
     trace: CpuTrace, run_folder: Path, output: dict[str, Any] | None, one: Round, index: int
 ) -> None:
-    """The CPU samples taken while job `index` ran, their times from its start."""
-    spans = section_spans_s(output or {}, [j.job_id for j in one.jobs],
-                            [j.workload.ramp_s for j in one.jobs],
-                            [j.workload.numjobs for j in one.jobs])  # fmt: skip
+    """The CPU samples taken while job `index` ran, their times from its start: while its
+    processes lived, or by fio's account where the sampler could not tell them apart."""
+    numjobs = [j.workload.numjobs for j in one.jobs]
+    spans = lived_spans_s(trace.worker_spans, numjobs, trace.interval_s)
+    if spans is None:
+        spans = section_spans_s(output or {}, [j.job_id for j in one.jobs],
+                                [j.workload.ramp_s for j in one.jobs], numjobs)  # fmt: skip
     start, end = spans[index]
     last = end + trace.interval_s / 2
     kept = [sample.model_copy(update={"t_s": round(sample.t_s - start, 3)})
             for sample in trace.samples if start < sample.t_s <= last]  # fmt: skip
-    write_atomic(run_folder / CPU_JSON, trace.model_copy(update={"samples": kept})
-                 .model_dump_json())  # fmt: skip
+    own = {pid: [round(first - start, 3), round(seen - start, 3)]
+           for pid, (first, seen) in trace.worker_spans.items()
+           if start <= first <= end}  # fmt: skip
+    write_atomic(run_folder / CPU_JSON, trace.model_copy(
+        update={"samples": kept, "worker_spans": own}).model_dump_json())  # fmt: skip
 
 
 def record_round(results: ResultsDir, one: Round, folder: Path) -> RoundsRecord:

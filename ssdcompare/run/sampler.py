@@ -479,6 +479,9 @@ class CpuSampler:
         self._others_at = 0.0
         self._started = 0.0
         self._last = 0.0
+        # a worker ended: the next section's may start soon (fio's stonewall), looked for
+        # at every sample until then
+        self._refresh_until = 0.0
         self._last_times: list[Sequence[float]] = []
         self._count = 0
 
@@ -521,9 +524,10 @@ class CpuSampler:
         wall = now - self._last
         if wall <= 0:
             return
-        workers, runnable = self._worker_shares(wall)
+        t_s = round(now - self._started, 3)
+        workers, runnable = self._worker_shares(wall, t_s)
         sample = CpuSample(
-            t_s=round(now - self._started, 3),
+            t_s=t_s,
             cpus=_shares(self._last_times, times),
             workers=workers,
             runnable=runnable,
@@ -536,9 +540,9 @@ class CpuSampler:
         if self._processor is not None and self._count % _CPU_LOOK_EVERY == 1:
             self._note_cpus()
         window = _EARLY_REFRESH_SERVER_S if self._servers else _EARLY_REFRESH_S
-        early = now - self._started < window
+        early = now - self._started < window or now < self._refresh_until
         if early or self._count % _LATE_REFRESH_EVERY == 0:
-            self._refresh_workers()
+            self._refresh_workers(t_s)
 
     def _loop(self) -> None:
         assert self._trace is not None
@@ -585,7 +589,7 @@ class CpuSampler:
             words = f"{top[1][0]} (pid {top[0]}) {top[1][1] / wall * 100:.0f} %"
         return round(total, 1), words
 
-    def _refresh_workers(self) -> None:
+    def _refresh_workers(self, t_s: float = 0.0) -> None:
         if self._root_pid is None or self._trace is None:
             return
         found = []
@@ -604,6 +608,8 @@ class CpuSampler:
             except (psutil.Error, OSError):
                 continue
             self._tracked[proc.pid] = proc
+            if proc.pid not in (self._root_pid, *self._servers):
+                self._trace.worker_spans[str(proc.pid)] = [t_s, t_s]
             for tid, seconds in threads:
                 self._thread_seconds[tid] = seconds
                 self._note_runnable(proc, tid)
@@ -622,7 +628,7 @@ class CpuSampler:
         self._thread_runnable[tid] = now
         return None if before is None else max(now - before, 0.0)
 
-    def _worker_shares(self, wall: float) -> tuple[dict[str, float], dict[str, float]]:
+    def _worker_shares(self, wall: float, t_s: float) -> tuple[dict[str, float], dict[str, float]]:
         shares: dict[str, float] = {}
         runnable: dict[str, float] = {}
         assert self._trace is not None
@@ -633,10 +639,14 @@ class CpuSampler:
                 name = None
             except (psutil.Error, OSError):
                 del self._tracked[pid]  # the worker exited
+                self._refresh_until = self._clock() + _EARLY_REFRESH_S
                 close = getattr(proc, "close", None)
                 if close is not None:
                     close()
                 continue
+            span = self._trace.worker_spans.get(str(pid))
+            if span is not None:
+                span[1] = t_s
             for tid, used in threads:
                 self._threads_seen.append((pid, tid))
                 before = self._thread_seconds.get(tid)
