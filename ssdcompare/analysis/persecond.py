@@ -118,11 +118,11 @@ def _column(logs: list[Samples], name: str, dtype: type) -> np.ndarray:
     )
 
 
-def _has_logs(results: ResultsDir, status: RunStatus) -> bool:
+def _has_logs(results: ResultsDir, status: RunStatus, log_ms: int) -> bool:
     """Whether a run has logs read a second at a time: a run of a scaled PTS test logs more
-    finely (suite.longrun LOG_MS), and its seconds would add up rates; it is left out."""
-    workload = next((w for w in results.manifest.suite.workloads if w.job_id == status.job), None)
-    if workload is not None and workload.log_ms != LOG_MS:
+    finely (its workload's `log_ms`, suite.longrun), and its seconds would add up rates; it
+    is left out."""
+    if log_ms != LOG_MS:
         return False
     return bool(results.timeseries_logs(status, "iops") or results.timeseries_logs(status, "lat"))
 
@@ -338,8 +338,10 @@ def _folder_seconds(folder: ResultsDir, damaged: list[str] | None) -> pd.DataFra
     runs' columns are joined once: a frame per run would cost more than reading its logs). A
     damaged log raises LogError, or with `damaged` leaves its run out and says why there."""
     runs: list[tuple[tuple[object, ...], Seconds]] = []
+    log_ms = {w.job_id: w.log_ms for w in folder.manifest.suite.workloads}
     logged = [status for status in folder.statuses()
-              if status.status in ("ok", "interrupted") and _has_logs(folder, status)]  # fmt: skip
+              if status.status in ("ok", "interrupted")
+              and _has_logs(folder, status, log_ms.get(status.job, LOG_MS))]  # fmt: skip
     for status, found in _each_run(folder, logged, _run_seconds, damaged):
         if len(found["t_s"]):
             place = folder.run_place(status.target)
