@@ -273,3 +273,75 @@ def test_the_rounds_of_a_window_are_judged_as_rounds_and_never_tested_as_repeats
     assert spread.reason.startswith("the 5 rounds of the window differ by 14 %")
     assert why_untested(5, 5, rounds=True) == ROUNDS_UNTESTED
     assert why_untested(5, 5) != ROUNDS_UNTESTED
+
+
+def _failing_fio(folder: Path, fail_at: int) -> Path:
+    """The real fio, except that its `fail_at`-th round (a jobfile with stonewall) reports
+    fio error 5 for the round's first job and exits 1, as fio does when a job fails (real fio
+    gives no way to fail one job of a healthy device on demand)."""
+    import shutil
+    import sys
+
+    script = folder / "fio"
+    count = folder / "rounds-run"
+    script.write_text(f"""#!{sys.executable}
+import json, pathlib, subprocess, sys
+args = sys.argv[1:]
+done = subprocess.run([{shutil.which("fio")!r}, *args], close_fds=False)
+out = next((a.split("=", 1)[1] for a in args if a.startswith("--output=")), None)
+count = pathlib.Path({str(count)!r})
+if out and args and "\\nstonewall\\n" in pathlib.Path(args[-1]).read_text():
+    number = int(count.read_text()) + 1 if count.exists() else 1
+    count.write_text(str(number))
+    if number == {fail_at}:
+        data = json.loads(pathlib.Path(out).read_text())
+        data["jobs"][0]["error"] = 5
+        pathlib.Path(out).write_text(json.dumps(data))
+        sys.exit(1)
+sys.exit(done.returncode)
+""")
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.fio
+def test_a_failed_round_ends_its_group_in_place_and_a_resume_runs_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = str(pts_suite(tmp_path, ROUNDS))
+    monkeypatch.setenv("SSDCOMPARE_FIO", str(_failing_fio(tmp_path, 3)))
+    target = str(tmp_path / "t.img")
+    run = ssdcompare.run_sweep(target, suite=suite, out=tmp_path / "r", scale=0.002,
+                               size="16m", report=False)  # fmt: skip
+    results = ResultsDir.open(run.path)
+    record = results.rounds_record("t.img", "rounds")
+    assert record is not None and record.done and not record.attained
+    # rounds 1 and 2 kept their numbers; the third is the failed one, and none ran after it
+    assert len(record.rounds) == 3 and record.rounds[2] is None and record.failed_round == 3
+    assert record.error is not None and record.error.startswith(
+        "round 3 failed: randwrite-4k-qd4: fio error 5")  # fmt: skip
+    statuses = {s.job: s.status for s in results.statuses() if s.repeat == 3}
+    # only the job fio reported the error for failed; the other's part of the round is fine
+    assert statuses == {"randwrite-4k-qd4": "failed", "randread-4k-qd4": "ok"}
+    assert not (run.path / "runs" / "t.img" / "randwrite-4k-qd4" / "r4").exists()
+    monkeypatch.delenv("SSDCOMPARE_FIO")  # fio as it is
+    again = ssdcompare.run_sweep(resume=run.path, report=False)
+    assert again.complete
+    record = ResultsDir.open(run.path).rounds_record("t.img", "rounds")
+    assert record is not None and record.done and record.failed_round is None
+    assert all(figure is not None for figure in record.rounds) and len(record.rounds) >= 5
+    kept = run.path / "runs" / "t.img" / "randwrite-4k-qd4"
+    assert (kept / "r3.attempt-1").is_dir() and (kept / "r3" / "fio.json").is_file()
+    assert (run.path / "rounds" / "t.img" / "rounds" / "r0003.attempt-1").is_dir()
+    # a sweep stopped after storing a round's runs but before its record took it in: the
+    # resume records the round from what it stored, and does not run it again
+    results = ResultsDir.open(run.path)
+    record = results.rounds_record("t.img", "rounds")
+    assert record is not None
+    last = len(record.rounds)
+    results.save_rounds_record(record.model_copy(update={"rounds": record.rounds[:-1],
+                                                         "done": False}))  # fmt: skip
+    ssdcompare.run_sweep(resume=run.path, report=False)
+    record = ResultsDir.open(run.path).rounds_record("t.img", "rounds")
+    assert record is not None and len(record.rounds) == last and record.done
+    assert not (kept / f"r{last}.attempt-1").exists()

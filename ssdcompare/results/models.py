@@ -170,6 +170,8 @@ class RoundsRecord(BaseModel):
     intercept: float | None = None  # its value at the window's first round
     done: bool = False  # no more rounds: steady, out of rounds, or a round failed
     error: str | None = None
+    # the round that failed and ended the group (its figure None); run again on --resume
+    failed_round: int | None = None
 
 
 class StateRecord(BaseModel):

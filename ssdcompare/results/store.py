@@ -336,14 +336,16 @@ class ResultsDir:
             jobfile = None  # none that can be read: the recorded hash is kept
         return migrate_status(data, self.manifest.suite, jobfile)
 
-    def prepare_run(self, target: str, job: str, repeat: int) -> Path:
+    def prepare_run(self, target: str, job: str, repeat: int, again: bool = False) -> Path:
         """An empty folder for a run; an earlier unfinished attempt is kept aside, not deleted.
 
-        Raises if the run already finished ok: finished results are never overwritten.
+        Raises if the run already finished ok: finished results are never overwritten. With
+        `again` (a job's part of a PTS round run again: the round's record never took it in)
+        a finished one is kept aside as an earlier attempt too.
         """
         folder = self.run_dir(target, job, repeat)
         previous = self.status(target, job, repeat)
-        if previous is not None and self.finished(previous):
+        if previous is not None and self.finished(previous) and not again:
             raise SsdcompareError(f"{folder} already holds a finished result")
         return self._fresh(folder)
 

@@ -99,6 +99,27 @@ def needed(results: ResultsDir, one: Round) -> bool:
     return not record.done and len(record.rounds) < one.number
 
 
+def reopen_failed(results: ResultsDir, plan: Plan) -> None:
+    """Groups that a failed round ended, opened again for --resume: the failed round is run
+    again (its runs and its folder kept aside as earlier attempts when it runs), and the
+    rounds before it are judged as they were."""
+    pts = plan.suite.pts
+    assert pts is not None
+    for target in plan.targets:
+        for group in pts.groups:
+            record = results.rounds_record(target.name, group.name)
+            if record is None or record.failed_round is None:
+                continue
+            number = record.failed_round
+            record.rounds = record.rounds[: number - 1]
+            record.failed_round, record.error, record.done = None, None, False
+            if record.rounds:
+                _judge(record, group)
+            else:
+                record.window, record.window_mean, record.attained = [], None, False
+            results.save_rounds_record(record)
+
+
 def run_round(
     plan: Plan,
     results: ResultsDir,
@@ -107,7 +128,14 @@ def run_round(
     timeout_s: float | None,
 ) -> list[RunStatus]:
     """Run one round (see the module) and store each job's run and the group's record; the
-    jobs' statuses, in order. A target that cannot be claimed as the round begins skips it."""
+    jobs' statuses, in order. A target that cannot be claimed as the round begins skips it.
+    A round whose runs were all stored before the sweep stopped, short of its record, is
+    recorded from what it stored, not run again."""
+    stored = _stored(results, one)
+    if stored is not None:
+        record_round(results, one, results.round_folder(one.target.name, one.group.name,
+                                                        one.number))  # fmt: skip
+        return stored
     with contextlib.ExitStack() as stack:
         fds = stack.enter_context(opened_for_fio(plan, results, one.target, one.writes))
         folder = _prepare(plan, results, one, fds)
@@ -130,11 +158,22 @@ def run_round(
     cut = _Cut(folder, _round_output(folder), _round_trace(folder), _own_readings(readings))
     statuses = [_store_part(results, one, index, cut, text, ran, started_at)
                 for index, text in enumerate(texts)]  # fmt: skip
-    if ran.state == "ok":
+    failed = [s for s in statuses if s.status == "failed"]
+    if failed:  # the round's figures are not whole: the group ends here (rerun on resume)
+        record_round(results, one, folder, f"{failed[0].job}: {failed[0].error}")
+    elif ran.state in ("ok", "failed"):  # a failure fio put on no job of the round
         record_round(results, one, folder)
     if readings.stop is not None:
         raise StoppedAfterRun(statuses[-1], readings.stop)
     return statuses
+
+
+def _stored(results: ResultsDir, one: Round) -> list[RunStatus] | None:
+    """The statuses of the round's runs when every one of them finished ok, else None."""
+    found = [results.status(one.target.name, job.job_id, one.number) for job in one.jobs]
+    if all(s is not None and results.finished(s) for s in found):
+        return [s for s in found if s is not None]
+    return None
 
 
 def _prepare(plan: Plan, results: ResultsDir, one: Round, fds: dict[str, int]) -> Path:
@@ -207,7 +246,7 @@ def _store_part(
 ) -> RunStatus:
     """Job `index`'s part of the round stored as its own run (see the module)."""
     job, folder = one.jobs[index], cut.folder
-    run_folder = results.prepare_run(one.target.name, job.job_id, one.number)
+    run_folder = results.prepare_run(one.target.name, job.job_id, one.number, again=True)
     write_atomic(run_folder / JOBFILE, text)
     part = job_output(cut.output, job.job_id) if cut.output is not None else None
     if part is not None:
@@ -217,7 +256,7 @@ def _store_part(
         _cut_samples(cut.trace, run_folder, cut.output, one, index)
     results.write_probes(run_folder, cut.readings)
     compress_large(run_folder, TIMESERIES_PREFIX)
-    outcome = _part_outcome(ran, part, folder, job.job_id)
+    outcome = _part_outcome(ran, cut.output, folder, job.job_id)
     outcome.notes = [*outcome.notes, f"cut from {folder.relative_to(results.path)}/"
                      f"{FIO_JSON}: round {one.number} of group {one.group.name}"]  # fmt: skip
     status = status_of(outcome, target=one.target.name, job=job.job_id, repeat=one.number,
@@ -235,10 +274,14 @@ def _round_output(folder: Path) -> dict[str, Any] | None:
 
 
 def _part_outcome(
-    ran: RunOutcome, part: dict[str, Any] | None, folder: Path, job: str
+    ran: RunOutcome, output: dict[str, Any] | None, folder: Path, job: str
 ) -> RunOutcome:
     """A job's outcome within the round's: the round's, unless fio reported an error for
-    this job (failed, with fio's words) or no entry at all while the round was fine."""
+    this job (failed, with fio's words) or no entry at all while the round was fine; a job
+    whose own entry has no error is ok when the round failed for another job's error."""
+    part = job_output(output, job) if output is not None else None
+    others_failed = any(isinstance(e, dict) and e.get("jobname") != job and e.get("error")
+                        for e in (output or {}).get("jobs") or [])  # fmt: skip
     outcome = replace(ran, notes=list(ran.notes))
     if part is None:
         if ran.state == "ok":
@@ -248,8 +291,9 @@ def _part_outcome(
     if isinstance(errno, int) and errno != 0:
         outcome.state, outcome.fio_errno = "failed", errno
         outcome.error = f"fio error {errno} in {job}: {_said(folder)}"
-    elif ran.state == "failed" and ran.fio_errno is None:
+    elif ran.state == "failed" and (ran.fio_errno is None or others_failed):
         outcome.state, outcome.error = "ok", None  # the round's failure was another job's
+        outcome.fio_errno = None
     return outcome
 
 
@@ -300,16 +344,22 @@ def _cut_samples(
         update={"samples": kept, "worker_spans": own}).model_dump_json())  # fmt: skip
 
 
-def record_round(results: ResultsDir, one: Round, folder: Path) -> RoundsRecord:
+def record_round(
+    results: ResultsDir, one: Round, folder: Path, failure: str | None = None
+) -> RoundsRecord:
     """The group's record with this round's tracked figure added, judged by the PTS rule:
     done once steady, out of rounds, or (for a group without a tracking variable) run."""
     group = one.group
     record = results.rounds_record(one.target.name, group.name) or RoundsRecord(
         target=one.target.name, group=group.name, track=group.track, metric=group.metric
     )
-    figure = _tracked(folder, group) if group.track else None
+    figure = _tracked(folder, group) if group.track and failure is None else None
     record.rounds = [*record.rounds[: one.number - 1], figure]
-    _judge(record, group)
+    if failure is not None:
+        record.done, record.failed_round = True, one.number
+        record.error = f"round {one.number} failed: {failure}"
+    else:
+        _judge(record, group)
     results.save_rounds_record(record)
     return record
 

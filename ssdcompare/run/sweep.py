@@ -53,7 +53,14 @@ from ssdcompare.run.resume import (
     resumed_targets,
     unsigned,
 )
-from ssdcompare.run.rounds import Round, all_rounds, needed, rounds_pending, run_round
+from ssdcompare.run.rounds import (
+    Round,
+    all_rounds,
+    needed,
+    reopen_failed,
+    rounds_pending,
+    run_round,
+)
 from ssdcompare.run.runner import Sampler
 from ssdcompare.run.sampler import CpuSampler
 from ssdcompare.target.devices import Target
@@ -230,6 +237,8 @@ def reopen(
     plan.offered = offered_names(consent, plan.devices)
     unsettled = [t for t in plan.targets if t.name in left and not settled(results, t.name)]
     check_purges(unsettled, plan.purge, plan.offered)  # a purge that failed is tried again
+    if plan.suite.pts is not None:
+        reopen_failed(results, plan)  # a round that failed is run again
     manifest.resumed_at.append(now_iso())
     results.save_manifest()
     return plan, results, findings
