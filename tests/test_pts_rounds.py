@@ -345,3 +345,55 @@ def test_a_failed_round_ends_its_group_in_place_and_a_resume_runs_it_again(
     record = ResultsDir.open(run.path).rounds_record("t.img", "rounds")
     assert record is not None and len(record.rounds) == last and record.done
     assert not (kept / f"r{last}.attempt-1").exists()
+    # a colleague's edit of the record: its rounds' runs are damaged, said once, and the
+    # report is written without them
+    from ssdcompare.analysis.frame import damaged_runs
+    from ssdcompare.report.build import write_report
+
+    assert record.window_mean is not None
+    edited = record.model_copy(update={"window_mean": record.window_mean * 2})
+    ResultsDir.open(run.path).save_rounds_record(edited)
+    frame = ssdcompare.load(run.path)
+    rows = frame[frame["pts_group"] == "rounds"]
+    assert set(rows["status"]) == {"damaged"} and rows["ss_window"].isna().all()
+    (said,) = damaged_runs(frame)
+    assert "rounds/t.img/rounds/rounds.json is damaged: its window's mean " in said
+    assert said.startswith(f"t.img randwrite-4k-qd4 r1 and {2 * last - 1} more runs: ")
+    assert write_report([run.path], tmp_path / "edited.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({}, None),
+        (
+            {"window": [1, 2, 3, 4, 5]},
+            "it says window 1-5, steady True, done True, and its rounds give window 2-6",
+        ),
+        ({"attained": False}, "steady False"),
+        ({"window_mean": 90.0}, "its window's mean 90.0 is not the mean of its window's rounds"),
+        ({"rounds": [-5.0] * 6}, "a round's figure no round gives"),
+        ({"rounds": [float("nan")] * 6}, "a round's figure no round gives"),
+        ({"rounds": [100.0] * 7}, "it holds 7 rounds, and the group runs at most 6"),
+        ({"rounds": []}, "its rounds give window none"),
+        ({"track": "other"}, "it tracks other iops, and the suite x iops"),
+        ({"failed_round": 2}, "its failed round 2 is not its round without a figure"),
+    ],
+)
+def test_a_rounds_record_that_disagrees_with_itself_is_damaged(
+    change: dict[str, object], said: str | None
+) -> None:
+    from ssdcompare.results.models import rounds_problem
+
+    group = RoundGroup(name="g", track="x", max_rounds=6)
+    record = RoundsRecord(target="t", group="g", track="x", rounds=[50, 100, 101, 99, 100, 100])
+    _judge(record, group)
+    assert record.attained and record.window == [2, 3, 4, 5, 6]
+    problem = rounds_problem(record.model_copy(update=change), group)
+    assert problem == said if said is None else said in str(problem)
+    # a round that failed ends the group, judged as it was before it
+    failed = RoundsRecord(target="t", group="g", track="x", rounds=[100, 101])
+    _judge(failed, group)
+    failed = failed.model_copy(update={"rounds": [100, 101, None], "done": True,
+                                       "failed_round": 3})  # fmt: skip
+    assert rounds_problem(failed, group) is None

@@ -437,5 +437,11 @@ def _runs_in_words(frame: pd.DataFrame, chosen: pd.Series, column: str) -> list[
     rows = frame[chosen.fillna(False).astype(bool)].drop_duplicates(["sweep", "device", "job",
                                                                      "repeat"])  # fmt: skip
     label = rows["label"] if "label" in rows.columns else rows["device"]
-    return [f"{name} {job} r{repeat}: {said}" for name, job, repeat, said
-            in zip(label, rows["job"], rows["repeat"], rows[column], strict=True)]  # fmt: skip
+    # runs for one reason (a PTS group's record: every run of its rounds) are said once
+    found: dict[tuple[object, object], list[str]] = {}
+    for name, job, repeat, said in zip(label, rows["job"], rows["repeat"], rows[column],
+                                       strict=True):  # fmt: skip
+        found.setdefault((name, said), []).append(f"{job} r{repeat}")
+    return [f"{name} {runs[0]}: {said}" if len(runs) == 1
+            else f"{name} {runs[0]} and {len(runs) - 1} more runs: {said}"
+            for (name, said), runs in found.items()]  # fmt: skip

@@ -26,7 +26,7 @@ from ssdcompare.judge.cpu import ChosenCpus, CpuStats, Thresholds, judge
 from ssdcompare.judge.iocount import Counts, Run, check_io
 from ssdcompare.judge.verdict import Throttling, throttled_reason
 from ssdcompare.results.files import StoredFileError
-from ssdcompare.results.models import RunStatus
+from ssdcompare.results.models import RunStatus, rounds_problem
 from ssdcompare.results.store import ResultsDir
 from ssdcompare.suite.realism import given, realism_columns
 from ssdcompare.suite.workload import Workload
@@ -150,7 +150,9 @@ def _state_columns(
 
 def _rounds_columns(results: ResultsDir, status: RunStatus) -> dict[str, object]:
     """A PTS test's run: its test and group, whether its group was steady and after how many
-    rounds, whether its round is in the window, the scale."""
+    rounds, whether its round is in the window, the scale. An ok run of a group whose
+    rounds.json is missing, refused, damaged or disagrees with itself (results.models
+    .rounds_problem) is damaged: which rounds its figures belong to is not known."""
     suite = results.manifest.suite
     assert suite.pts is not None
     group = suite.pts.group_of(status.job)
@@ -162,11 +164,26 @@ def _rounds_columns(results: ResultsDir, status: RunStatus) -> dict[str, object]
     if group is None:
         return values
     values["pts_group"] = group.name
-    record = results.rounds_record(status.target, group.name) if group.rounds else None
+    if not group.rounds:
+        return values
+    record, problem = results.read_rounds_record(status.target, group.name)
     if record is not None:
-        values.update(steady_state=record.attained, ss_rounds=len(record.rounds),
-                      ss_window=status.repeat in record.window)  # fmt: skip
-        values["drive_state"] = "steady" if record.attained else "not steady"
+        problem = rounds_problem(record, group)
+        if problem is not None:
+            where = results.files.name(results.rounds_dir(status.target, group.name))
+            problem = f"{where}/rounds.json is damaged: {problem}"
+    elif problem is None:
+        problem = f"no record of the rounds of group {group.name} (rounds.json)"
+    if problem is not None:  # which rounds make the window is not known: no figure is
+        if status.status == "ok":
+            values.update(status="damaged", error=f"{problem}; rerun with --resume")
+        return values
+    assert record is not None
+    # a group that ended before a round gave its figure has no window: its rounds stand
+    window = status.repeat in record.window if record.window else None
+    values.update(steady_state=record.attained, ss_rounds=len(record.rounds),
+                  ss_window=window)  # fmt: skip
+    values["drive_state"] = "steady" if record.attained else "not steady"
     return values
 
 

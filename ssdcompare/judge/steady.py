@@ -67,3 +67,36 @@ def first_steady(
         if judge_window(rounds[end - window : end], range_pct, slope_pct).steady:
             return end
     return None
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """The PTS judgement of rounds run so far: the measurement window (the last `window`
+    rounds, numbered from 1) and its figures, when the rule first held, whether it holds
+    now, and whether rounds are done (steady, or out of rounds)."""
+
+    window: list[int]
+    judged: Window
+    steady_after: int | None
+    attained: bool
+    done: bool
+
+
+def judge_rounds(
+    values: Sequence[float],
+    window: int = WINDOW,
+    range_pct: float = RANGE_PCT,
+    slope_pct: float = SLOPE_PCT,
+    max_rounds: int = MAX_ROUNDS,
+) -> Rounds:
+    """The PTS rule over the rounds so far (`values`, each round's tracked figure)."""
+    last = list(values[-window:])
+    judged = judge_window(last, range_pct, slope_pct)
+    attained = len(last) == window and judged.steady
+    return Rounds(
+        window=list(range(len(values) - len(last) + 1, len(values) + 1)),
+        judged=judged,
+        steady_after=first_steady(values, window, range_pct, slope_pct),
+        attained=attained,
+        done=attained or len(values) >= max_rounds,
+    )

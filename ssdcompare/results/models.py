@@ -14,6 +14,7 @@ target identities and planned hashes are recorded for resuming.
 from __future__ import annotations
 
 import dataclasses
+import math
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -23,7 +24,9 @@ from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.check import JobfileError, read_jobfile, workload_hash
 from ssdcompare.fio.jobfile import hashed_span, rendered_size
 from ssdcompare.fio.verify import VerifyFailure
+from ssdcompare.judge.steady import judge_rounds
 from ssdcompare.suite.options import OPT_IN
+from ssdcompare.suite.pts import RoundGroup
 from ssdcompare.suite.workload import MAX_REPEAT, Suite
 from ssdcompare.target.devices import Target
 from ssdcompare.target.identity import TargetIdentity
@@ -172,6 +175,46 @@ class RoundsRecord(BaseModel):
     error: str | None = None
     # the round that failed and ended the group (its figure None); run again on --resume
     failed_round: int | None = None
+
+
+def rounds_problem(record: RoundsRecord, group: RoundGroup) -> str | None:
+    """What makes a group's rounds.json untrustworthy (None: nothing): a figure no round
+    gives, more rounds than the group runs, another tracking job, or a judgement (window,
+    its mean, steady or not, done) that the PTS rule does not give from its own rounds. The
+    rounds before a round without a figure (one that failed) are judged as the record
+    judged them then."""
+    figures = record.rounds
+    if record.track != group.track or record.metric != group.metric:
+        return (f"it tracks {record.track} {record.metric}, and the suite {group.track} "
+                f"{group.metric}")  # fmt: skip
+    if len(figures) > group.most_rounds:
+        return f"it holds {len(figures)} rounds, and the group runs at most {group.most_rounds}"
+    if any(f is not None and not (math.isfinite(f) and f >= 0) for f in figures):
+        return "it holds a round's figure no round gives (negative, or not a number)"
+    missing = next((i for i, f in enumerate(figures) if f is None), len(figures))
+    if record.failed_round is not None and record.failed_round != missing + 1:
+        return f"its failed round {record.failed_round} is not its round without a figure"
+    if not group.rounds:
+        return None
+    values = [float(f) for f in figures[:missing] if f is not None]
+    verdict = judge_rounds(values, group.window, group.range_pct, group.slope_pct,
+                           group.max_rounds)  # fmt: skip
+    ended = missing < len(figures)
+    said = (record.window, record.attained, record.done)
+    rule = (verdict.window if values else [], verdict.attained and not ended,
+            (verdict.done if values else False) or ended)  # fmt: skip
+    if said != rule:
+        return (f"it says window {_rounds_words(said[0])}, steady {said[1]}, done {said[2]}, "
+                f"and its rounds give window {_rounds_words(rule[0])}, steady {rule[1]}, "
+                f"done {rule[2]} by the PTS rule")  # fmt: skip
+    mean = record.window_mean
+    if values and (mean is None or not math.isclose(mean, verdict.judged.mean, rel_tol=1e-6)):
+        return f"its window's mean {mean} is not the mean of its window's rounds"
+    return None
+
+
+def _rounds_words(numbers: list[int]) -> str:
+    return f"{numbers[0]}-{numbers[-1]}" if numbers else "none"
 
 
 class StateRecord(BaseModel):

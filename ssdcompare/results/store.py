@@ -542,6 +542,21 @@ class ResultsDir:
     def rounds_record(self, target: str, group: str) -> RoundsRecord | None:
         return self._record(self.rounds_dir(target, group) / ROUNDS_RECORD, RoundsRecord)
 
+    def read_rounds_record(
+        self, target: str, group: str
+    ) -> tuple[RoundsRecord | None, str | None]:
+        """A group's record as a reader takes it: (the record, None); (None, None) when there
+        is none; (None, why) when it is refused or damaged, naming the file."""
+        try:
+            path = self.rounds_dir(target, group) / ROUNDS_RECORD
+            data = self.files.read_object(path, "record", "a PTS group's record")
+            return RoundsRecord.model_validate(data), None
+        except StoredFileError as err:
+            return None, None if err.missing else str(err)
+        except ValidationError as err:
+            problem = stored_validation_message(err, RoundsRecord)
+            return None, f"{self.files.name(path)} is damaged: {problem}"
+
     def save_rounds_record(self, record: RoundsRecord) -> None:
         path = self.rounds_dir(record.target, record.group) / ROUNDS_RECORD
         write_atomic(path, record.model_dump_json(indent=2) + "\n")

@@ -37,7 +37,7 @@ from ssdcompare.fio.rounds import (
     section_spans_s,
 )
 from ssdcompare.judge.cpu import CpuTrace, trace_from
-from ssdcompare.judge.steady import first_steady, judge_window
+from ssdcompare.judge.steady import judge_rounds
 from ssdcompare.results.files import write_atomic
 from ssdcompare.results.models import RoundsRecord, RunStatus, now_iso, status_of
 from ssdcompare.results.store import CPU_JSON, FIO_JSON, JOBFILE, STDERR, ResultsDir
@@ -395,9 +395,10 @@ def _judge(record: RoundsRecord, group: RoundGroup) -> None:
         record.done, record.error = True, f"round {figures.index(None) + 1} has no figure"
         return
     values = [float(f) for f in figures if f is not None]
-    window = values[-group.window :]
-    judged = judge_window(window, group.range_pct, group.slope_pct)
-    record.window = list(range(len(values) - len(window) + 1, len(values) + 1))
+    verdict = judge_rounds(values, group.window, group.range_pct, group.slope_pct,
+                           group.max_rounds)  # fmt: skip
+    judged = verdict.judged
+    record.window = verdict.window
     record.window_mean, record.slope, record.intercept = (
         judged.mean,
         judged.slope,
@@ -405,9 +406,8 @@ def _judge(record: RoundsRecord, group: RoundGroup) -> None:
     )
     record.window_range_pct = judged.range_pct if math.isfinite(judged.range_pct) else None
     record.window_slope_pct = judged.slope_pct if math.isfinite(judged.slope_pct) else None
-    record.steady_after = first_steady(values, group.window, group.range_pct, group.slope_pct)
-    record.attained = len(window) == group.window and judged.steady
-    record.done = record.attained or len(values) >= group.max_rounds
+    record.steady_after = verdict.steady_after
+    record.attained, record.done = verdict.attained, verdict.done
 
 
 def rounds_pending(plan: Plan, results: ResultsDir) -> list[tuple[int, RenderedJob]]:
