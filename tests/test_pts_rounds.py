@@ -79,9 +79,14 @@ def test_a_pts_test_refuses_what_would_break_its_rounds(tmp_path: Path) -> None:
     for asked, flag in [({"repeat": 3}, "--repeat"), ({"read_only": True}, "--read-only"),
                         ({"states": ["empty"]}, "--states"),
                         ({"precondition": ["workload"]}, "--precondition workload"),
+                        ({"precondition": ["fill"]}, "drop --precondition$"),
+                        ({"precondition": []}, "drop --precondition$"),
+                        ({"runtime_s": 5}, "drop --runtime .--scale shortens every time"),
                         ({"scale": 0.00001}, "--scale 1e-05")]:  # fmt: skip
         with pytest.raises(SsdcompareError, match=flag):
             make_plan(suite, target, PlanOptions(size_bytes=MIB, **asked))
+    # its own preparation, as the suite gives it
+    assert make_plan("pts-wsat", target, PlanOptions(size_bytes=MIB)).precondition == []
     with pytest.raises(SsdcompareError, match="--scale shortens a PTS test"):
         make_plan("quick", target, PlanOptions(scale=0.1, size_bytes=MIB))
 
@@ -351,6 +356,9 @@ def test_a_failed_round_ends_its_group_in_place_and_a_resume_runs_it_again(
     from ssdcompare.report.build import write_report
 
     assert record.window_mean is not None
+    page = write_report([run.path], tmp_path / "whole.html").read_text()
+    # its preparation and rounds are said in its section, not as advice it cannot follow
+    assert "Use --precondition" not in page and "rounds of preconditioning" not in page
     edited = record.model_copy(update={"window_mean": record.window_mean * 2})
     ResultsDir.open(run.path).save_rounds_record(edited)
     frame = ssdcompare.load(run.path)

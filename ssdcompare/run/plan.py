@@ -228,12 +228,18 @@ def _as_pts_runs(
     clashes = [flag for flag, given in (
         ("--repeat", options.repeat > 1), ("--read-only", options.read_only),
         ("--states", bool(states)), ("--precondition workload", "workload" in steps),
+        ("--precondition", options.precondition is not None and "workload" not in steps),
+        ("--runtime", options.runtime_s is not None),
         ("--ceiling", options.ceiling), ("--parallel-hosts", options.parallel_hosts),
         ("a group of devices", any(t.members for t in targets))) if given]  # fmt: skip
     if clashes:
+        # its times are the specification's, shortened only as a whole (and said so)
+        shorter = (" (--scale shortens every time of the test, and the report says it did)"
+                   if "--runtime" in clashes else "")  # fmt: skip
         raise SsdcompareError(
             f"{suite.name} is a PTS test: it runs its own rounds until steady, writing, on one "
-            f"device at a time; drop {' and '.join(clashes)}"
+            f"device at a time, prepared as the test prescribes; drop {' and '.join(clashes)}"
+            + shorter
         )
     if options.scale is not None and not MIN_SCALE <= options.scale <= 1:
         raise SsdcompareError(f"--scale {options.scale:g}: give a factor from {MIN_SCALE:g} "
