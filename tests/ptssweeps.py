@@ -28,12 +28,13 @@ SUITES = Path(__file__).parent / "suites"
 
 @dataclass(frozen=True)
 class Planned:
-    """One sweep: its name (its results folder's), suite, --scale and IOPS cap."""
+    """One sweep: its name (its results folder's), suite, --scale, IOPS cap and device size."""
 
     name: str
     suite: str
     scale: float
     cap: int
+    size: int = 32 << 20
 
 
 @contextlib.contextmanager
@@ -47,7 +48,7 @@ def pts_sweeps(scratch: Path, planned: list[Planned]) -> Iterator[dict[str, Path
         caps = stack.enter_context(iops_capped("pts"))
         started = []
         for plan in planned:
-            device = stack.enter_context(loop_device(memory / f"{plan.name}.img", 32 << 20))
+            device = stack.enter_context(loop_device(memory / f"{plan.name}.img", plan.size))
             caps.cap(device, plan.cap, plan.cap)
             out = scratch / plan.name
             command = caps.command(sys.executable, "-m", "ssdcompare", "sweep", "--suite",

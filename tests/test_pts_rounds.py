@@ -104,8 +104,10 @@ def test_scale_shortens_every_time_and_cap_and_says_so(tmp_path: Path) -> None:
     wsat = make_plan(
         "pts-wsat", str(tmp_path / "w.img"), PlanOptions(scale=0.5, size_bytes=64 * MIB)
     )
-    # four spans of 64 MiB, halved, shared by the job's 4 processes: 32 MiB each
-    assert "io_size=32m\n" in wsat.jobs[0].text and "time_based=0\n" in wsat.jobs[0].text
+    # four spans of 64 MiB (the cap stays whole, scaled or not), shared by the job's 4
+    # processes: 64 MiB each; its 24 hours halved
+    assert "io_size=64m\n" in wsat.jobs[0].text and "time_based=0\n" in wsat.jobs[0].text
+    assert "runtime=12h\n" in wsat.jobs[0].text or "runtime=43200\n" in wsat.jobs[0].text
 
 
 def test_a_round_is_one_jobfile_whose_jobs_follow_each_other() -> None:
@@ -152,11 +154,14 @@ def test_a_round_without_a_figure_ends_its_group() -> None:
     assert record.done and not record.attained and record.error == "round 2 has no figure"
 
 
-def _capped_sweep(tmp_path: Path, suite: str, scale: float) -> tuple[Path, str]:
-    """`suite` scaled on a loop device held to CAP IOPS; the results folder and device name."""
+def _capped_sweep(
+    tmp_path: Path, suite: str, scale: float, size: int = 16 * MIB
+) -> tuple[Path, str]:
+    """`suite` scaled on a loop device of `size` held to CAP IOPS; the results folder and
+    device name."""
     with contextlib.ExitStack() as stack:
         caps = stack.enter_context(iops_capped("sequence"))
-        device = stack.enter_context(loop_device(tmp_path / "d.img", 16 * MIB))
+        device = stack.enter_context(loop_device(tmp_path / "d.img", size))
         caps.cap(device, CAP, CAP)
         caps.join(os.getpid())
         try:
@@ -216,14 +221,18 @@ def test_rounds_run_until_steady_and_each_job_is_a_run_of_its_own(tmp_path: Path
 def test_write_saturation_ends_after_its_spans_are_written(tmp_path: Path) -> None:
     from ssdcompare.analysis.ptstime import group_series
 
-    path, name = _capped_sweep(tmp_path, "pts-wsat", 0.05)
+    path, name = _capped_sweep(tmp_path, "pts-wsat", 0.05, 4 * MIB)
     jobfile = (path / "runs" / name / "wsat" / "r1" / "jobfile.fio").read_text()
-    # 4 x 16 MiB x 0.05, shared by 4 processes: 819.2 KiB each, in whole 4 KiB blocks
-    assert "io_size=816k\n" in jobfile and "time_based=0\n" in jobfile
+    # 4 x 4 MiB, shared by 4 processes: 4 MiB each (scaled, only the 24 hours are shorter)
+    assert "io_size=4m\n" in jobfile and "time_based=0\n" in jobfile
     output = json.loads((path / "runs" / name / "wsat" / "r1" / "fio.json").read_text())
-    assert output["jobs"][0]["write"]["io_bytes"] == 4 * 816 * 1024
+    assert output["jobs"][0]["write"]["io_bytes"] == 4 * 4 * MIB
     series = group_series(ResultsDir.open(path), ["wsat"], name)
-    assert not series.empty and series["written_bytes"].iloc[-1] > 0
+    # the time series adds up what its intervals logged (the last, cut short, is not)
+    assert not series.empty and 0 < series["written_bytes"].iloc[-1] <= 16 * MIB
+    # it ended at its cap: no shortfall of its runtime to call it disturbed for
+    (row,) = ssdcompare.load(path).drop_duplicates("job").itertuples()
+    assert row.io_size_bytes == 4 * MIB and "planned" not in str(row.verdict_reason)
 
 
 def test_a_rounds_sections_are_cut_by_when_their_processes_lived() -> None:

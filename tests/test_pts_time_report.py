@@ -24,7 +24,8 @@ pytestmark = [pytest.mark.xdist_group("pts_time_report"), pytest.mark.root, pyte
               needs_blkio]  # fmt: skip
 
 PLANNED = [
-    Planned("wsat", "pts-wsat", 0.05, 2000),
+    # four times 8 MiB written, at most: 8,192 writes at 2,000 IOPS
+    Planned("wsat", "pts-wsat", 0.05, 2000, 8 << 20),
     Planned("hir", str(SUITES / "pts-hir-small.yaml"), 0.0002, 2000),
     Planned("xsr", "pts-xsr", 0.0001, 1000),
 ]

@@ -117,7 +117,9 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "`workload.ramp_s`"),
     Column("io_size_bytes", "Int64", "bytes", _WORKLOAD,
            "`workload.io_size_bytes`: a size-capped job ends after these bytes or `runtime_s`, "
-           "whichever comes first (fio `io_size` with `time_based=0`); NA for time-based jobs"),
+           "whichever comes first (fio `io_size` with `time_based=0`; for a cap in spans, "
+           "`io_size: 4x`, the bytes its jobfile gave fio, each process's); NA for time-based "
+           "jobs"),
     Column("thinktime_us", "Int64", "µs", _WORKLOAD,
            "`workload.thinktime_us`: fio idles this long after every `thinktime_blocks` I/Os (a "
            "bursty job, see [bursts](methodology.md#bursts)); NA for jobs without idle time"),

@@ -228,6 +228,7 @@ def _span_columns(
     if facts is None:
         return {}  # no jobfile (a skipped run): the span asked for stands
     size = rendered_size(facts)
+    capped = facts.jobs[0].get("io_size") if facts.jobs else None
     whole = capacity if isinstance(capacity, int) else None
     if size is None:
         used = whole
@@ -235,7 +236,10 @@ def _span_columns(
         used = int(whole * float(size[:-1]) / 100) if whole else None
     else:
         used = parse_size(size)
-    return {"span": span_words(workload, size), "span_bytes": used}
+    found: dict[str, object] = {"span": span_words(workload, size), "span_bytes": used}
+    if workload.io_size_spans is not None and capped is not None:
+        found["io_size_bytes"] = parse_size(capped)  # spans made bytes as fio was given them
+    return found
 
 
 def run_rows(

@@ -113,11 +113,12 @@ class PtsSpec(BaseModel):
 
 
 def scaled_fields(workload: Any, factor: float, shortest_s: float) -> dict[str, Any]:
-    """A workload's times and size caps multiplied by `factor` (--scale), as field updates:
-    runtime to whole milliseconds, at least `shortest_s`; ramp to whole seconds; idle time
-    to whole microseconds and I/O time between idle times to whole milliseconds; a size cap to
-    whole blocks, at least one (or in spans, as it was given); and a time series as much finer
-    (at least SCALED_LOG_MS)."""
+    """A workload's times multiplied by `factor` (--scale), as field updates: runtime to whole
+    milliseconds, at least `shortest_s`; ramp to whole seconds; idle time to whole
+    microseconds and I/O time between idle times to whole milliseconds; and a time series as
+    much finer (at least SCALED_LOG_MS). A size cap stays: what a test writes sets the drive's
+    state (the write saturation test's four times its capacity), so a scaled test ends at its
+    cap or its shortened runtime, whichever comes first."""
     update: dict[str, Any] = {
         "runtime_s": max(shortest_s, round(workload.runtime_s * factor, 3)),
         "ramp_s": int(workload.ramp_s * factor),
@@ -126,13 +127,8 @@ def scaled_fields(workload: Any, factor: float, shortest_s: float) -> dict[str, 
         update["thinktime_us"] = max(1, round(workload.thinktime_us * factor))
     if workload.thinktime_iotime_s is not None:
         update["thinktime_iotime_s"] = max(0.001, round(workload.thinktime_iotime_s * factor, 3))
-    if workload.io_size_spans is not None:
-        update["io_size_spans"] = workload.io_size_spans * factor
     if factor < 1:  # a finer time series, so that a scaled burst still shows
         update["log_ms"] = max(SCALED_LOG_MS, round(workload.log_ms * factor))
-    if workload.io_size_bytes is not None:
-        blocks = max(1, int(workload.io_size_bytes * factor) // workload.bs_bytes)
-        update["io_size_bytes"] = blocks * workload.bs_bytes
     return update
 
 
