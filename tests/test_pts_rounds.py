@@ -414,3 +414,17 @@ def test_a_rounds_record_that_disagrees_with_itself_is_damaged(
     failed = failed.model_copy(update={"rounds": [100, 101, None], "done": True,
                                        "failed_round": 3})  # fmt: skip
     assert rounds_problem(failed, group) is None
+
+
+def test_the_end_of_a_stopped_sweep_gives_no_verdict_on_a_group_not_done() -> None:
+    from ssdcompare.cli.terminal import _rounds_words
+
+    group = RoundGroup(name="g", track="x", max_rounds=6)
+    record = RoundsRecord(target="t", group="g", track="x", rounds=[100, 140])
+    _judge(record, group)
+    assert not record.done
+    said = _rounds_words(record, group)
+    assert said.startswith("not steady yet after 2 rounds: the sweep stopped before the group")
+    record.rounds += [60, 100, 130, 70]
+    _judge(record, group)
+    assert record.done and _rounds_words(record, group).startswith("NOT steady in 6 rounds: ")

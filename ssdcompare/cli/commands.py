@@ -540,8 +540,10 @@ def _count_lines(plan: Plan, results: ResultsDir, outcome: Any) -> list[str]:
     if plan.suite.pts is not None:
         lines = rounds_lines(results)
         done, planned = outcome.count("ok"), len(outcome.statuses)
+    cut = outcome.count("interrupted")
+    cut_short = f", {cut} interrupted (--resume runs them again)" if cut else ""
     return [*lines, f"{done}/{planned} runs ok, {outcome.count('failed')} failed, "
-            f"{outcome.count('skipped')} skipped. Results: {results.path}"]  # fmt: skip
+            f"{outcome.count('skipped')} skipped{cut_short}. Results: {results.path}"]  # fmt: skip
 
 
 def _run_and_report(

@@ -468,6 +468,9 @@ def _rounds_words(record: RoundsRecord, group: RoundGroup) -> str:
               f"{record.window_slope_pct or 0:.1f} %")  # fmt: skip
     if record.attained:
         return f"steady after {ran} rounds ({window})"
+    if not record.done:  # the sweep stopped before the group was done: no verdict yet
+        return (f"not steady yet after {ran} round{'s' if ran != 1 else ''}: the sweep stopped "
+                f"before the group was done, and --resume goes on ({window})")  # fmt: skip
     why = record.error or (f"the window is not within {group.range_pct:g} % range and "
                            f"{group.slope_pct:g} % slope")  # fmt: skip
     return f"NOT steady in {ran} rounds: {why} ({window})"
