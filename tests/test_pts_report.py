@@ -90,7 +90,7 @@ def check_device(device: dict[str, Any], folder: Path, group: str, mean: str) ->
 
 
 def banner(scale: float) -> str:
-    return (f"Scaled by {scale:g}: every runtime, idle time and size cap of this PTS test was "
+    return (f"Scaled by {scale:g}: every runtime and idle time of this PTS test was "
             f"{scale:g} of the specification's, so these are a first look at the drives, not "
             "a PTS result.")  # fmt: skip
 

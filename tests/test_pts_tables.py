@@ -259,7 +259,7 @@ def test_a_scaled_run_says_so_at_the_top_and_on_its_section() -> None:
     frame = pd.DataFrame([run("a", "j", 1), run("b", "j", 1)])
     tables = tables_of(frame, [group(x, [1.0], [1]) for x in ("a", "b")], scale=0.01)
     (banner,) = scaled_banners(tables)
-    assert banner.startswith("Scaled by 0.01: every runtime, idle time and size cap")
+    assert banner.startswith("Scaled by 0.01: every runtime and idle time of this PTS test")
     assert banner.endswith("a first look at the drives, not a PTS result.")
     (section,) = pts_sections(tables, ["a", "b"])
     assert section.scaled == banner

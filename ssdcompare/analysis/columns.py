@@ -372,7 +372,9 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("ss_window", "boolean", "", _STATE,
            "a PTS test's run is in its group's measurement window (`rounds.json` `window` holds "
            "its round): the rounds a PTS figure is averaged over; false for the rounds before "
-           "(`job_summary` leaves them out), NA for other suites and groups without rounds"),
+           "(`job_summary` leaves them out), NA for other suites, groups without rounds and a "
+           "group that ended (a round failed) before any round gave its figure: its rounds "
+           "stand"),
     Column("purge", "str", "", _STATE,
            "how the drive was purged before a PTS test (`rounds/<device>/purge.json`): "
            "`discard`, `nvme-format` or `nvme-sanitize`, or `not purged` (the sweep was not "
@@ -380,8 +382,8 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "the run was skipped: the record's `detail` says why); NA for other suites and for "
            "a PTS test that purges nothing (`pts.purge: false`)"),
     Column("scale", "float", "× the test's times", _STATE,
-           "`manifest.suite.scale`: the factor `--scale` multiplied the test's times and size "
-           "caps by (a first look, no PTS result); NA when not scaled"),
+           "`manifest.suite.scale`: the factor `--scale` multiplied the test's times by, its "
+           "size caps kept whole (a first look, no PTS result); NA when not scaled"),
     Column("bursts", "Int64", "", _BURSTS,
            "the bursts found: an I/O issued (completion − latency) more than half the idle gap "
            "after the previous completion starts a new one"),

@@ -255,9 +255,9 @@ _SHARED_OPTIONS = (
         "--scale",
         type=float,
         metavar="FACTOR",
-        help="Shorten a PTS test (the pts-* suites) for a first look: every runtime, idle time "
-        "and size cap times FACTOR (0.01: a minute-long round job runs 0.6 s), its rounds and "
-        "rules as written. Every result and the report say it was scaled.",
+        help="Shorten a PTS test (the pts-* suites) for a first look: every runtime and idle "
+        "time times FACTOR (0.01: a minute-long round job runs 0.6 s), its rounds, rules and "
+        "size caps as written. Every result and the report say it was scaled.",
     ),
     click.option(
         "--purge",

@@ -141,7 +141,7 @@ SectionResults = tuple[list[Grid], list[dict[str, str]], list[str]]
 
 def scaled_words(scale: float) -> str:
     """The banner of a scaled PTS run."""
-    return (f"Scaled by {scale:g}: every runtime, idle time and size cap of this PTS test was "
+    return (f"Scaled by {scale:g}: every runtime and idle time of this PTS test was "
             f"{scale:g} of the specification's, so these are a first look at the drives, not "
             "a PTS result.")  # fmt: skip
 

@@ -10,9 +10,9 @@ rounds run out. A group without a tracking variable runs once: a sequence of job
 the write saturation test's long run, or cross-stimulus recovery's three segments.
 
 A scaled run (`--scale 0.01`) keeps the structure (the jobs, their order, the window, the
-rules, the most rounds) and multiplies every time and every size cap by the factor: each job's
-runtime and ramp, the idle time of bursts, the bytes of a size-capped job. It is a first look
-at a drive, not a PTS result: every result and the report say it was scaled, and by how much.
+rules, the most rounds, the bytes of a size-capped job) and multiplies every time by the
+factor: each job's runtime and ramp, the idle time of bursts. It is a first look at a drive,
+not a PTS result: every result and the report say it was scaled, and by how much.
 """
 
 from __future__ import annotations
@@ -136,5 +136,5 @@ def scale_words(scale: float | None) -> str | None:
     """How a scaled run was shortened, in words; None when it was not."""
     if scale is None:
         return None
-    return (f"scaled by {scale:g}: every runtime, idle time and size cap is {scale:g} of the "
-            "test's, a first look and not a PTS result")  # fmt: skip
+    return (f"scaled by {scale:g}: every runtime and idle time is {scale:g} of the test's "
+            "(its size caps stay whole), a first look and not a PTS result")  # fmt: skip

@@ -668,11 +668,11 @@ class Suite(BaseModel):
     states: list[DriveState] = Field(default_factory=list)
     workloads: list[Workload] = Field(min_length=1)
     pts: PtsSpec | None = None  # a PTS test: how its jobs run (ssdcompare.suite.pts)
-    # set by scaled(): every time and size cap multiplied by this (--scale); None: as written
+    # set by scaled(): every time multiplied by this (--scale); None: as written
     scale: float | None = None
 
     def scaled(self, factor: float | None) -> Suite:
-        """The suite with every runtime, ramp, idle time and size cap multiplied by `factor`
+        """The suite with every runtime, ramp and idle time multiplied by `factor`
         (ssdcompare.suite.pts.scaled_fields); None or 1 gives it as it is."""
         if factor is None or factor == 1 or self.scale is not None:
             return self
