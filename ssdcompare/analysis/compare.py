@@ -171,8 +171,9 @@ def _repeats(summary: pd.DataFrame, metric: str) -> dict[tuple[object, object], 
 def compare_repeats(summary: pd.DataFrame, baseline: str) -> None:
     """Each row's repeats against the baseline's for the same job (ssdcompare.judge.stats),
     as each tested metric's comparison columns (`ratio`, `p99_ratio`, ...); NaN and NA
-    for the baseline itself, a job it did not run, jobfiles that differ and the rounds of a
-    PTS test's window (not independent repeats: stats.why_untested)."""
+    for the baseline itself, a job it did not run and jobfiles that differ; the rounds of a
+    PTS test's window have their ratio and no test (not independent repeats:
+    stats.why_untested)."""
     rounds = (summary["pts_group"].notna().tolist() if "pts_group" in summary.columns
               else [False] * len(summary))  # fmt: skip
     for metric, prefix in TESTED_METRICS.items():
@@ -187,12 +188,13 @@ def compare_repeats(summary: pd.DataFrame, baseline: str) -> None:
                 and theirs is not None
                 and mine is not None
                 and not is_false(comparable)
-                and not pts
             ):
                 result = compare(mine, theirs)
             values = ((result.ratio, result.ci_low, result.ci_high, result.p_value,
                        result.significant) if result is not None
                       else (float("nan"),) * 4 + (pd.NA,))  # fmt: skip
+            if pts:  # the ratio of a PTS window's rounds, never tested
+                values = (values[0], *(float("nan"),) * 3, pd.NA)
             for name, value in zip(found, values, strict=True):
                 found[name].append(value)
         for name, column in found.items():
