@@ -157,8 +157,40 @@ def test_throughput_and_latency_tables() -> None:
     latency = [run("a", "randrw65-4k", 1, d, rwmixread=65, pts_test="latency",
                    lat_max_us=m) for d, m in (("read", 700.0), ("write", 2000.0))]  # fmt: skip
     table = tables_of(pd.DataFrame(latency), [], "latency").latency()
-    assert list(table.columns) == ["mean µs", "p99.9 µs", "p99.99 µs", "max µs"]
+    assert list(table.columns) == ["mean µs", "p99.9 µs", "p99.9 I/Os", "p99.9 backed",
+                                   "p99.99 µs", "p99.99 I/Os", "p99.99 backed", "max µs"]
     assert table.loc[("a", "4 KiB", "65/35"), "max µs"] == 2000.0
+
+
+def test_a_percentile_from_too_few_ios_is_said_so_in_the_table_and_the_report() -> None:
+    # 65/35: its writes (the worse p99.99) had 1,500 I/Os in round 2, its reads 20,000; a
+    # percentile is backed by the I/Os of the direction it is taken from, in its thinnest round
+    mixed = [run("a", "randrw65-4k", n, d, rwmixread=65, pts_test="latency", total_ios=ios,
+                 lat_p999_us=p999, lat_p9999_us=p9999)
+             for n in (1, 2) for d, ios, p999, p9999 in
+             (("read", 20000, 500.0, 700.0),
+              ("write", 1500 if n == 2 else 30000, 400.0, 900.0))]  # fmt: skip
+    writes = [run("a", "randrw0-4k", n, rwmixread=0, pts_test="latency", total_ios=ios)
+              for n, ios in ((1, 12000), (2, 900))]  # fmt: skip
+    table = tables_of(pd.DataFrame(mixed + writes), [], "latency").latency()
+    row = table.loc[("a", "4 KiB", "65/35")]
+    assert row["p99.99 µs"] == 900.0 and row["p99.99 I/Os"] == 1500
+    assert not row["p99.99 backed"]  # the writes' 1,500: too few for a 99.99th percentile
+    assert row["p99.9 I/Os"] == 20000 and row["p99.9 backed"]  # the reads' p99.9 is worse
+    row = table.loc[("a", "4 KiB", "0/100")]
+    assert row["p99.9 I/Os"] == 900 and not row["p99.9 backed"]
+    (section,) = pts_sections(tables_of(pd.DataFrame(mixed + writes), [], "latency"), ["a"])
+    (grid,) = section.grids
+    cells = {(row[0].text, row[1].text): row[2:] for row in grid.rows}
+    mean, p999, p9999, top = cells[("4 KiB", "65/35")]
+    assert (p9999.text, p9999.cls) == ("900 µs", "thin")  # the figure, greyed
+    assert p9999.tip.startswith("from 1,500 I/Os (the fewest of a window round, in the "
+                                "direction counted): fewer than 10,000, so this is about the "
+                                "largest latency seen, not a 99.99th percentile; randrw65-4k")
+    assert "thin" not in mean.cls + p999.cls + top.cls
+    p999 = cells[("4 KiB", "0/100")][1]
+    assert p999.cls == "thin" and p999.tip.startswith("from 900 I/Os")
+    assert "a percentile in grey had fewer I/Os" in section.table_words
 
 
 def dirth_frame(limit_us: float = 5000.0) -> pd.DataFrame:

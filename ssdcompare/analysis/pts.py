@@ -56,6 +56,9 @@ from ssdcompare.units import format_bytes, format_count, format_latency, format_
 # the PTS's ceiling for a useful mean response time in the DIRTH test
 DIRTH_LIMIT_US = 5000.0
 DIRTH_LIMIT_WORDS = f"{DIRTH_LIMIT_US / 1000:g} ms"
+# the fewest I/Os, in the direction a latency percentile is taken from, that back it: below
+# 1/(1 - p) I/Os the p-th percentile is about the largest latency seen, not a percentile
+TAIL_IOS = {"lat_p999_us": 1000, "lat_p9999_us": 10000}
 # rw values whose read share is rwmixread (fio's default 50 where none is given)
 _MIXED = {"randrw", "rw", "readwrite"}
 _ALL_READ = {"read", "randread"}
@@ -233,7 +236,10 @@ class PtsTables:
 
     def latency(self) -> pd.DataFrame:
         """The latency test's table: a row per device, block size and read/write mix; the
-        window's mean, p99.9 and p99.99 latency (means of its rounds) and its maximum, µs."""
+        window's mean, p99.9 and p99.99 latency (means of its rounds) and its maximum, µs;
+        for each percentile the fewest I/Os a window round had in the direction it was taken
+        from, and whether they back it (TAIL_IOS: False, and the figure is about the largest
+        latency seen rather than that percentile; NA when the count is unknown)."""
         data = ordered(self._jobs("latency"), self.labels)
         table = data.set_index(["label", "block size", "mix"])[list(LATENCY_COLUMNS)]
         return table.rename(columns=LATENCY_COLUMNS)
@@ -292,7 +298,9 @@ class PtsTables:
 
 
 LATENCY_COLUMNS = {"lat_mean_us": "mean µs", "lat_p999_us": "p99.9 µs",
-                   "lat_p9999_us": "p99.99 µs", "lat_max_us": "max µs"}  # fmt: skip
+                   "lat_p999_ios": "p99.9 I/Os", "lat_p999_backed": "p99.9 backed",
+                   "lat_p9999_us": "p99.99 µs", "lat_p9999_ios": "p99.99 I/Os",
+                   "lat_p9999_backed": "p99.99 backed", "lat_max_us": "max µs"}  # fmt: skip
 _STEADY_COLUMNS = ["label", "test", "group", "track", "metric", "rounds", "steady", "words",
                    "window", "window_mean", "range_pct", "range_limit_pct", "slope_pct",
                    "slope_limit_pct", "max_rounds"]  # fmt: skip
@@ -505,13 +513,15 @@ def window_figures(frame: pd.DataFrame, baseline: str, groups: list[GroupRounds]
     figures["read_pct"] = [read_share(rw, mix) for rw, mix in zip(summary["rw"],
                            summary["rwmixread"], strict=True)]  # fmt: skip
     figures["window"] = _windows(figures, groups)
+    _with_tail_counts(figures, frame)
     return _described(_with_ratios(figures, baseline))
 
 
 _FIGURE_COLUMNS = ["pts_test", "pts_group", "sweep", "label", "job", "rw", "bs_bytes",
                    "numjobs", "iodepth", "status", "error", "rounds", "iops", "bw_bytes",
                    "lat_mean_us", "lat_p999_us", "lat_p9999_us", "lat_max_us", "verdict",
-                   "verdict_reason", "comparable", "read_pct", "window", "iops_ratio",
+                   "verdict_reason", "comparable", "read_pct", "window", "lat_p999_ios",
+                   "lat_p999_backed", "lat_p9999_ios", "lat_p9999_backed", "iops_ratio",
                    "bw_ratio", "block size", "block size key", "mix", "mix key"]  # fmt: skip
 
 
@@ -537,6 +547,33 @@ def _p9999(frame: pd.DataFrame) -> pd.Series:
     gaps = unknown.groupby([data[k] for k in runs], sort=False).any()
     worst = worst.where(~gaps)
     return worst.groupby(level=["sweep", "label", "job"], sort=False).mean()
+
+
+def _with_tail_counts(figures: pd.DataFrame, frame: pd.DataFrame) -> None:
+    """Each job's I/Os behind its p99.9 and p99.99 (`<column>_ios`: the fewest of its window
+    rounds, each round's in the direction its figure is taken from) and whether they back
+    the figure (`<column>_backed`, TAIL_IOS; NA when the count is unknown). Each round's
+    percentile comes from that round's I/Os alone, so the rounds' mean is backed no better
+    than its thinnest round."""
+    keys = ["sweep", "label", "job"]
+    for column, needed in TAIL_IOS.items():
+        fewest = _tail_ios(frame, column)
+        counts = [fewest.get(tuple(k), math.nan) for k in figures[keys].to_numpy()]
+        ios = pd.Series(counts, index=figures.index, dtype="float64")
+        figures[column.replace("_us", "_ios")] = ios.round().astype("Int64")
+        figures[column.replace("_us", "_backed")] = (ios >= needed).astype("boolean").where(
+            ios.notna(), pd.NA)  # fmt: skip
+
+
+def _tail_ios(frame: pd.DataFrame, column: str) -> pd.Series:
+    """Per job, the fewest I/Os of a finished window round in the direction whose `column`
+    is the round's figure (its worst: the highest)."""
+    data = in_windows(frame)
+    data = data[(data["status"] == "ok") & (data["direction"] != "sync")]
+    data = data[data[column].notna() & (data["total_ios"].fillna(1) != 0)]
+    runs = ["sweep", "label", "job", "repeat"]
+    worst = data.sort_values(column, ascending=False, kind="stable").drop_duplicates(runs)
+    return worst.groupby(["sweep", "label", "job"], sort=False)["total_ios"].min()
 
 
 def _windows(figures: pd.DataFrame, groups: list[GroupRounds]) -> list[str | None]:
