@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,9 @@ from blockdevs import loop_device
 from conftest import CliResult
 
 import ssdcompare
+from ssdcompare.analysis.pts import DevicePrep
 from ssdcompare.cli.api import prepare_sweep
+from ssdcompare.cli.terminal import rounds_lines
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.binary import FioInfo
 from ssdcompare.results.store import ResultsDir
@@ -371,3 +374,36 @@ def test_a_sanitize_is_waited_for_until_its_log_says_it_ended(
                        "ACCESS_DENIED"):  # fmt: skip
         nvme_format(namespace)
     assert calls.read_text().startswith("format /dev/nvme0n1 --ses=1 --force --timeout=")
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [("link to /etc/shadow", "is a symbolic link"), ("link to /dev/zero", "is a symbolic link"),
+     ("2 GB sparse file", "is larger than 4 MiB"), ("garbage", "is not JSON (line 1)"),
+     ("no purge record", "is not a purge record (purged: ")],
+)  # fmt: skip
+def test_a_purge_record_that_cannot_be_read_is_said_so_not_taken_for_not_purged(
+    tmp_path: Path, damage: str, why: str
+) -> None:
+    folder = tmp_path / "results"
+    shutil.copytree(Path(__file__).parent / "data" / "format1-results", folder)
+    results = ResultsDir.open(folder)
+    target = results.manifest.targets[0].name
+    record = folder / "rounds" / target / "purge.json"
+    record.parent.mkdir(parents=True)
+    assert results.purge_reading(target) == (None, None)  # no record: not decided yet
+    if damage.startswith("link"):
+        record.symlink_to(damage.removeprefix("link to "))
+    elif damage.startswith("2 GB"):
+        with record.open("wb") as out:
+            out.truncate(2 << 30)
+    else:
+        record.write_bytes(b"\x00\xff{garbage" if damage == "garbage" else
+                           b'{"target": "t", "purged": "maybe", "how": "x", "detail": ""}')  # fmt: skip
+    found, unreadable = results.purge_reading(target)
+    assert found is None and results.purge_record(target) is None  # the frame's purge is NA
+    assert unreadable is not None and unreadable.startswith(f"rounds/{target}/purge.json {why}")
+    prep = DevicePrep(str(folder), target, target, "iops", None, None, False, None, unreadable)
+    assert prep.purge_words == f"purge record unreadable: {unreadable}"  # never "not purged"
+    results.manifest.suite = load_suite("pts-latency")
+    assert f"{target} purge: purge record unreadable: {unreadable}" in rounds_lines(results)

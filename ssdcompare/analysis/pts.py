@@ -153,13 +153,16 @@ class DevicePrep:
     label: str
     test: str
     scale: float | None
-    purge: PurgeRecord | None  # None: no record, so not purged
+    purge: PurgeRecord | None  # None: no record, so not purged (or an unreadable one)
     fill_asked: bool
     fill: FillRecord | None
+    purge_unreadable: str | None = None  # why its purge.json is there but cannot be read
 
     @property
     def purge_words(self) -> str:
         record = self.purge
+        if self.purge_unreadable is not None:  # whether it was purged is not known
+            return f"purge record unreadable: {self.purge_unreadable}"
         if record is None:
             return "not purged"
         if record.purged:
@@ -474,10 +477,11 @@ def _label_of(frame: pd.DataFrame, results: ResultsDir, target: Target) -> str |
 def _prep(results: ResultsDir, target: Target, label: str, pts: PtsSpec) -> DevicePrep:
     manifest = results.manifest
     asked = "fill" in manifest.precondition
+    purge, unreadable = results.purge_reading(target.name)
     return DevicePrep(
         sweep=str(results.path), target=target.name, label=label, test=pts.test,
-        scale=manifest.suite.scale, purge=results.purge_record(target.name), fill_asked=asked,
-        fill=results.fill_record(target.name) if asked else None,
+        scale=manifest.suite.scale, purge=purge, fill_asked=asked,
+        fill=results.fill_record(target.name) if asked else None, purge_unreadable=unreadable,
     )  # fmt: skip
 
 

@@ -443,8 +443,10 @@ def rounds_lines(results: ResultsDir) -> list[str]:
     if manifest.suite.scale is not None:
         lines.append(f"scaled by {manifest.suite.scale:g}: a first look, not a PTS result")
     for target in manifest.targets:
-        purge = results.purge_record(target.name)
-        if purge is not None:
+        purge, unreadable = results.purge_reading(target.name)
+        if unreadable is not None:
+            lines.append(f"{target.name} purge: purge record unreadable: {unreadable}")
+        elif purge is not None:
             said = f"{purge.how}, {purge.detail}" if purge.purged else purge.detail
             lines.append(f"{target.name} purge: {said}")
     for target in manifest.targets:
