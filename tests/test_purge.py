@@ -407,3 +407,23 @@ def test_a_purge_record_that_cannot_be_read_is_said_so_not_taken_for_not_purged(
     assert prep.purge_words == f"purge record unreadable: {unreadable}"  # never "not purged"
     results.manifest.suite = load_suite("pts-latency")
     assert f"{target} purge: purge record unreadable: {unreadable}" in rounds_lines(results)
+
+
+def test_a_drive_without_discards_is_told_what_works_at_the_start_and_on_a_resume(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(purge, "discards", lambda name: False)
+    loop5 = Target(spec="loop5", name="loop5", path="/dev/loop5", kind="block",
+                   size_bytes=64 * MIB)  # fmt: skip
+    with pytest.raises(SsdcompareError) as started:
+        purge.check_purges([loop5], "discard", ["loop5"])
+    assert str(started.value).startswith("loop5 does not take discards (TRIM)")
+    assert "run the test unpurged: --purge none" in str(started.value)
+    with pytest.raises(SsdcompareError) as resumed:  # a resume refuses --purge given again
+        purge.check_purges([loop5], "discard", ["loop5"], resuming=True)
+    said = str(resumed.value)
+    assert "run the test unpurged: --purge none" not in said
+    assert ("A resume keeps the sweep's --purge discard: resume the other devices without it "
+            "(--resume with --devices naming them), and measure it in a new sweep with --purge "
+            "none") in said  # fmt: skip
+    purge.check_purges([loop5], "discard", [], resuming=True)  # not offered: not purged

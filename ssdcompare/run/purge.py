@@ -69,11 +69,13 @@ def planned_purge(suite: Suite, method: str | None, targets: list[Target]) -> st
     return chosen
 
 
-def check_purges(targets: list[Target], method: str | None, offered: list[str]) -> None:
+def check_purges(
+    targets: list[Target], method: str | None, offered: list[str], resuming: bool = False
+) -> None:
     """Before a sweep writes anything (and for `plan`): every target it would purge can be
     purged, so that a sweep is refused at its start, not half-way. A device on a fio server
     cannot be (it is erased through this machine's kernel), nor a discard of a device that
-    takes none."""
+    takes none. `resuming`: a resume, which keeps the sweep's --purge (the advice differs)."""
     if method not in ("discard", *NVME_METHODS):
         return
     for target in (t for t in targets if t.name in offered):
@@ -87,9 +89,18 @@ def check_purges(targets: list[Target], method: str | None, offered: list[str]) 
         if method == "discard" and name is not None and discards(name) is False:
             raise SsdcompareError(
                 f"{target.name} does not take discards (TRIM): its queue's discard_max_bytes is "
-                "0, so the purge before a PTS test cannot discard it. Purge an NVMe drive with "
-                "--purge nvme-format or nvme-sanitize, or run the test unpurged: --purge none"
+                f"0, so the purge before a PTS test cannot discard it. {_undiscarded(resuming)}"
             )
+
+
+def _undiscarded(resuming: bool) -> str:
+    """What to do about a drive a PTS test would discard that takes no discards."""
+    if not resuming:
+        return ("Purge an NVMe drive with --purge nvme-format or nvme-sanitize, or run the "
+                "test unpurged: --purge none")  # fmt: skip
+    return ("A resume keeps the sweep's --purge discard: resume the other devices without it "
+            "(--resume with --devices naming them), and measure it in a new sweep with "
+            "--purge none (unpurged) or, an NVMe drive, --purge nvme-format or nvme-sanitize")  # fmt: skip
 
 
 def intent(method: str | None, target: Target, offered: list[str]) -> str | None:
