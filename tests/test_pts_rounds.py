@@ -14,11 +14,11 @@ from blkio import iops_capped, needs_blkio
 from blockdevs import loop_device
 
 import ssdcompare
+from ssdcompare.cli.terminal import announce, rounds_words
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.rounds import job_output, process_numbers, round_text, section_spans_s
 from ssdcompare.results.models import RoundsRecord
 from ssdcompare.results.store import ResultsDir
-from ssdcompare.cli.terminal import announce, rounds_words
 from ssdcompare.run.plan import JOB_OVERHEAD_S, ROUND_JOB_PAUSE_S, PlanOptions, make_plan
 from ssdcompare.run.rounds import _judge
 from ssdcompare.suite.files import load_suite
@@ -121,8 +121,8 @@ def test_the_estimate_counts_fios_pause_between_a_rounds_jobs_and_says_rounds(
     assert said.startswith("pts-latency on 1 device(s): 9 jobs a round, up to 25 rounds until "
                            "steady; at most ")  # fmt: skip
     throughput = make_plan("pts-throughput", str(tmp_path / "t.img"), options)
-    assert rounds_words(throughput) == ("1m: 2 jobs a round, up to 25 rounds until steady; "
-                                        "128k: 2 jobs a round, up to 25 rounds until steady")  # fmt: skip
+    each = "2 jobs a round, up to 25 rounds until steady"
+    assert rounds_words(throughput) == f"1m: {each}; 128k: {each}"
     hir = make_plan("pts-hir", str(tmp_path / "t.img"), options)
     assert rounds_words(hir) == ("steady: 1 job a round, up to 25 rounds until steady; "
                                  "recovery: 10 jobs once")  # fmt: skip

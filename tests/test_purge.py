@@ -397,9 +397,10 @@ def test_a_purge_record_that_cannot_be_read_is_said_so_not_taken_for_not_purged(
     elif damage.startswith("2 GB"):
         with record.open("wb") as out:
             out.truncate(2 << 30)
+    elif damage == "garbage":
+        record.write_bytes(b"\x00\xff{garbage")
     else:
-        record.write_bytes(b"\x00\xff{garbage" if damage == "garbage" else
-                           b'{"target": "t", "purged": "maybe", "how": "x", "detail": ""}')  # fmt: skip
+        record.write_text('{"target": "t", "purged": "maybe", "how": "x", "detail": ""}')
     found, unreadable = results.purge_reading(target)
     assert found is None and results.purge_record(target) is None  # the frame's purge is NA
     assert unreadable is not None and unreadable.startswith(f"rounds/{target}/purge.json {why}")

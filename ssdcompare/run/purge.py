@@ -99,8 +99,8 @@ def _undiscarded(resuming: bool) -> str:
         return ("Purge an NVMe drive with --purge nvme-format or nvme-sanitize, or run the "
                 "test unpurged: --purge none")  # fmt: skip
     return ("A resume keeps the sweep's --purge discard: resume the other devices without it "
-            "(--resume with --devices naming them), and measure it in a new sweep with "
-            "--purge none (unpurged) or, an NVMe drive, --purge nvme-format or nvme-sanitize")  # fmt: skip
+            "(--resume with --devices naming them), and measure it in a new sweep with --purge "
+            "none (unpurged) or, an NVMe drive, --purge nvme-format or nvme-sanitize")  # fmt: skip
 
 
 def intent(method: str | None, target: Target, offered: list[str]) -> str | None:
