@@ -184,8 +184,10 @@ def test_a_percentile_from_too_few_ios_is_said_so_in_the_table_and_the_report() 
     cells = {(row[0].text, row[1].text): row[2:] for row in grid.rows}
     mean, p999, p9999, top = cells[("4 KiB", "65/35")]
     assert (p9999.text, p9999.cls) == ("900 µs", "thin")  # the figure, greyed
-    said = ("from 1,500 I/Os (the fewest of a window round, in the direction counted): fewer "
-            "than 10,000, so this is about the largest latency seen, not a 99.99th percentile")
+    said = (
+        "from 1,500 I/Os (the fewest of a window round, in the direction counted): fewer "
+        "than 10,000, so this is about the largest latency seen, not a 99.99th percentile"
+    )
     assert p9999.tip.startswith(f"{said}; randrw65-4k")
     assert "thin" not in mean.cls + p999.cls + top.cls
     p999 = cells[("4 KiB", "0/100")][1]
