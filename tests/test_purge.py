@@ -130,7 +130,7 @@ def test_plan_and_sweep_say_what_the_purge_does(
     assert planned.exit_code == 0, planned.stderr
     assert "purge before the PTS test (--purge discard):" in planned.stdout
     assert "t.img: every block of the file punched out (fallocate)" in planned.stdout
-    assert f"new.img: {purge.NOT_OFFERED}" in planned.stdout
+    assert f"new.img: {purge.NEW_FILE}" in planned.stdout  # nothing on it to purge
     swept = run_cli("sweep", "--suite", str(suite), "--devices", str(target), "--scale",
                     "0.002", "--destroy-data", "--out", str(tmp_path / "r"))  # fmt: skip
     assert swept.exit_code == 0, swept.stderr
@@ -428,3 +428,17 @@ def test_a_drive_without_discards_is_told_what_works_at_the_start_and_on_a_resum
             "(--resume with --devices naming them), and measure it in a new sweep with --purge "
             "none") in said  # fmt: skip
     purge.check_purges([loop5], "discard", [], resuming=True)  # not offered: not purged
+
+
+def test_a_new_file_has_nothing_to_purge_and_is_not_told_to_be_offered(tmp_path: Path) -> None:
+    path = tmp_path / "new.img"
+    new = Target(spec=str(path), name="new.img", path=str(path), kind="file",
+                 size_bytes=8 * MIB, exists=False)  # fmt: skip
+    assert purge.intent("discard", new, []) == purge.NEW_FILE
+    assert "--destroy-data" not in purge.NEW_FILE
+    # as the sweep decides (or a resume): the file is there now, recorded as the sweep's own
+    made = new.model_copy(update={"exists": True})
+    assert purge.intent("discard", made, [], {str(path): "1:2"}) == purge.NEW_FILE
+    assert purge.intent("discard", made, []) == purge.NOT_OFFERED  # there before the sweep
+    offered = purge.intent("discard", new, ["new.img"])  # laid out, then every block punched
+    assert offered == "every block of the file punched out (fallocate), its size kept"

@@ -20,6 +20,7 @@ before and keeps the record.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.run import precondition
@@ -34,6 +35,8 @@ NVME_METHODS = ("nvme-format", "nvme-sanitize")
 NOT_OFFERED = ("not purged: the sweep was not given --destroy-data for it (a PTS test starts "
                "from a purged drive: add --destroy-data to purge it)")  # fmt: skip
 CHOSE_NONE = "not purged: the sweep was given --purge none"
+NEW_FILE = ("not purged: a new file the sweep makes, so no earlier write is on it to purge "
+            "(ssdcompare lays it out itself)")  # fmt: skip
 
 
 def planned_purge(suite: Suite, method: str | None, targets: list[Target]) -> str | None:
@@ -103,12 +106,22 @@ def _undiscarded(resuming: bool) -> str:
             "none (unpurged) or, an NVMe drive, --purge nvme-format or nvme-sanitize")  # fmt: skip
 
 
-def intent(method: str | None, target: Target, offered: list[str]) -> str | None:
-    """What the purge before the test would do to `target`, in words; None: no purge."""
+def made_new(target: Target, created: Collection[str] = ()) -> bool:
+    """Whether `target` is files the sweep makes (not there when it was planned, or among
+    `created`, the manifest's): no earlier test or filesystem wrote them."""
+    return all(p.kind == "file" and (not p.exists or p.path in created) for p in target.parts)
+
+
+def intent(
+    method: str | None, target: Target, offered: list[str], created: Collection[str] = ()
+) -> str | None:
+    """What the purge before the test would do to `target`, in words; None: no purge.
+    `created`: the files the sweep made (a new file not offered has nothing to purge, so it
+    is not told to be offered)."""
     if method is None:
         return None
     if target.name not in offered:
-        return NOT_OFFERED
+        return NEW_FILE if made_new(target, created) else NOT_OFFERED
     if method == "none":
         return CHOSE_NONE
     if method == "nvme-format":
