@@ -329,3 +329,19 @@ def test_a_pts_jobs_charts_are_of_its_window_rounds() -> None:
     ax = ssdcompare.plot.latency_distribution(frame).axes[0]
     (line,) = [line for line in ax.get_lines() if line.get_gid() == "series"]
     assert list(line.get_ydata()) == list(steady)
+
+
+def test_the_pts_plots_say_in_their_titles_that_a_run_was_scaled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frame = pd.DataFrame([run("a", "j", n) for n in (1, 2)])
+    steady = [group("a", [1.0, 1.05], [1, 2])]
+    for scale, said in ((0.01, ", scaled ×0.01"), (None, "")):
+        tables = tables_of(frame, steady, scale=scale)
+        monkeypatch.setattr(ssdcompare.plot, "_pts", lambda results, t=tables: t)
+        (ax,) = ssdcompare.plot.steady_state("results/P").axes
+        assert ax.get_title() == f"a: g (steady after 2 rounds){said}"
+    dirth = tables_of(dirth_frame(), [], "dirth", scale=0.002)
+    monkeypatch.setattr(ssdcompare.plot, "_pts", lambda results: dirth)
+    (ax,) = ssdcompare.plot.dirth("results/P").axes
+    assert ax.get_title().endswith(", scaled ×0.002")
