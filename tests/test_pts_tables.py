@@ -345,3 +345,15 @@ def test_the_pts_plots_say_in_their_titles_that_a_run_was_scaled(
     monkeypatch.setattr(ssdcompare.plot, "_pts", lambda results: dirth)
     (ax,) = ssdcompare.plot.dirth("results/P").axes
     assert ax.get_title().endswith(", scaled ×0.002")
+
+
+def test_the_tables_put_the_baseline_first_as_the_report_does() -> None:
+    frame = iops_frame()
+    # b's rounds read first (a load of b's folder before a's): a, the baseline, still leads
+    frame = pd.concat([frame[frame["label"] == "b"], frame[frame["label"] == "a"]])
+    groups = [group(x, [1.0, 2.0], [1, 2]) for x in ("a", "b")]
+    devices = tables_of(iops_frame(), groups).devices
+    tables = PtsTables(devices, groups, window_figures(frame, "a", groups), ["a", "b"], "a")
+    assert [label for label, _ in tables.iops().index] == ["a", "a", "b", "b"]
+    (section,) = pts_sections(tables, ["a", "b"])
+    assert [grid.caption for grid in section.grids] == ["a: IOPS", "b: IOPS (under each: × a)"]

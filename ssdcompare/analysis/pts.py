@@ -189,7 +189,8 @@ class DevicePrep:
 class PtsTables:
     """Every PTS test in some results: the devices' preparation, each group's rounds and each
     job's window figures (`figures`: a row per device and job), with the tables each test
-    reports made from them. `baseline` is the device ratios are against."""
+    reports made from them. `baseline` is the device ratios are against, first in `labels`
+    (the order of devices in every table, as the report's)."""
 
     devices: list[DevicePrep]
     groups: list[GroupRounds]
@@ -226,7 +227,7 @@ class PtsTables:
     def iops(self) -> pd.DataFrame:
         """The IOPS test's table: a row per device and block size (largest first), a column
         per read/write mix (100/0 first), the window's mean IOPS."""
-        return _pivot(self._jobs("iops"), "block size", "mix", "iops")
+        return _pivot(self._jobs("iops"), "block size", "mix", "iops", self.labels)
 
     def throughput(self) -> pd.DataFrame:
         """The throughput test's table: a row per device and block size, MB/s written and
@@ -235,7 +236,7 @@ class PtsTables:
         data = data.assign(direction=data["read_pct"].map({0: "write MB/s", 100: "read MB/s"}),
                            mb_s=data["bw_bytes"] / 1e6)  # fmt: skip
         return _pivot(data.dropna(subset=["direction"]), "block size", "direction", "mb_s",
-                      ascending=True)  # fmt: skip
+                      self.labels, ascending=True)  # fmt: skip
 
     def latency(self) -> pd.DataFrame:
         """The latency test's table: a row per device, block size and read/write mix; the
@@ -253,7 +254,8 @@ class PtsTables:
         if value not in ("iops", "lat_mean_us"):
             raise SsdcompareError(f"dirth({value!r}): give 'iops' or 'lat_mean_us'")
         data = self._jobs("dirth").rename(columns={"numjobs": "threads", "iodepth": "QD"})
-        return _pivot(data, "threads", "QD", value, ascending=True, rows_ascending=True)
+        return _pivot(data, "threads", "QD", value, self.labels, ascending=True,
+                      rows_ascending=True)  # fmt: skip
 
     def dirth_answers(self) -> list[DirthAnswer]:
         """Per device, the most IOPS whose mean latency stays under 5 ms (DIRTH_LIMIT_US)."""
@@ -325,16 +327,18 @@ def _steady_row(group: GroupRounds) -> dict[str, object]:
     }  # fmt: skip
 
 
-def _pivot(data: pd.DataFrame, rows: str, columns: str, value: str, ascending: bool = False,
-           rows_ascending: bool = False) -> pd.DataFrame:  # fmt: skip
-    """`value` per device and `rows`, a column per `columns`, rows and columns in the order
-    of their numbers (block sizes largest first, mixes from all reads: `_order`)."""
+def _pivot(data: pd.DataFrame, rows: str, columns: str, value: str, labels: list[str],
+           ascending: bool = False, rows_ascending: bool = False) -> pd.DataFrame:  # fmt: skip
+    """`value` per device (in the order of `labels`, the baseline first) and `rows`, a
+    column per `columns`, rows and columns in the order of their numbers (block sizes
+    largest first, mixes from all reads: `_order`)."""
     row_order = _order(data, rows, rows_ascending)
     column_order = _order(data, columns, ascending)
     table = data.pivot_table(index=["label", rows], columns=columns, values=value,
                              aggfunc="first", sort=False)  # fmt: skip
-    labels = list(dict.fromkeys(data["label"]))
-    wanted = [(label, r) for label in labels for r in row_order if (label, r) in table.index]
+    held = set(data["label"])
+    wanted = [(label, r) for label in [*labels, *sorted(held - set(labels))] if label in held
+              for r in row_order if (label, r) in table.index]  # fmt: skip
     table = table.reindex(index=pd.MultiIndex.from_tuples(wanted, names=["label", rows]),
                           columns=column_order)  # fmt: skip
     table.columns.name = columns
@@ -460,6 +464,7 @@ def pts_results(frame: pd.DataFrame, sweeps: list[ResultsDir],
     mine = frame[frame["pts_test"].notna()] if "pts_test" in frame.columns else frame.iloc[:0]
     labels = list(dict.fromkeys(d.label for d in devices))
     chosen = baseline_label(labels, baseline)
+    labels = [chosen, *[label for label in labels if label != chosen]]  # the baseline first
     return PtsTables(devices, groups, window_figures(mine, chosen, groups), labels, chosen,
                      series)  # fmt: skip
 
