@@ -357,3 +357,19 @@ def test_the_tables_put_the_baseline_first_as_the_report_does() -> None:
     assert [label for label, _ in tables.iops().index] == ["a", "a", "b", "b"]
     (section,) = pts_sections(tables, ["a", "b"])
     assert [grid.caption for grid in section.grids] == ["a: IOPS", "b: IOPS (under each: × a)"]
+
+
+def test_a_group_whose_purge_failed_says_so_not_that_its_record_is_missing() -> None:
+    failed = PurgeRecord(target="a", purged=False, how="discard",
+                         detail="not purged: discard failed: Operation not supported",
+                         error="discard failed: Operation not supported")  # fmt: skip
+    prep = DevicePrep("/r/a", "a", "a", "iops", None, failed, True, None)
+    assert prep.skipped == ("the purge before the test failed: discard failed: Operation not "
+                            "supported")  # fmt: skip
+    limits = RoundGroup(name="g", track="t")
+    unrun = GroupRounds("/r/a", "a", "a", "iops", "g", limits, None, prep.skipped)
+    assert unrun.words == f"not run: {prep.skipped}"
+    assert GroupRounds("/r/a", "a", "a", "iops", "g", limits, None).words == (
+        "no record of its rounds (not run yet, or rounds.json is missing)")  # fmt: skip
+    done = PurgeRecord(target="a", purged=True, how="discard", detail="BLKDISCARD of 64 GiB")
+    assert DevicePrep("/r/a", "a", "a", "iops", None, done, True, None).skipped is None

@@ -159,6 +159,8 @@ def test_a_purge_that_fails_skips_the_test_and_a_resume_tries_again(
     assert failed is not None and not failed.purged and failed.how == "discard"
     assert failed.error is not None and failed.detail == f"not purged: {failed.error}"
     assert results.fill_record("t.img") is None  # not filled either
+    steady = ssdcompare.pts_tables(out).steady()  # its groups say why they did not run
+    assert set(steady["words"]) == {f"not run: the purge before the test failed: {failed.error}"}
     monkeypatch.undo()
     again = ssdcompare.run_sweep(resume=run.path, destroy_data=True, report=False)
     assert again.complete

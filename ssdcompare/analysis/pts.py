@@ -78,6 +78,8 @@ class GroupRounds:
     group: str
     limits: RoundGroup
     record: RoundsRecord | None  # None: no record of its rounds (not run yet, or lost)
+    # why the device's test did not run: its purge failed (the purge record's words)
+    skipped: str | None = None
 
     @property
     def rounds(self) -> list[float | None]:
@@ -95,6 +97,8 @@ class GroupRounds:
     def words(self) -> str:
         """Where the group stands: steady after N rounds, NOT steady in N rounds, ran once..."""
         record, count = self.record, len(self.rounds)
+        if record is None and self.skipped is not None:
+            return f"not run: {self.skipped}"
         if not self.limits.rounds:
             return "ran once (no tracking variable)" if record is not None else "not run yet"
         if record is None:
@@ -170,6 +174,15 @@ class DevicePrep:
         said = record.detail if record.detail.startswith("not purged") else (
             f"not purged: {record.detail}")  # fmt: skip
         return said + (f" ({record.error})" if record.error else "")
+
+    @property
+    def skipped(self) -> str | None:
+        """Why the device's test did not run, when its purge failed (the purge record's
+        words: "the purge before the test failed: ..."); None otherwise."""
+        record = self.purge
+        if record is None or record.error is None:
+            return None
+        return f"the purge before the test failed: {record.error}"
 
     @property
     def fill_words(self) -> str:
@@ -454,8 +467,9 @@ def pts_results(frame: pd.DataFrame, sweeps: list[ResultsDir],
             label = _label_of(frame, results, target)
             if label is None:
                 continue
-            devices.append(_prep(results, target, label, pts))
-            groups += [_group_rounds(results, target.name, label, pts, group)
+            prep = _prep(results, target, label, pts)
+            devices.append(prep)
+            groups += [_group_rounds(results, target.name, label, pts, group, prep.skipped)
                        for group in pts.groups]  # fmt: skip
             if pts.test in TIME_TESTS:
                 series.append(device_series(results, target, label, pts))
@@ -491,9 +505,9 @@ def _prep(results: ResultsDir, target: Target, label: str, pts: PtsSpec) -> Devi
 
 
 def _group_rounds(results: ResultsDir, target: str, label: str, pts: PtsSpec,
-                  group: RoundGroup) -> GroupRounds:  # fmt: skip
+                  group: RoundGroup, skipped: str | None) -> GroupRounds:  # fmt: skip
     return GroupRounds(str(results.path), target, label, pts.test, group.name, group,
-                       results.rounds_record(target, group.name))  # fmt: skip
+                       results.rounds_record(target, group.name), skipped)  # fmt: skip
 
 
 def window_figures(frame: pd.DataFrame, baseline: str, groups: list[GroupRounds]) -> pd.DataFrame:
