@@ -38,7 +38,7 @@ from ssdcompare.analysis.slo import Slo, parse_slos
 from ssdcompare.analysis.summary import in_windows, job_summary
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.report.chartkinds import KINDS, ChartInputs, section_rank
-from ssdcompare.report.chartspec import Heatmap, Spec
+from ssdcompare.report.chartspec import Heatmap, LineChart, Spec
 from ssdcompare.report.figure import figure
 from ssdcompare.report.ptschart import dirth_chart, steady_chart
 from ssdcompare.report.ptstimechart import hir_chart, wsat_charts, xsr_chart
@@ -198,10 +198,10 @@ def steady_state(
     chosen, named = _names(devices), _names(groups)
     _held("device", chosen, [g.label for g in tables.groups])
     _held("group", named, [g.group for g in tables.groups])
-    specs = [steady_chart(g, tables.labels.index(g.label)) for g in tables.groups
+    specs = [(g, steady_chart(g, tables.labels.index(g.label))) for g in tables.groups
              if g.limits.rounds and (chosen is None or g.label in chosen)
              and (named is None or g.group in named)]  # fmt: skip
-    drawn = [spec for spec in specs if spec is not None]
+    drawn = [_scaled(spec, tables, g.label, g.test) for g, spec in specs if spec is not None]
     if not drawn:
         raise SsdcompareError("no round of a PTS group to draw in these results (a group "
                               "draws once its first round is recorded)")  # fmt: skip
@@ -227,7 +227,7 @@ def dirth(results: Results, devices: Iterable[str] | None = None) -> Figure:
             continue
         spec = dirth_chart(mine, label, index, dirth_answer(label, mine))
         if spec is not None:
-            specs.append(spec)
+            specs.append(_scaled(spec, tables, label, "dirth"))
     if not specs:
         raise SsdcompareError("no finished DIRTH job in these results: give the results of "
                               "the pts-dirth suite")  # fmt: skip
@@ -252,12 +252,21 @@ def pts_time(results: Results, test: str, devices: Iterable[str] | None = None) 
     held = tables.series_of(test)
     _held("device", chosen, [d.label for d in held])
     mine = [d for d in held if chosen is None or d.label in chosen]
-    specs = [spec for d in mine for spec in draw[test](d, tables.labels.index(d.label))
+    specs = [_scaled(spec, tables, d.label, test) for d in mine
+             for spec in draw[test](d, tables.labels.index(d.label))
              if spec is not None]  # fmt: skip
     if not specs:
         raise SsdcompareError(f"no time series of the PTS {test} test to draw in these results "
                               "(fio logged none: see each run's timeseries_*.log)")  # fmt: skip
     return figure(list(specs), tables.labels)
+
+
+def _scaled(spec: LineChart, tables: PtsTables, label: str, test: str) -> LineChart:
+    """A PTS chart titled with the factor its device's run was scaled by ("..., scaled
+    ×0.01"), as the report says it above the section: a scaled run is no PTS result."""
+    scales = {d.scale for d in tables.devices if d.label == label and d.test == test}
+    scale = next(iter(scales)) if len(scales) == 1 else None
+    return spec if scale is None else replace(spec, title=f"{spec.title}, scaled ×{scale:g}")
 
 
 def _pts(results: Results) -> PtsTables:

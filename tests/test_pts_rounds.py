@@ -14,11 +14,12 @@ from blkio import iops_capped, needs_blkio
 from blockdevs import loop_device
 
 import ssdcompare
+from ssdcompare.cli.terminal import announce, rounds_words
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.rounds import job_output, process_numbers, round_text, section_spans_s
 from ssdcompare.results.models import RoundsRecord
 from ssdcompare.results.store import ResultsDir
-from ssdcompare.run.plan import PlanOptions, make_plan
+from ssdcompare.run.plan import JOB_OVERHEAD_S, ROUND_JOB_PAUSE_S, PlanOptions, make_plan
 from ssdcompare.run.rounds import _judge
 from ssdcompare.suite.files import load_suite
 from ssdcompare.suite.pts import RoundGroup
@@ -108,6 +109,36 @@ def test_scale_shortens_every_time_and_cap_and_says_so(tmp_path: Path) -> None:
     # processes: 64 MiB each; its 24 hours halved
     assert "io_size=64m\n" in wsat.jobs[0].text and "time_based=0\n" in wsat.jobs[0].text
     assert "runtime=12h\n" in wsat.jobs[0].text or "runtime=43200\n" in wsat.jobs[0].text
+
+
+def test_the_estimate_counts_fios_pause_between_a_rounds_jobs_and_says_rounds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = PlanOptions(scale=0.002, size_bytes=64 * MIB)
+    plan = make_plan("pts-latency", str(tmp_path / "t.img"), options)
+    assert len(plan.jobs) == 9
+    jobs_s = sum(j.workload.duration_s for j in plan.jobs)  # 9 x 0.12 s
+    # 25 rounds at most, each one fio run whose 9 jobs are each followed by fio's pause
+    assert plan.rounds_s == pytest.approx(25 * (JOB_OVERHEAD_S + jobs_s + 9 * ROUND_JOB_PAUSE_S))
+    assert plan.estimated_s == pytest.approx(plan.rounds_s + plan.precondition_s)
+    assert 9 * ROUND_JOB_PAUSE_S > jobs_s  # scaled, the pauses are most of a round
+    assert rounds_words(plan) == "9 jobs a round, up to 25 rounds until steady"
+    announce(plan, tmp_path / "r", [])
+    said = capsys.readouterr().err.splitlines()[-1]
+    assert said.startswith("pts-latency on 1 device(s): 9 jobs a round, up to 25 rounds until "
+                           "steady; at most ")  # fmt: skip
+    throughput = make_plan("pts-throughput", str(tmp_path / "t.img"), options)
+    each = "2 jobs a round, up to 25 rounds until steady"
+    assert rounds_words(throughput) == f"1m: {each}; 128k: {each}"
+    hir = make_plan("pts-hir", str(tmp_path / "t.img"), options)
+    assert rounds_words(hir) == ("steady: 1 job a round, up to 25 rounds until steady; "
+                                 "recovery: 10 jobs once")  # fmt: skip
+    recovery = [j for j in hir.jobs if j.job_id != "hir-steady"]  # runs once: one fio run
+    assert hir.rounds_s == pytest.approx(
+        25 * (JOB_OVERHEAD_S + hir.jobs[0].workload.duration_s + ROUND_JOB_PAUSE_S)
+        + JOB_OVERHEAD_S
+        + sum(j.workload.duration_s + ROUND_JOB_PAUSE_S for j in recovery)
+    )
 
 
 def test_a_round_is_one_jobfile_whose_jobs_follow_each_other() -> None:

@@ -157,8 +157,42 @@ def test_throughput_and_latency_tables() -> None:
     latency = [run("a", "randrw65-4k", 1, d, rwmixread=65, pts_test="latency",
                    lat_max_us=m) for d, m in (("read", 700.0), ("write", 2000.0))]  # fmt: skip
     table = tables_of(pd.DataFrame(latency), [], "latency").latency()
-    assert list(table.columns) == ["mean µs", "p99.9 µs", "p99.99 µs", "max µs"]
+    tails = [f"{p} {what}" for p in ("p99.9", "p99.99") for what in ("µs", "I/Os", "backed")]
+    assert list(table.columns) == ["mean µs", *tails, "max µs"]
     assert table.loc[("a", "4 KiB", "65/35"), "max µs"] == 2000.0
+
+
+def test_a_percentile_from_too_few_ios_is_said_so_in_the_table_and_the_report() -> None:
+    # 65/35: its writes (the worse p99.99) had 1,500 I/Os in round 2, its reads 20,000; a
+    # percentile is backed by the I/Os of the direction it is taken from, in its thinnest round
+    mixed = [run("a", "randrw65-4k", n, d, rwmixread=65, pts_test="latency", total_ios=ios,
+                 lat_p999_us=p999, lat_p9999_us=p9999)
+             for n in (1, 2) for d, ios, p999, p9999 in
+             (("read", 20000, 500.0, 700.0),
+              ("write", 1500 if n == 2 else 30000, 400.0, 900.0))]  # fmt: skip
+    writes = [run("a", "randrw0-4k", n, rwmixread=0, pts_test="latency", total_ios=ios)
+              for n, ios in ((1, 12000), (2, 900))]  # fmt: skip
+    table = tables_of(pd.DataFrame(mixed + writes), [], "latency").latency()
+    row = table.loc[("a", "4 KiB", "65/35")]
+    assert row["p99.99 µs"] == 900.0 and row["p99.99 I/Os"] == 1500
+    assert not row["p99.99 backed"]  # the writes' 1,500: too few for a 99.99th percentile
+    assert row["p99.9 I/Os"] == 20000 and row["p99.9 backed"]  # the reads' p99.9 is worse
+    row = table.loc[("a", "4 KiB", "0/100")]
+    assert row["p99.9 I/Os"] == 900 and not row["p99.9 backed"]
+    (section,) = pts_sections(tables_of(pd.DataFrame(mixed + writes), [], "latency"), ["a"])
+    (grid,) = section.grids
+    cells = {(row[0].text, row[1].text): row[2:] for row in grid.rows}
+    mean, p999, p9999, top = cells[("4 KiB", "65/35")]
+    assert (p9999.text, p9999.cls) == ("900 µs", "thin")  # the figure, greyed
+    said = (
+        "from 1,500 I/Os (the fewest of a window round, in the direction counted): fewer "
+        "than 10,000, so this is about the largest latency seen, not a 99.99th percentile"
+    )
+    assert p9999.tip.startswith(f"{said}; randrw65-4k")
+    assert "thin" not in mean.cls + p999.cls + top.cls
+    p999 = cells[("4 KiB", "0/100")][1]
+    assert p999.cls == "thin" and p999.tip.startswith("from 900 I/Os")
+    assert "a percentile in grey had fewer I/Os" in section.table_words
 
 
 def dirth_frame(limit_us: float = 5000.0) -> pd.DataFrame:
@@ -295,3 +329,47 @@ def test_a_pts_jobs_charts_are_of_its_window_rounds() -> None:
     ax = ssdcompare.plot.latency_distribution(frame).axes[0]
     (line,) = [line for line in ax.get_lines() if line.get_gid() == "series"]
     assert list(line.get_ydata()) == list(steady)
+
+
+def test_the_pts_plots_say_in_their_titles_that_a_run_was_scaled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frame = pd.DataFrame([run("a", "j", n) for n in (1, 2)])
+    steady = [group("a", [1.0, 1.05], [1, 2])]
+    for scale, said in ((0.01, ", scaled ×0.01"), (None, "")):
+        tables = tables_of(frame, steady, scale=scale)
+        monkeypatch.setattr(ssdcompare.plot, "_pts", lambda results, t=tables: t)
+        (ax,) = ssdcompare.plot.steady_state("results/P").axes
+        assert ax.get_title() == f"a: g (steady after 2 rounds){said}"
+    dirth = tables_of(dirth_frame(), [], "dirth", scale=0.002)
+    monkeypatch.setattr(ssdcompare.plot, "_pts", lambda results: dirth)
+    (ax,) = ssdcompare.plot.dirth("results/P").axes
+    assert ax.get_title().endswith(", scaled ×0.002")
+
+
+def test_the_tables_put_the_baseline_first_as_the_report_does() -> None:
+    frame = iops_frame()
+    # b's rounds read first (a load of b's folder before a's): a, the baseline, still leads
+    frame = pd.concat([frame[frame["label"] == "b"], frame[frame["label"] == "a"]])
+    groups = [group(x, [1.0, 2.0], [1, 2]) for x in ("a", "b")]
+    devices = tables_of(iops_frame(), groups).devices
+    tables = PtsTables(devices, groups, window_figures(frame, "a", groups), ["a", "b"], "a")
+    assert [label for label, _ in tables.iops().index] == ["a", "a", "b", "b"]
+    (section,) = pts_sections(tables, ["a", "b"])
+    assert [grid.caption for grid in section.grids] == ["a: IOPS", "b: IOPS (under each: × a)"]
+
+
+def test_a_group_whose_purge_failed_says_so_not_that_its_record_is_missing() -> None:
+    failed = PurgeRecord(target="a", purged=False, how="discard",
+                         detail="not purged: discard failed: Operation not supported",
+                         error="discard failed: Operation not supported")  # fmt: skip
+    prep = DevicePrep("/r/a", "a", "a", "iops", None, failed, True, None)
+    assert prep.skipped == ("the purge before the test failed: discard failed: Operation not "
+                            "supported")  # fmt: skip
+    limits = RoundGroup(name="g", track="t")
+    unrun = GroupRounds("/r/a", "a", "a", "iops", "g", limits, None, prep.skipped)
+    assert unrun.words == f"not run: {prep.skipped}"
+    assert GroupRounds("/r/a", "a", "a", "iops", "g", limits, None).words == (
+        "no record of its rounds (not run yet, or rounds.json is missing)")  # fmt: skip
+    done = PurgeRecord(target="a", purged=True, how="discard", detail="BLKDISCARD of 64 GiB")
+    assert DevicePrep("/r/a", "a", "a", "iops", None, done, True, None).skipped is None

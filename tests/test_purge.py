@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,9 @@ from blockdevs import loop_device
 from conftest import CliResult
 
 import ssdcompare
+from ssdcompare.analysis.pts import DevicePrep
 from ssdcompare.cli.api import prepare_sweep
+from ssdcompare.cli.terminal import rounds_lines
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.fio.binary import FioInfo
 from ssdcompare.results.store import ResultsDir
@@ -127,7 +130,7 @@ def test_plan_and_sweep_say_what_the_purge_does(
     assert planned.exit_code == 0, planned.stderr
     assert "purge before the PTS test (--purge discard):" in planned.stdout
     assert "t.img: every block of the file punched out (fallocate)" in planned.stdout
-    assert f"new.img: {purge.NOT_OFFERED}" in planned.stdout
+    assert f"new.img: {purge.NEW_FILE}" in planned.stdout  # nothing on it to purge
     swept = run_cli("sweep", "--suite", str(suite), "--devices", str(target), "--scale",
                     "0.002", "--destroy-data", "--out", str(tmp_path / "r"))  # fmt: skip
     assert swept.exit_code == 0, swept.stderr
@@ -156,6 +159,8 @@ def test_a_purge_that_fails_skips_the_test_and_a_resume_tries_again(
     assert failed is not None and not failed.purged and failed.how == "discard"
     assert failed.error is not None and failed.detail == f"not purged: {failed.error}"
     assert results.fill_record("t.img") is None  # not filled either
+    steady = ssdcompare.pts_tables(out).steady()  # its groups say why they did not run
+    assert set(steady["words"]) == {f"not run: the purge before the test failed: {failed.error}"}
     monkeypatch.undo()
     again = ssdcompare.run_sweep(resume=run.path, destroy_data=True, report=False)
     assert again.complete
@@ -371,3 +376,71 @@ def test_a_sanitize_is_waited_for_until_its_log_says_it_ended(
                        "ACCESS_DENIED"):  # fmt: skip
         nvme_format(namespace)
     assert calls.read_text().startswith("format /dev/nvme0n1 --ses=1 --force --timeout=")
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [("link to /etc/shadow", "is a symbolic link"), ("link to /dev/zero", "is a symbolic link"),
+     ("2 GB sparse file", "is larger than 4 MiB"), ("garbage", "is not JSON (line 1)"),
+     ("no purge record", "is not a purge record (purged: ")],
+)  # fmt: skip
+def test_a_purge_record_that_cannot_be_read_is_said_so_not_taken_for_not_purged(
+    tmp_path: Path, damage: str, why: str
+) -> None:
+    folder = tmp_path / "results"
+    shutil.copytree(Path(__file__).parent / "data" / "format1-results", folder)
+    results = ResultsDir.open(folder)
+    target = results.manifest.targets[0].name
+    record = folder / "rounds" / target / "purge.json"
+    record.parent.mkdir(parents=True)
+    assert results.purge_reading(target) == (None, None)  # no record: not decided yet
+    if damage.startswith("link"):
+        record.symlink_to(damage.removeprefix("link to "))
+    elif damage.startswith("2 GB"):
+        with record.open("wb") as out:
+            out.truncate(2 << 30)
+    elif damage == "garbage":
+        record.write_bytes(b"\x00\xff{garbage")
+    else:
+        record.write_text('{"target": "t", "purged": "maybe", "how": "x", "detail": ""}')
+    found, unreadable = results.purge_reading(target)
+    assert found is None and results.purge_record(target) is None  # the frame's purge is NA
+    assert unreadable is not None and unreadable.startswith(f"rounds/{target}/purge.json {why}")
+    prep = DevicePrep(str(folder), target, target, "iops", None, None, False, None, unreadable)
+    assert prep.purge_words == f"purge record unreadable: {unreadable}"  # never "not purged"
+    results.manifest.suite = load_suite("pts-latency")
+    assert f"{target} purge: purge record unreadable: {unreadable}" in rounds_lines(results)
+
+
+def test_a_drive_without_discards_is_told_what_works_at_the_start_and_on_a_resume(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(purge, "discards", lambda name: False)
+    loop5 = Target(spec="loop5", name="loop5", path="/dev/loop5", kind="block",
+                   size_bytes=64 * MIB)  # fmt: skip
+    with pytest.raises(SsdcompareError) as started:
+        purge.check_purges([loop5], "discard", ["loop5"])
+    assert str(started.value).startswith("loop5 does not take discards (TRIM)")
+    assert "run the test unpurged: --purge none" in str(started.value)
+    with pytest.raises(SsdcompareError) as resumed:  # a resume refuses --purge given again
+        purge.check_purges([loop5], "discard", ["loop5"], resuming=True)
+    said = str(resumed.value)
+    assert "run the test unpurged: --purge none" not in said
+    assert ("A resume keeps the sweep's --purge discard: resume the other devices without it "
+            "(--resume with --devices naming them), and measure it in a new sweep with --purge "
+            "none") in said  # fmt: skip
+    purge.check_purges([loop5], "discard", [], resuming=True)  # not offered: not purged
+
+
+def test_a_new_file_has_nothing_to_purge_and_is_not_told_to_be_offered(tmp_path: Path) -> None:
+    path = tmp_path / "new.img"
+    new = Target(spec=str(path), name="new.img", path=str(path), kind="file",
+                 size_bytes=8 * MIB, exists=False)  # fmt: skip
+    assert purge.intent("discard", new, []) == purge.NEW_FILE
+    assert "--destroy-data" not in purge.NEW_FILE
+    # as the sweep decides (or a resume): the file is there now, recorded as the sweep's own
+    made = new.model_copy(update={"exists": True})
+    assert purge.intent("discard", made, [], {str(path): "1:2"}) == purge.NEW_FILE
+    assert purge.intent("discard", made, []) == purge.NOT_OFFERED  # there before the sweep
+    offered = purge.intent("discard", new, ["new.img"])  # laid out, then every block punched
+    assert offered == "every block of the file punched out (fallocate), its size kept"

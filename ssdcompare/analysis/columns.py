@@ -379,8 +379,10 @@ FRAME_COLUMNS: tuple[Column, ...] = (
            "how the drive was purged before a PTS test (`rounds/<device>/purge.json`): "
            "`discard`, `nvme-format` or `nvme-sanitize`, or `not purged` (the sweep was not "
            "given `--destroy-data` for it or was given `--purge none`, or the purge failed and "
-           "the run was skipped: the record's `detail` says why); NA for other suites and for "
-           "a PTS test that purges nothing (`pts.purge: false`)"),
+           "the run was skipped: the record's `detail` says why); NA for other suites, for "
+           "a PTS test that purges nothing (`pts.purge: false`) and where `purge.json` is "
+           "missing or cannot be read (the report then says \"purge record unreadable\" and "
+           "why)"),
     Column("scale", "float", "× the test's times", _STATE,
            "`manifest.suite.scale`: the factor `--scale` multiplied the test's times by, its "
            "size caps kept whole (a first look, no PTS result); NA when not scaled"),

@@ -56,6 +56,9 @@ from ssdcompare.units import format_bytes, format_count, format_latency, format_
 # the PTS's ceiling for a useful mean response time in the DIRTH test
 DIRTH_LIMIT_US = 5000.0
 DIRTH_LIMIT_WORDS = f"{DIRTH_LIMIT_US / 1000:g} ms"
+# the fewest I/Os, in the direction a latency percentile is taken from, that back it: below
+# 1/(1 - p) I/Os the p-th percentile is about the largest latency seen, not a percentile
+TAIL_IOS = {"lat_p999_us": 1000, "lat_p9999_us": 10000}
 # rw values whose read share is rwmixread (fio's default 50 where none is given)
 _MIXED = {"randrw", "rw", "readwrite"}
 _ALL_READ = {"read", "randread"}
@@ -75,6 +78,8 @@ class GroupRounds:
     group: str
     limits: RoundGroup
     record: RoundsRecord | None  # None: no record of its rounds (not run yet, or lost)
+    # why the device's test did not run: its purge failed (the purge record's words)
+    skipped: str | None = None
 
     @property
     def rounds(self) -> list[float | None]:
@@ -92,6 +97,8 @@ class GroupRounds:
     def words(self) -> str:
         """Where the group stands: steady after N rounds, NOT steady in N rounds, ran once..."""
         record, count = self.record, len(self.rounds)
+        if record is None and self.skipped is not None:
+            return f"not run: {self.skipped}"
         if not self.limits.rounds:
             return "ran once (no tracking variable)" if record is not None else "not run yet"
         if record is None:
@@ -150,13 +157,16 @@ class DevicePrep:
     label: str
     test: str
     scale: float | None
-    purge: PurgeRecord | None  # None: no record, so not purged
+    purge: PurgeRecord | None  # None: no record, so not purged (or an unreadable one)
     fill_asked: bool
     fill: FillRecord | None
+    purge_unreadable: str | None = None  # why its purge.json is there but cannot be read
 
     @property
     def purge_words(self) -> str:
         record = self.purge
+        if self.purge_unreadable is not None:  # whether it was purged is not known
+            return f"purge record unreadable: {self.purge_unreadable}"
         if record is None:
             return "not purged"
         if record.purged:
@@ -164,6 +174,15 @@ class DevicePrep:
         said = record.detail if record.detail.startswith("not purged") else (
             f"not purged: {record.detail}")  # fmt: skip
         return said + (f" ({record.error})" if record.error else "")
+
+    @property
+    def skipped(self) -> str | None:
+        """Why the device's test did not run, when its purge failed (the purge record's
+        words: "the purge before the test failed: ..."); None otherwise."""
+        record = self.purge
+        if record is None or record.error is None:
+            return None
+        return f"the purge before the test failed: {record.error}"
 
     @property
     def fill_words(self) -> str:
@@ -183,7 +202,8 @@ class DevicePrep:
 class PtsTables:
     """Every PTS test in some results: the devices' preparation, each group's rounds and each
     job's window figures (`figures`: a row per device and job), with the tables each test
-    reports made from them. `baseline` is the device ratios are against."""
+    reports made from them. `baseline` is the device ratios are against, first in `labels`
+    (the order of devices in every table, as the report's)."""
 
     devices: list[DevicePrep]
     groups: list[GroupRounds]
@@ -220,7 +240,7 @@ class PtsTables:
     def iops(self) -> pd.DataFrame:
         """The IOPS test's table: a row per device and block size (largest first), a column
         per read/write mix (100/0 first), the window's mean IOPS."""
-        return _pivot(self._jobs("iops"), "block size", "mix", "iops")
+        return _pivot(self._jobs("iops"), "block size", "mix", "iops", self.labels)
 
     def throughput(self) -> pd.DataFrame:
         """The throughput test's table: a row per device and block size, MB/s written and
@@ -229,11 +249,14 @@ class PtsTables:
         data = data.assign(direction=data["read_pct"].map({0: "write MB/s", 100: "read MB/s"}),
                            mb_s=data["bw_bytes"] / 1e6)  # fmt: skip
         return _pivot(data.dropna(subset=["direction"]), "block size", "direction", "mb_s",
-                      ascending=True)  # fmt: skip
+                      self.labels, ascending=True)  # fmt: skip
 
     def latency(self) -> pd.DataFrame:
         """The latency test's table: a row per device, block size and read/write mix; the
-        window's mean, p99.9 and p99.99 latency (means of its rounds) and its maximum, µs."""
+        window's mean, p99.9 and p99.99 latency (means of its rounds) and its maximum, µs;
+        for each percentile the fewest I/Os a window round had in the direction it was taken
+        from, and whether they back it (TAIL_IOS: False, and the figure is about the largest
+        latency seen rather than that percentile; NA when the count is unknown)."""
         data = ordered(self._jobs("latency"), self.labels)
         table = data.set_index(["label", "block size", "mix"])[list(LATENCY_COLUMNS)]
         return table.rename(columns=LATENCY_COLUMNS)
@@ -244,7 +267,8 @@ class PtsTables:
         if value not in ("iops", "lat_mean_us"):
             raise SsdcompareError(f"dirth({value!r}): give 'iops' or 'lat_mean_us'")
         data = self._jobs("dirth").rename(columns={"numjobs": "threads", "iodepth": "QD"})
-        return _pivot(data, "threads", "QD", value, ascending=True, rows_ascending=True)
+        return _pivot(data, "threads", "QD", value, self.labels, ascending=True,
+                      rows_ascending=True)  # fmt: skip
 
     def dirth_answers(self) -> list[DirthAnswer]:
         """Per device, the most IOPS whose mean latency stays under 5 ms (DIRTH_LIMIT_US)."""
@@ -292,7 +316,9 @@ class PtsTables:
 
 
 LATENCY_COLUMNS = {"lat_mean_us": "mean µs", "lat_p999_us": "p99.9 µs",
-                   "lat_p9999_us": "p99.99 µs", "lat_max_us": "max µs"}  # fmt: skip
+                   "lat_p999_ios": "p99.9 I/Os", "lat_p999_backed": "p99.9 backed",
+                   "lat_p9999_us": "p99.99 µs", "lat_p9999_ios": "p99.99 I/Os",
+                   "lat_p9999_backed": "p99.99 backed", "lat_max_us": "max µs"}  # fmt: skip
 _STEADY_COLUMNS = ["label", "test", "group", "track", "metric", "rounds", "steady", "words",
                    "window", "window_mean", "range_pct", "range_limit_pct", "slope_pct",
                    "slope_limit_pct", "max_rounds"]  # fmt: skip
@@ -314,16 +340,18 @@ def _steady_row(group: GroupRounds) -> dict[str, object]:
     }  # fmt: skip
 
 
-def _pivot(data: pd.DataFrame, rows: str, columns: str, value: str, ascending: bool = False,
-           rows_ascending: bool = False) -> pd.DataFrame:  # fmt: skip
-    """`value` per device and `rows`, a column per `columns`, rows and columns in the order
-    of their numbers (block sizes largest first, mixes from all reads: `_order`)."""
+def _pivot(data: pd.DataFrame, rows: str, columns: str, value: str, labels: list[str],
+           ascending: bool = False, rows_ascending: bool = False) -> pd.DataFrame:  # fmt: skip
+    """`value` per device (in the order of `labels`, the baseline first) and `rows`, a
+    column per `columns`, rows and columns in the order of their numbers (block sizes
+    largest first, mixes from all reads: `_order`)."""
     row_order = _order(data, rows, rows_ascending)
     column_order = _order(data, columns, ascending)
     table = data.pivot_table(index=["label", rows], columns=columns, values=value,
                              aggfunc="first", sort=False)  # fmt: skip
-    labels = list(dict.fromkeys(data["label"]))
-    wanted = [(label, r) for label in labels for r in row_order if (label, r) in table.index]
+    held = set(data["label"])
+    wanted = [(label, r) for label in [*labels, *sorted(held - set(labels))] if label in held
+              for r in row_order if (label, r) in table.index]  # fmt: skip
     table = table.reindex(index=pd.MultiIndex.from_tuples(wanted, names=["label", rows]),
                           columns=column_order)  # fmt: skip
     table.columns.name = columns
@@ -439,8 +467,9 @@ def pts_results(frame: pd.DataFrame, sweeps: list[ResultsDir],
             label = _label_of(frame, results, target)
             if label is None:
                 continue
-            devices.append(_prep(results, target, label, pts))
-            groups += [_group_rounds(results, target.name, label, pts, group)
+            prep = _prep(results, target, label, pts)
+            devices.append(prep)
+            groups += [_group_rounds(results, target.name, label, pts, group, prep.skipped)
                        for group in pts.groups]  # fmt: skip
             if pts.test in TIME_TESTS:
                 series.append(device_series(results, target, label, pts))
@@ -449,6 +478,7 @@ def pts_results(frame: pd.DataFrame, sweeps: list[ResultsDir],
     mine = frame[frame["pts_test"].notna()] if "pts_test" in frame.columns else frame.iloc[:0]
     labels = list(dict.fromkeys(d.label for d in devices))
     chosen = baseline_label(labels, baseline)
+    labels = [chosen, *[label for label in labels if label != chosen]]  # the baseline first
     return PtsTables(devices, groups, window_figures(mine, chosen, groups), labels, chosen,
                      series)  # fmt: skip
 
@@ -466,17 +496,18 @@ def _label_of(frame: pd.DataFrame, results: ResultsDir, target: Target) -> str |
 def _prep(results: ResultsDir, target: Target, label: str, pts: PtsSpec) -> DevicePrep:
     manifest = results.manifest
     asked = "fill" in manifest.precondition
+    purge, unreadable = results.purge_reading(target.name)
     return DevicePrep(
         sweep=str(results.path), target=target.name, label=label, test=pts.test,
-        scale=manifest.suite.scale, purge=results.purge_record(target.name), fill_asked=asked,
-        fill=results.fill_record(target.name) if asked else None,
+        scale=manifest.suite.scale, purge=purge, fill_asked=asked,
+        fill=results.fill_record(target.name) if asked else None, purge_unreadable=unreadable,
     )  # fmt: skip
 
 
 def _group_rounds(results: ResultsDir, target: str, label: str, pts: PtsSpec,
-                  group: RoundGroup) -> GroupRounds:  # fmt: skip
+                  group: RoundGroup, skipped: str | None) -> GroupRounds:  # fmt: skip
     return GroupRounds(str(results.path), target, label, pts.test, group.name, group,
-                       results.rounds_record(target, group.name))  # fmt: skip
+                       results.rounds_record(target, group.name), skipped)  # fmt: skip
 
 
 def window_figures(frame: pd.DataFrame, baseline: str, groups: list[GroupRounds]) -> pd.DataFrame:
@@ -505,13 +536,15 @@ def window_figures(frame: pd.DataFrame, baseline: str, groups: list[GroupRounds]
     figures["read_pct"] = [read_share(rw, mix) for rw, mix in zip(summary["rw"],
                            summary["rwmixread"], strict=True)]  # fmt: skip
     figures["window"] = _windows(figures, groups)
+    _with_tail_counts(figures, frame)
     return _described(_with_ratios(figures, baseline))
 
 
 _FIGURE_COLUMNS = ["pts_test", "pts_group", "sweep", "label", "job", "rw", "bs_bytes",
                    "numjobs", "iodepth", "status", "error", "rounds", "iops", "bw_bytes",
                    "lat_mean_us", "lat_p999_us", "lat_p9999_us", "lat_max_us", "verdict",
-                   "verdict_reason", "comparable", "read_pct", "window", "iops_ratio",
+                   "verdict_reason", "comparable", "read_pct", "window", "lat_p999_ios",
+                   "lat_p999_backed", "lat_p9999_ios", "lat_p9999_backed", "iops_ratio",
                    "bw_ratio", "block size", "block size key", "mix", "mix key"]  # fmt: skip
 
 
@@ -537,6 +570,33 @@ def _p9999(frame: pd.DataFrame) -> pd.Series:
     gaps = unknown.groupby([data[k] for k in runs], sort=False).any()
     worst = worst.where(~gaps)
     return worst.groupby(level=["sweep", "label", "job"], sort=False).mean()
+
+
+def _with_tail_counts(figures: pd.DataFrame, frame: pd.DataFrame) -> None:
+    """Each job's I/Os behind its p99.9 and p99.99 (`<column>_ios`: the fewest of its window
+    rounds, each round's in the direction its figure is taken from) and whether they back
+    the figure (`<column>_backed`, TAIL_IOS; NA when the count is unknown). Each round's
+    percentile comes from that round's I/Os alone, so the rounds' mean is backed no better
+    than its thinnest round."""
+    keys = ["sweep", "label", "job"]
+    for column, needed in TAIL_IOS.items():
+        fewest = _tail_ios(frame, column)
+        counts = [fewest.get(tuple(k), math.nan) for k in figures[keys].to_numpy()]
+        ios = pd.Series(counts, index=figures.index, dtype="float64")
+        figures[column.replace("_us", "_ios")] = ios.round().astype("Int64")
+        figures[column.replace("_us", "_backed")] = (ios >= needed).astype("boolean").where(
+            ios.notna(), pd.NA)  # fmt: skip
+
+
+def _tail_ios(frame: pd.DataFrame, column: str) -> pd.Series:
+    """Per job, the fewest I/Os of a finished window round in the direction whose `column`
+    is the round's figure (its worst: the highest)."""
+    data = in_windows(frame)
+    data = data[(data["status"] == "ok") & (data["direction"] != "sync")]
+    data = data[data[column].notna() & (data["total_ios"].fillna(1) != 0)]
+    runs = ["sweep", "label", "job", "repeat"]
+    worst = data.sort_values(column, ascending=False, kind="stable").drop_duplicates(runs)
+    return worst.groupby(["sweep", "label", "job"], sort=False)["total_ios"].min()
 
 
 def _windows(figures: pd.DataFrame, groups: list[GroupRounds]) -> list[str | None]:

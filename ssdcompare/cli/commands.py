@@ -26,6 +26,7 @@ from ssdcompare.cli.terminal import (
     purge_lines,
     resume_hint,
     rounds_lines,
+    rounds_words,
     say,
     suite_lines,
     summary_lines,
@@ -352,8 +353,8 @@ def _size_line(plan: Plan) -> str:
     """How many runs the plan makes, and how long it takes; a PTS test's at most (its rounds
     stop once steady)."""
     if plan.suite.pts is not None:
-        return (f"{len(plan.suite.workloads)} jobs x {len(plan.targets)} target(s), in rounds "
-                f"until steady: at most {format_duration(plan.estimated_s)}.")  # fmt: skip
+        return (f"On {len(plan.targets)} target(s): {rounds_words(plan)}; at most "
+                f"{format_duration(plan.estimated_s)}.")  # fmt: skip
     return (f"{len(plan.suite.workloads)} jobs x {len(plan.targets)} target(s) x {plan.repeat} "
             f"repeat(s) = {plan.runs} fio runs, estimated "
             f"{format_duration(plan.estimated_s)}.")  # fmt: skip

@@ -199,11 +199,32 @@ def announce(plan: Plan, results: Path, findings: list[Finding]) -> None:
             "drive states: a pass over the jobs in each of "
             + ", then ".join(f"{state} ({how[state]})" for state in plan.states)
         )
+    if plan.suite.pts is not None:
+        say(f"{plan.suite.name} on {len(plan.targets)} device(s): {rounds_words(plan)}; at "
+            f"most {format_duration(plan.estimated_s)}; results in {results}")  # fmt: skip
+        return
     say(
         f"{plan.suite.name}: {len(plan.suite.workloads)} jobs x {len(plan.targets)} device(s) x "
         f"{plan.repeat} repeat(s) = {plan.runs} runs, about {format_duration(plan.estimated_s)}; "
         f"results in {results}"
     )
+
+
+def rounds_words(plan: Plan) -> str:
+    """How a PTS test runs its jobs, group by group: "9 jobs a round, up to 25 rounds until
+    steady" (named by group when it has several), or "3 jobs once"."""
+    pts = plan.suite.pts
+    if pts is None:
+        return ""
+    ids = [w.job_id for w in plan.suite.workloads]
+    said = []
+    for group in pts.groups:
+        count = len(pts.job_ids(group, ids))
+        jobs = f"{count} job{'s' if count != 1 else ''}"
+        how = (f"{jobs} a round, up to {group.max_rounds} rounds until steady" if group.rounds
+               else f"{jobs} once")  # fmt: skip
+        said.append(f"{group.name}: {how}" if len(pts.groups) > 1 else how)
+    return "; ".join(said)
 
 
 def resume_hint(results: Path, reason: str | None) -> None:
@@ -443,8 +464,10 @@ def rounds_lines(results: ResultsDir) -> list[str]:
     if manifest.suite.scale is not None:
         lines.append(f"scaled by {manifest.suite.scale:g}: a first look, not a PTS result")
     for target in manifest.targets:
-        purge = results.purge_record(target.name)
-        if purge is not None:
+        purge, unreadable = results.purge_reading(target.name)
+        if unreadable is not None:
+            lines.append(f"{target.name} purge: purge record unreadable: {unreadable}")
+        elif purge is not None:
             said = f"{purge.how}, {purge.detail}" if purge.purged else purge.detail
             lines.append(f"{target.name} purge: {said}")
     for target in manifest.targets:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ssdcompare.analysis.pts import (
     DIRTH_LIMIT_US,
+    TAIL_IOS,
     GroupRounds,
     PtsTables,
     dirth_answer,
@@ -49,7 +50,10 @@ TABLE_WORDS = {
     "throughput": "MB/s (10⁶ bytes/s) written and read at each block size",
     "latency": "mean, 99.9th and 99.99th percentile latency (each the mean of the window's "
                "rounds, a mixed job's worse direction in each round) and the highest latency "
-               "of any I/O in the window, at each block size and read/write mix",
+               "of any I/O in the window, at each block size and read/write mix; a percentile "
+               "in grey had fewer I/Os in some window round than it needs (1,000 for p99.9, "
+               "10,000 for p99.99), so it is about the largest latency seen: hover it for "
+               "how many",
     "wsat": "IOPS against time and against the bytes written (in multiples of the device's "
             "capacity), per device; fresh is the mean of the first tenth of the run, settled "
             "the mean of its last tenth",
@@ -371,10 +375,30 @@ def _latency_grid(data: pd.DataFrame, part: PtsTables) -> Grid:
         row = [Cell(str(size)), Cell(str(mix), cls="key")]
         for label in part.labels:
             found = cells.get((label, size, mix))
-            row += [_cell(found, metric) for metric, _ in _LATENCY]
+            row += [_thin_marked(_cell(found, metric), found, metric) for metric, _ in _LATENCY]
         rows.append(row)
     heads = _device_heads(part, ["block size", "read/write"], [name for _, name in _LATENCY])
     return Grid("latency over the window", heads, rows)
+
+
+def _thin_marked(cell: Cell, row: dict[str, Any] | None, metric: str) -> Cell:
+    """A latency percentile backed by too few I/Os (analysis.pts.TAIL_IOS) greyed, its
+    tooltip saying from how many: it is then about the largest latency seen."""
+    needed = TAIL_IOS.get(metric)
+    if needed is None or row is None or row.get("status") != "ok":
+        return cell
+    backed = row.get(metric.replace("_us", "_backed"))
+    if backed is pd.NA or backed is None or bool(backed):
+        return cell
+    ios = row.get(metric.replace("_us", "_ios"))
+    count = f"{ios:,.0f}" if isinstance(ios, int | float) and math.isfinite(ios) else "?"
+    name = {"lat_p999_us": "99.9th", "lat_p9999_us": "99.99th"}[metric]
+    why = (f"from {count} I/Os (the fewest of a window round, in the direction counted): "
+           f"fewer than {needed:,}, so this is about the largest latency seen, not a {name} "
+           "percentile")  # fmt: skip
+    cell.cls = f"{cell.cls} thin".strip()
+    cell.tip = f"{why}; {cell.tip}" if cell.tip else why
+    return cell
 
 
 def _jobs_grid(data: pd.DataFrame, part: PtsTables) -> Grid:

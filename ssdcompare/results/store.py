@@ -525,10 +525,24 @@ class ResultsDir:
         return folder
 
     def purge_record(self, target: str) -> PurgeRecord | None:
-        """How the target was purged before a PTS test (None: not yet decided)."""
+        """How the target was purged before a PTS test (None: not yet decided, or its
+        record cannot be read: purge_reading says why)."""
+        return self.purge_reading(target)[0]
+
+    def purge_reading(self, target: str) -> tuple[PurgeRecord | None, str | None]:
+        """The target's purge record, and why it cannot be read when one is there but is
+        refused or damaged (a link, not a regular file, too large, not JSON, not a purge
+        record); (None, None) when there is none."""
         path = self.path / ROUNDS / target / PURGE_RECORD
         self.files.check_way(path)
-        return self._record(path, PurgeRecord)
+        try:
+            data = self.files.read_object(path, "record", "a purge record")
+            return PurgeRecord.model_validate(data), None
+        except StoredFileError as err:
+            return None, None if err.missing else f"{self.files.name(path)} {err.reason}"
+        except ValidationError as err:
+            problem = stored_validation_message(err, PurgeRecord)
+            return None, f"{self.files.name(path)} is not a purge record ({problem})"
 
     def save_purge_record(self, record: PurgeRecord) -> None:
         path = self.path / ROUNDS / record.target / PURGE_RECORD

@@ -50,7 +50,8 @@ def purged(
         record = _purge(plan, results, target)
     else:
         record = PurgeRecord(target=target.name, purged=False, how="none",
-                             detail=intent(plan.purge, target, plan.offered) or "")  # fmt: skip
+                             detail=intent(plan.purge, target, plan.offered,
+                                           results.manifest.created_files) or "")  # fmt: skip
     results.save_purge_record(record)
     if record.error is not None:
         unusable[target.name] = (f"not purged: {record.error}", False)

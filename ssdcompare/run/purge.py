@@ -20,6 +20,7 @@ before and keeps the record.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 
 from ssdcompare.errors import SsdcompareError
 from ssdcompare.run import precondition
@@ -34,6 +35,8 @@ NVME_METHODS = ("nvme-format", "nvme-sanitize")
 NOT_OFFERED = ("not purged: the sweep was not given --destroy-data for it (a PTS test starts "
                "from a purged drive: add --destroy-data to purge it)")  # fmt: skip
 CHOSE_NONE = "not purged: the sweep was given --purge none"
+NEW_FILE = ("not purged: a new file the sweep makes, so no earlier write is on it to purge "
+            "(ssdcompare lays it out itself)")  # fmt: skip
 
 
 def planned_purge(suite: Suite, method: str | None, targets: list[Target]) -> str | None:
@@ -69,11 +72,13 @@ def planned_purge(suite: Suite, method: str | None, targets: list[Target]) -> st
     return chosen
 
 
-def check_purges(targets: list[Target], method: str | None, offered: list[str]) -> None:
+def check_purges(
+    targets: list[Target], method: str | None, offered: list[str], resuming: bool = False
+) -> None:
     """Before a sweep writes anything (and for `plan`): every target it would purge can be
     purged, so that a sweep is refused at its start, not half-way. A device on a fio server
     cannot be (it is erased through this machine's kernel), nor a discard of a device that
-    takes none."""
+    takes none. `resuming`: a resume, which keeps the sweep's --purge (the advice differs)."""
     if method not in ("discard", *NVME_METHODS):
         return
     for target in (t for t in targets if t.name in offered):
@@ -87,17 +92,36 @@ def check_purges(targets: list[Target], method: str | None, offered: list[str]) 
         if method == "discard" and name is not None and discards(name) is False:
             raise SsdcompareError(
                 f"{target.name} does not take discards (TRIM): its queue's discard_max_bytes is "
-                "0, so the purge before a PTS test cannot discard it. Purge an NVMe drive with "
-                "--purge nvme-format or nvme-sanitize, or run the test unpurged: --purge none"
+                f"0, so the purge before a PTS test cannot discard it. {_undiscarded(resuming)}"
             )
 
 
-def intent(method: str | None, target: Target, offered: list[str]) -> str | None:
-    """What the purge before the test would do to `target`, in words; None: no purge."""
+def _undiscarded(resuming: bool) -> str:
+    """What to do about a drive a PTS test would discard that takes no discards."""
+    if not resuming:
+        return ("Purge an NVMe drive with --purge nvme-format or nvme-sanitize, or run the "
+                "test unpurged: --purge none")  # fmt: skip
+    return ("A resume keeps the sweep's --purge discard: resume the other devices without it "
+            "(--resume with --devices naming them), and measure it in a new sweep with --purge "
+            "none (unpurged) or, an NVMe drive, --purge nvme-format or nvme-sanitize")  # fmt: skip
+
+
+def made_new(target: Target, created: Collection[str] = ()) -> bool:
+    """Whether `target` is files the sweep makes (not there when it was planned, or among
+    `created`, the manifest's): no earlier test or filesystem wrote them."""
+    return all(p.kind == "file" and (not p.exists or p.path in created) for p in target.parts)
+
+
+def intent(
+    method: str | None, target: Target, offered: list[str], created: Collection[str] = ()
+) -> str | None:
+    """What the purge before the test would do to `target`, in words; None: no purge.
+    `created`: the files the sweep made (a new file not offered has nothing to purge, so it
+    is not told to be offered)."""
     if method is None:
         return None
     if target.name not in offered:
-        return NOT_OFFERED
+        return NEW_FILE if made_new(target, created) else NOT_OFFERED
     if method == "none":
         return CHOSE_NONE
     if method == "nvme-format":

@@ -236,7 +236,7 @@ def reopen(
     findings = check_write_safety(written, True, consent)
     plan.offered = offered_names(consent, plan.devices)
     unsettled = [t for t in plan.targets if t.name in left and not settled(results, t.name)]
-    check_purges(unsettled, plan.purge, plan.offered)  # a purge that failed is tried again
+    check_purges(unsettled, plan.purge, plan.offered, resuming=True)  # a failed one: again
     if plan.suite.pts is not None:
         reopen_failed(results, plan)  # a round that failed is run again
     manifest.resumed_at.append(now_iso())
