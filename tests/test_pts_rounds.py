@@ -407,7 +407,8 @@ def test_a_failed_round_ends_its_group_in_place_and_a_resume_runs_it_again(
     (said,) = damaged_runs(frame)
     assert "rounds/t.img/rounds/rounds.json is damaged: its window's mean " in said
     assert said.startswith(f"t.img randwrite-4k-qd4 r1 and {2 * last - 1} more runs: ")
-    assert write_report([run.path], tmp_path / "edited.html").is_file()
+    page = write_report([run.path], tmp_path / "edited.html").read_text()
+    assert "its rounds cannot be told apart: its rounds.json is damaged: its window" in page
 
 
 @pytest.mark.parametrize(

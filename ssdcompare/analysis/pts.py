@@ -47,7 +47,7 @@ from ssdcompare.analysis.ptstime import (
 )
 from ssdcompare.analysis.summary import in_windows, job_summary
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.results.models import FillRecord, PurgeRecord, RoundsRecord
+from ssdcompare.results.models import FillRecord, PurgeRecord, RoundsRecord, rounds_problem
 from ssdcompare.results.store import ResultsDir, unique_folders
 from ssdcompare.suite.pts import PtsSpec, RoundGroup
 from ssdcompare.target.devices import Target
@@ -80,6 +80,9 @@ class GroupRounds:
     record: RoundsRecord | None  # None: no record of its rounds (not run yet, or lost)
     # why the device's test did not run: its purge failed (the purge record's words)
     skipped: str | None = None
+    # why its record is not used: refused, damaged, or at odds with itself (its runs are
+    # damaged in the frame: no figure of them is shown)
+    unusable: str | None = None
 
     @property
     def rounds(self) -> list[float | None]:
@@ -99,6 +102,8 @@ class GroupRounds:
         record, count = self.record, len(self.rounds)
         if record is None and self.skipped is not None:
             return f"not run: {self.skipped}"
+        if record is None and self.unusable is not None:
+            return f"its rounds cannot be told apart: {self.unusable}; its runs are left out"
         if not self.limits.rounds:
             return "ran once (no tracking variable)" if record is not None else "not run yet"
         if record is None:
@@ -506,8 +511,11 @@ def _prep(results: ResultsDir, target: Target, label: str, pts: PtsSpec) -> Devi
 
 def _group_rounds(results: ResultsDir, target: str, label: str, pts: PtsSpec,
                   group: RoundGroup, skipped: str | None) -> GroupRounds:  # fmt: skip
+    record, unusable = results.read_rounds_record(target, group.name)
+    if record is not None and (problem := rounds_problem(record, group)) is not None:
+        record, unusable = None, f"its rounds.json is damaged: {problem}"
     return GroupRounds(str(results.path), target, label, pts.test, group.name, group,
-                       results.rounds_record(target, group.name), skipped)  # fmt: skip
+                       record, skipped, unusable)  # fmt: skip
 
 
 def window_figures(frame: pd.DataFrame, baseline: str, groups: list[GroupRounds]) -> pd.DataFrame:
