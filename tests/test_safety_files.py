@@ -36,9 +36,9 @@ def ssdcompare(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
 
 
 def write_sweep(target: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """The tiny suite (reads and writes) against a file target."""
-    return ssdcompare("sweep", "--devices", str(target), "--suite", str(SUITES / "tiny.yaml"),
-                      "--runtime", "1", "--out", str(out), *extra)  # fmt: skip
+    """A sweep of one writing job against a file target."""
+    return ssdcompare("sweep", "--devices", str(target), "--suite",
+                      str(SUITES / "one-write.yaml"), "--out", str(out), *extra)  # fmt: skip
 
 
 def sha256(path: Path) -> str:
