@@ -289,6 +289,7 @@ def test_each_side_is_not_judged_for_its_own_reason() -> None:
     assert problem.why == "cpu in BASE (fio at 100 %); disturbed in NEW (steal 30 %)"
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 def test_side_folders_are_checked_as_a_colleague_may_have_edited_them(tmp_path: Path) -> None:
     # a name that holds another drive in one of BASE's folders: none of its runs compared
     def serial(value: str) -> Callable[[dict], None]:

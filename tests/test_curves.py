@@ -33,6 +33,7 @@ def _points(frame: pd.DataFrame, device: str) -> pd.DataFrame:
     return rows.sort_values("curve_pct").reset_index(drop=True)
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.root
 @pytest.mark.fio
 @needs_blkio

@@ -154,6 +154,7 @@ def test_a_two_host_sweep_keeps_each_hosts_results_apart_and_labels_them(
     assert drawn.count('<g class="lines"><path d="M') >= 1  # the devices' lines, drawn
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.root
 @pytest.mark.fio
 def test_a_host_that_goes_away_costs_only_its_own_jobs_and_a_resume_finishes(
@@ -533,6 +534,7 @@ def _stop_when_reading(server: psutil.Process, stopped: list[psutil.Process]) ->
         time.sleep(0.01)
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.root
 @pytest.mark.fio
 def test_in_parallel_a_hung_host_costs_only_its_own_runs(

@@ -62,6 +62,7 @@ def mounted(device: str, where: Path) -> Iterator[Path]:
         subprocess.run(["umount", str(where)], check=True)
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.root
 @pytest.mark.fio
 def test_the_backing_file_of_a_loop_device_is_never_written(tmp_path: Path) -> None:
@@ -125,6 +126,7 @@ def test_a_file_another_process_has_open_is_never_written(tmp_path: Path) -> Non
     assert sha256(data) == before
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.fio
 def test_a_file_that_holds_data_needs_destroy_data_unless_ssdcompare_made_it(
     tmp_path: Path,
@@ -169,6 +171,7 @@ def test_a_file_that_holds_data_needs_destroy_data_unless_ssdcompare_made_it(
     assert sha256(thesis) != before
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.root
 @pytest.mark.fio
 def test_a_disk_image_needs_destroy_data(tmp_path: Path) -> None:
@@ -201,6 +204,7 @@ def test_a_disk_image_needs_destroy_data(tmp_path: Path) -> None:
     assert "--destroy-data overwrote" in report and "ext4" in report
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.root
 @pytest.mark.fio
 def test_an_unwritable_or_full_output_place_is_one_clear_line(tmp_path: Path) -> None:
@@ -471,6 +475,7 @@ def test_resume_refuses_a_new_file_whose_filesystem_went_away(tmp_path: Path) ->
     assert list(mnt.iterdir()) == []
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.fio
 def test_an_ok_run_without_its_output_is_failed_and_rerun(tmp_path: Path) -> None:
     out = tmp_path / "results"

@@ -86,6 +86,7 @@ def test_a_stop_signal_stops_fio_keeps_results_and_says_how_to_resume(
     assert parse_fio_file(run / "fio.json").jobs[0].directions["read"].total_ios > 0
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.root
 @pytest.mark.fio
 def test_fio_dies_with_a_killed_sweep(tmp_path: Path, loop: str) -> None:
@@ -148,6 +149,7 @@ def test_fio_never_outlives_a_killed_sweep_even_when_it_cannot_act_on_sigterm(
                 left.kill()
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.root
 @pytest.mark.fio
 def test_a_second_sweep_on_the_same_device_or_folder_is_refused(tmp_path: Path, loop: str) -> None:
@@ -171,6 +173,7 @@ def test_a_second_sweep_on_the_same_device_or_folder_is_refused(tmp_path: Path, 
     assert fio_processes(out) == []
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.fio
 def test_a_file_target_is_locked_whatever_its_spelling(tmp_path: Path) -> None:
     out = tmp_path / "results"

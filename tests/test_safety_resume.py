@@ -201,6 +201,7 @@ def test_resume_refuses_jobfiles_that_differ_from_the_planned_ones(tmp_path: Pat
     assert done.returncode == 2 and "different jobfile than planned" in done.stderr
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.fio
 def test_a_manifest_not_signed_by_you_is_resumed_only_on_devices_you_name(
     tmp_path: Path,

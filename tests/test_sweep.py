@@ -100,6 +100,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.root
 @pytest.mark.fio
 def test_filesystem_on_device_is_never_written_without_the_flag(tmp_path: Path) -> None:
@@ -176,6 +177,7 @@ def test_failing_job_in_the_middle_is_recorded_and_the_sweep_goes_on(tmp_path: P
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # one of the longest: started early (tests/conftest.py)
 @pytest.mark.fio  # waits for the second job to read before it stops the sweep: no timing
 def test_interrupt_keeps_finished_runs_and_resume_completes(tmp_path: Path) -> None:
     out = tmp_path / "results"
