@@ -198,7 +198,9 @@ def test_buffered_reads_the_page_cache_served_are_told(tmp_path: Path) -> None:
                    span="2m")  # fmt: skip
     row, check, reason = _read_on_a_loop_device(tmp_path, suite)
     assert check == CACHED
-    assert row["disk_read_bytes"] <= 2 * MB < row["io_bytes"]  # the span once, at most
+    # the span once at most, and what udev reads of a device just made (blkid looks at its
+    # first and last blocks, as it may while the job runs): far less than fio read
+    assert row["disk_read_bytes"] <= 2 * MB + 128 * 1024 < row["io_bytes"]
     assert "served from the page cache (buffered I/O, direct=0)" in reason
     assert "measures the host's memory, not the drive" in reason
     # not compared as the drive's: the host answered
