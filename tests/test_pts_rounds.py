@@ -408,7 +408,21 @@ def test_a_failed_round_ends_its_group_in_place_and_a_resume_runs_it_again(
     assert "rounds/t.img/rounds/rounds.json is damaged: its window's mean " in said
     assert said.startswith(f"t.img randwrite-4k-qd4 r1 and {2 * last - 1} more runs: ")
     page = write_report([run.path], tmp_path / "edited.html").read_text()
-    assert "its rounds cannot be told apart: its rounds.json is damaged: its window" in page
+    assert "its rounds cannot be told apart: rounds/t.img/rounds/rounds.json is damaged" in page
+    # made to agree with itself, the record still disagrees with the rounds fio ran: damaged;
+    # and a resume records the rounds again from them, without running fio
+    original = ResultsDir.open(run.path).rounds_record("t.img", "rounds")
+    faked = RoundsRecord(target="t.img", group="rounds", track=record.track,
+                         rounds=[2 * f for f in record.rounds])  # fmt: skip
+    _judge(faked, RoundGroup(name="rounds", track=record.track, max_rounds=6))
+    ResultsDir.open(run.path).save_rounds_record(faked)
+    (said,) = damaged_runs(ssdcompare.load(run.path))
+    assert "rounds.json is damaged: round 1's figure" in said and "fio output's" in said
+    ssdcompare.run_sweep(resume=run.path, report=False)
+    rebuilt = ResultsDir.open(run.path).rounds_record("t.img", "rounds")
+    assert rebuilt is not None and rebuilt.rounds == record.rounds
+    assert original is not None and not damaged_runs(ssdcompare.load(run.path))
+    assert not (kept / "r1.attempt-1").exists()
 
 
 @pytest.mark.parametrize(
@@ -427,6 +441,9 @@ def test_a_failed_round_ends_its_group_in_place_and_a_resume_runs_it_again(
         ({"rounds": []}, "its rounds give window none"),
         ({"track": "other"}, "it tracks other iops, and the suite x iops"),
         ({"failed_round": 2}, "its failed round 2 is not its round without a figure"),
+        ({"failed_round": 7}, "its failed round 7 is not its round without a figure"),
+        ({"target": "u"}, "it is the record of u g"),
+        ({"group": "h"}, "it is the record of t h"),
     ],
 )
 def test_a_rounds_record_that_disagrees_with_itself_is_damaged(
@@ -438,7 +455,7 @@ def test_a_rounds_record_that_disagrees_with_itself_is_damaged(
     record = RoundsRecord(target="t", group="g", track="x", rounds=[50, 100, 101, 99, 100, 100])
     _judge(record, group)
     assert record.attained and record.window == [2, 3, 4, 5, 6]
-    problem = rounds_problem(record.model_copy(update=change), group)
+    problem = rounds_problem(record.model_copy(update=change), group, "t")
     assert problem == said if said is None else said in str(problem)
     # a round that failed ends the group, judged as it was before it
     failed = RoundsRecord(target="t", group="g", track="x", rounds=[100, 101])

@@ -45,9 +45,10 @@ from ssdcompare.analysis.ptstime import (
     saturation,
     settled,
 )
+from ssdcompare.analysis.runrows import checked_rounds_record
 from ssdcompare.analysis.summary import in_windows, job_summary
 from ssdcompare.errors import SsdcompareError
-from ssdcompare.results.models import FillRecord, PurgeRecord, RoundsRecord, rounds_problem
+from ssdcompare.results.models import FillRecord, PurgeRecord, RoundsRecord
 from ssdcompare.results.store import ResultsDir, unique_folders
 from ssdcompare.suite.pts import PtsSpec, RoundGroup
 from ssdcompare.target.devices import Target
@@ -511,9 +512,7 @@ def _prep(results: ResultsDir, target: Target, label: str, pts: PtsSpec) -> Devi
 
 def _group_rounds(results: ResultsDir, target: str, label: str, pts: PtsSpec,
                   group: RoundGroup, skipped: str | None) -> GroupRounds:  # fmt: skip
-    record, unusable = results.read_rounds_record(target, group.name)
-    if record is not None and (problem := rounds_problem(record, group)) is not None:
-        record, unusable = None, f"its rounds.json is damaged: {problem}"
+    record, unusable = checked_rounds_record(results, target, group)
     return GroupRounds(str(results.path), target, label, pts.test, group.name, group,
                        record, skipped, unusable)  # fmt: skip
 

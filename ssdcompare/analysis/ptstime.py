@@ -237,7 +237,9 @@ class Saturation:
     @property
     def words(self) -> str:
         if math.isnan(self.fresh_iops):
-            return f"{self.label}: no time series to read (no logs, or they cannot be read)"
+            return (f"{self.label}: no time series to read (no logs, logs without an interval "
+                    "in them: a run shorter than fio's log interval, or logs that cannot be "
+                    "read)")  # fmt: skip
         drop = self.drop_pct
         change = ("unknown" if math.isnan(drop) else f"{drop:.0f} % lower" if drop >= 0.5
                   else f"{-drop:.0f} % higher" if drop <= -0.5 else "unchanged")  # fmt: skip

@@ -11,6 +11,7 @@ run of a folder together into the frame.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 
 from ssdcompare.analysis.latencytarget import SEARCH_COLUMNS, search_values
@@ -26,8 +27,9 @@ from ssdcompare.judge.cpu import ChosenCpus, CpuStats, Thresholds, judge
 from ssdcompare.judge.iocount import Counts, Run, check_io
 from ssdcompare.judge.verdict import Throttling, throttled_reason
 from ssdcompare.results.files import StoredFileError
-from ssdcompare.results.models import RunStatus, rounds_problem
+from ssdcompare.results.models import RoundsRecord, RunStatus, rounds_problem
 from ssdcompare.results.store import ResultsDir
+from ssdcompare.suite.pts import RoundGroup
 from ssdcompare.suite.realism import given, realism_columns
 from ssdcompare.suite.workload import Workload
 from ssdcompare.target.devices import Target
@@ -166,13 +168,12 @@ def _rounds_columns(results: ResultsDir, status: RunStatus) -> dict[str, object]
     values["pts_group"] = group.name
     if not group.rounds:
         return values
-    record, problem = results.read_rounds_record(status.target, group.name)
-    if record is not None:
-        problem = rounds_problem(record, group)
-        if problem is not None:
-            where = results.files.name(results.rounds_dir(status.target, group.name))
-            problem = f"{where}/rounds.json is damaged: {problem}"
-    elif problem is None:
+    record, problem = checked_rounds_record(results, status.target, group)
+    if record is not None and status.repeat > len(record.rounds) and status.status == "ok":
+        problem = (f"{results.files.name(results.rounds_dir(status.target, group.name))}/"
+                   f"rounds.json is damaged: it holds {len(record.rounds)} rounds, and round "
+                   f"{status.repeat} ran")  # fmt: skip
+    elif record is None and problem is None:
         problem = f"no record of the rounds of group {group.name} (rounds.json)"
     if problem is not None:  # which rounds make the window is not known: no figure is
         if status.status == "ok":
@@ -185,6 +186,33 @@ def _rounds_columns(results: ResultsDir, status: RunStatus) -> dict[str, object]
                   ss_window=window)  # fmt: skip
     values["drive_state"] = "steady" if record.attained else "not steady"
     return values
+
+
+# a results folder opened for reading -> its groups' records as checked: each record is
+# checked once per reading, however many runs its group has
+_CHECKED: weakref.WeakKeyDictionary[
+    ResultsDir, dict[tuple[str, str], tuple[RoundsRecord | None, str | None]]
+] = weakref.WeakKeyDictionary()
+
+
+def checked_rounds_record(
+    results: ResultsDir, target: str, group: RoundGroup
+) -> tuple[RoundsRecord | None, str | None]:
+    """A PTS group's record as a reader takes it: (the record, None); (None, None) when
+    there is none; (None, why) when it is refused, damaged, at odds with itself
+    (results.models.rounds_problem) or with the rounds fio ran (each recorded figure is the
+    tracking job's in its round's fio.json)."""
+    known = _CHECKED.setdefault(results, {})
+    if (target, group.name) not in known:
+        record, problem = results.read_rounds_record(target, group.name)
+        if record is not None:
+            problem = rounds_problem(record, group, target) or results.rounds_figures_problem(
+                target, group, record)  # fmt: skip
+            if problem is not None:
+                where = results.files.name(results.rounds_dir(target, group.name))
+                record, problem = None, f"{where}/rounds.json is damaged: {problem}"
+        known[(target, group.name)] = (record, problem)
+    return known[(target, group.name)]
 
 
 def _precondition_words(

@@ -470,9 +470,11 @@ def rounds_lines(results: ResultsDir) -> list[str]:
         elif purge is not None:
             said = f"{purge.how}, {purge.detail}" if purge.purged else purge.detail
             lines.append(f"{target.name} purge: {said}")
+    from ssdcompare.run.rounds import group_record  # the runner's: only at a PTS sweep's end
+
     for target in manifest.targets:
         for group in pts.groups:
-            record = results.rounds_record(target.name, group.name)
+            record = group_record(results, target.name, group)
             if record is None or not group.rounds:
                 continue
             lines.append(f"{target.name} {group.name}: {_rounds_words(record, group)}")

@@ -19,11 +19,14 @@ output stays where fio wrote it: each part says where it was cut from.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
 from ssdcompare.fio.check import read_jobfile
+from ssdcompare.fio.result.models import FioOutput
+from ssdcompare.suite.pts import RoundGroup
 from ssdcompare.version import __version__
 
 STONEWALL = "stonewall"
@@ -106,3 +109,19 @@ def lived_spans_s(
     if any(later[0] < earlier[1] - interval_s for earlier, later in pairwise(spans)):
         return None
     return spans
+
+
+def tracked_figure(output: FioOutput, group: RoundGroup) -> float | None:
+    """The tracking job's figure in a round's fio output: IOPS or bandwidth (its directions
+    added) or mean latency (µs, over all its I/O); None when fio gave none."""
+    entry = next((j for j in output.jobs if j.name == group.track and j.ok), None)
+    if entry is None:
+        return None
+    moving = [d for d in entry.directions.values() if d.direction != "sync"]
+    if group.metric == "iops":
+        return entry.total_iops or None
+    if group.metric == "bw":
+        return sum(d.bw_bytes for d in moving if not math.isnan(d.bw_bytes)) or None
+    weighed = [(d.lat.mean_us, d.total_ios or 0) for d in moving if d.lat is not None]
+    ios = sum(count for _, count in weighed)
+    return sum(mean * count for mean, count in weighed) / ios if ios else None

@@ -68,7 +68,10 @@ def _place(sections: dict[str, ChartSection], notes: list[str], kind: ChartKind,
         notes.append(f"{chart.title}: left out, it could not be drawn ({kind_of}: {err}).")
         return
     if svg is None:
-        notes.append(f"{chart.title}: left out, there is no figure to plot (no I/O was measured).")
+        notes.append(
+            f"{chart.title}: left out, there is no figure to plot (no I/O was "
+            "measured, or none logged: a run shorter than its log interval)."
+        )
         return
     section = sections.setdefault(chart.section, ChartSection(chart.section))
     group = next((g for g in section.groups if g.title == kind.heading), None)

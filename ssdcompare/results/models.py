@@ -177,13 +177,18 @@ class RoundsRecord(BaseModel):
     failed_round: int | None = None
 
 
-def rounds_problem(record: RoundsRecord, group: RoundGroup) -> str | None:
+def rounds_problem(
+    record: RoundsRecord, group: RoundGroup, target: str | None = None
+) -> str | None:
     """What makes a group's rounds.json untrustworthy (None: nothing): a figure no round
-    gives, more rounds than the group runs, another tracking job, or a judgement (window,
-    its mean, steady or not, done) that the PTS rule does not give from its own rounds. The
+    gives, more rounds than the group runs, another target, group or tracking job, or a
+    judgement (window, its mean, steady or not, done) that the PTS rule does not give from its
+    own rounds. The
     rounds before a round without a figure (one that failed) are judged as the record
     judged them then."""
     figures = record.rounds
+    if record.group != group.name or target is not None and record.target != target:
+        return f"it is the record of {record.target} {record.group}"
     if record.track != group.track or record.metric != group.metric:
         return (f"it tracks {record.track} {record.metric}, and the suite {group.track} "
                 f"{group.metric}")  # fmt: skip
@@ -192,7 +197,9 @@ def rounds_problem(record: RoundsRecord, group: RoundGroup) -> str | None:
     if any(f is not None and not (math.isfinite(f) and f >= 0) for f in figures):
         return "it holds a round's figure no round gives (negative, or not a number)"
     missing = next((i for i, f in enumerate(figures) if f is None), len(figures))
-    if record.failed_round is not None and record.failed_round != missing + 1:
+    if record.failed_round is not None and (
+        record.failed_round != missing + 1 or missing == len(figures)
+    ):
         return f"its failed round {record.failed_round} is not its round without a figure"
     if not group.rounds:
         return None

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -42,8 +43,9 @@ from pydantic import ValidationError
 
 from ssdcompare.errors import NewerFormatError, SsdcompareError, stored_validation_message
 from ssdcompare.fio.logs import log_files
-from ssdcompare.fio.result.models import FioOutput
+from ssdcompare.fio.result.models import FioOutput, FioOutputError
 from ssdcompare.fio.result.plausibility import output_problem
+from ssdcompare.fio.rounds import tracked_figure
 from ssdcompare.judge.cpu import CpuTrace, trace_from
 from ssdcompare.pathwalk import untrusted_ancestor, walk, where_others_control
 from ssdcompare.results.files import ResultsFiles, StoredFileError, WriteError, write_atomic
@@ -61,6 +63,7 @@ from ssdcompare.results.models import (
     migrate_status,
 )
 from ssdcompare.suite.options import TIMESERIES_PREFIX
+from ssdcompare.suite.pts import RoundGroup
 from ssdcompare.target.devices import in_device_tree
 from ssdcompare.userkey import signature, signed_by_me
 
@@ -570,6 +573,35 @@ class ResultsDir:
         except ValidationError as err:
             problem = stored_validation_message(err, RoundsRecord)
             return None, f"{self.files.name(path)} is damaged: {problem}"
+
+    def rounds_figures_problem(
+        self, target: str, group: RoundGroup, record: RoundsRecord
+    ) -> str | None:
+        """The first figure of a group's record that is not the tracking job's in its round's
+        fio output (None: each is)."""
+        for number, figure in enumerate(record.rounds, 1):
+            if figure is None:
+                continue
+            try:
+                path = self.round_folder(target, group.name, number) / FIO_JSON
+                found = tracked_figure(self.files.fio_output(path), group)
+            except (StoredFileError, FioOutputError) as err:
+                return f"round {number}'s fio output cannot be read ({err})"
+            if found is None or not math.isclose(found, figure, rel_tol=1e-6):
+                return f"round {number}'s figure {figure:g} is not its fio output's ({found})"
+        return None
+
+    def set_aside_rounds_record(self, target: str, group: str) -> None:
+        """A group's record that cannot be trusted, kept aside as rounds.json.damaged-<n>:
+        the rounds are recorded again from their stored runs."""
+        path = self.rounds_dir(target, group) / ROUNDS_RECORD
+        number = 1
+        while os.path.lexists(path.with_name(f"{ROUNDS_RECORD}.damaged-{number}")):
+            number += 1
+        try:
+            path.rename(path.with_name(f"{ROUNDS_RECORD}.damaged-{number}"))
+        except OSError as err:
+            raise WriteError(f"cannot set {path} aside: {err.strerror or err}") from None
 
     def save_rounds_record(self, record: RoundsRecord) -> None:
         path = self.rounds_dir(record.target, record.group) / ROUNDS_RECORD

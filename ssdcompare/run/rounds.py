@@ -35,11 +35,12 @@ from ssdcompare.fio.rounds import (
     process_numbers,
     round_text,
     section_spans_s,
+    tracked_figure,
 )
 from ssdcompare.judge.cpu import CpuTrace, trace_from
 from ssdcompare.judge.steady import judge_rounds
 from ssdcompare.results.files import write_atomic
-from ssdcompare.results.models import RoundsRecord, RunStatus, now_iso, status_of
+from ssdcompare.results.models import RoundsRecord, RunStatus, now_iso, rounds_problem, status_of
 from ssdcompare.results.store import CPU_JSON, FIO_JSON, JOBFILE, STDERR, ResultsDir
 from ssdcompare.run.access import made_meanwhile, opened_for_fio, wrote
 from ssdcompare.run.jobrun import StoppedAfterRun, skip
@@ -93,21 +94,39 @@ def all_rounds(plan: Plan) -> list[Round]:
 def needed(results: ResultsDir, one: Round) -> bool:
     """Whether a round is still to run: its group is not done and this round is not in its
     record yet."""
-    record = results.rounds_record(one.target.name, one.group.name)
+    record = group_record(results, one.target.name, one.group)
     if record is None:
         return True
     return not record.done and len(record.rounds) < one.number
 
 
-def reopen_failed(results: ResultsDir, plan: Plan) -> None:
-    """Groups that a failed round ended, opened again for --resume: the failed round is run
-    again (its runs and its folder kept aside as earlier attempts when it runs), and the
-    rounds before it are judged as they were."""
+def group_record(results: ResultsDir, target: str, group: RoundGroup) -> RoundsRecord | None:
+    """A group's record as the rounds go on from it: None when there is none, or it is one a
+    reader would not take (results.models.rounds_problem: another target's, at odds with
+    itself): the rounds are then recorded again, from their stored runs where they have them."""
+    record = results.rounds_record(target, group.name)
+    if record is None or rounds_problem(record, group, target) is not None:
+        return None
+    return record
+
+
+def records_for_resume(results: ResultsDir, plan: Plan) -> None:
+    """Each group's record made ready for --resume. One a reader would not take (another
+    target's, at odds with itself or with its rounds' fio outputs) is kept aside, and the
+    rounds are recorded again from their stored runs. A group that a failed round ended is
+    opened again: that round runs again (its runs and folder kept aside as earlier attempts),
+    and the rounds before it are judged as they were."""
     pts = plan.suite.pts
     assert pts is not None
     for target in plan.targets:
         for group in pts.groups:
-            record = results.rounds_record(target.name, group.name)
+            record = group_record(results, target.name, group)
+            if record is not None and results.rounds_figures_problem(target.name, group, record):
+                results.set_aside_rounds_record(target.name, group.name)
+                continue
+            if record is None and results.rounds_record(target.name, group.name) is not None:
+                results.set_aside_rounds_record(target.name, group.name)  # at odds with itself
+                continue
             if record is None or record.failed_round is None:
                 continue
             number = record.failed_round
@@ -350,7 +369,7 @@ def record_round(
     """The group's record with this round's tracked figure added, judged by the PTS rule:
     done once steady, out of rounds, or (for a group without a tracking variable) run."""
     group = one.group
-    record = results.rounds_record(one.target.name, group.name) or RoundsRecord(
+    record = group_record(results, one.target.name, group) or RoundsRecord(
         target=one.target.name, group=group.name, track=group.track, metric=group.metric
     )
     figure = _tracked(folder, group) if group.track and failure is None else None
@@ -365,23 +384,11 @@ def record_round(
 
 
 def _tracked(folder: Path, group: RoundGroup) -> float | None:
-    """The tracking job's figure in a round's output: IOPS or bandwidth (its directions
-    added) or mean latency (µs, over all its I/O)."""
+    """The tracking job's figure in the round's output (fio.rounds.tracked_figure)."""
     try:
-        output = parse_fio_file(folder / FIO_JSON)
+        return tracked_figure(parse_fio_file(folder / FIO_JSON), group)
     except FioOutputError:
         return None
-    entry = next((j for j in output.jobs if j.name == group.track and j.ok), None)
-    if entry is None:
-        return None
-    moving = [d for d in entry.directions.values() if d.direction != "sync"]
-    if group.metric == "iops":
-        return entry.total_iops or None
-    if group.metric == "bw":
-        return sum(d.bw_bytes for d in moving if not math.isnan(d.bw_bytes)) or None
-    weighed = [(d.lat.mean_us, d.total_ios or 0) for d in moving if d.lat is not None]
-    ios = sum(count for _, count in weighed)
-    return sum(mean * count for mean, count in weighed) / ios if ios else None
 
 
 def _judge(record: RoundsRecord, group: RoundGroup) -> None:

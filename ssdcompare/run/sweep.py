@@ -57,7 +57,7 @@ from ssdcompare.run.rounds import (
     Round,
     all_rounds,
     needed,
-    reopen_failed,
+    records_for_resume,
     rounds_pending,
     run_round,
 )
@@ -238,7 +238,7 @@ def reopen(
     unsettled = [t for t in plan.targets if t.name in left and not settled(results, t.name)]
     check_purges(unsettled, plan.purge, plan.offered, resuming=True)  # a failed one: again
     if plan.suite.pts is not None:
-        reopen_failed(results, plan)  # a round that failed is run again
+        records_for_resume(results, plan)  # a failed round runs again, a bad record is redone
     manifest.resumed_at.append(now_iso())
     results.save_manifest()
     return plan, results, findings
