@@ -55,6 +55,10 @@ def test_the_write_saturation_section_says_where_the_iops_settle(swept: dict[str
     (figures,) = ssdcompare.pts_tables(swept["folders"]["wsat"]).saturation()
     assert figures.capacities > 0 and figures.settled_iops > 0
     assert found["answers"] == [figures.words]
+    # its header: a limit, not a time measured, and one run, not rounds
+    page = (swept["folders"]["wsat"] / "report.html").read_text()
+    assert "at most 1 h 12 min measured, or until the size cap" in page
+    assert "1 group(s) run once, in order" in page and "in rounds until steady" not in page
     assert f"settle at {format_count(figures.settled_iops)}" in found["answers"][0]
     charts = found["charts"]
     assert [c["title"] for c in charts] == [

@@ -47,6 +47,7 @@ from ssdcompare.results.files import write_atomic
 from ssdcompare.results.outputs import check_report_path
 from ssdcompare.results.store import ResultsDir, unique_folders
 from ssdcompare.suite.options import OPT_IN
+from ssdcompare.suite.workload import Workload
 from ssdcompare.units import format_bytes, format_count, format_duration, format_rate
 from ssdcompare.version import __version__
 
@@ -202,14 +203,32 @@ def _rounds_words(results: ResultsDir) -> str | None:
     pts = results.manifest.suite.pts
     if pts is None:
         return None
-    most = max(group.most_rounds for group in pts.groups)
-    return (f"in rounds until steady ({len(pts.groups)} group(s), at most {most} rounds), each "
-            "figure the mean of its group's measurement window")  # fmt: skip
+    tracked = [group for group in pts.groups if group.rounds]
+    once = len(pts.groups) - len(tracked)
+    ran_once = f"{once} group(s) run once, in order" if once else ""
+    if not tracked:
+        return ran_once
+    most = max(group.most_rounds for group in tracked)
+    rounds = (f"in rounds until steady ({len(tracked)} group(s), at most {most} rounds), each "
+              "figure the mean of its group's measurement window")  # fmt: skip
+    return f"{rounds}; {ran_once}" if once else rounds
+
+
+def _runtime_words(workloads: list[Workload]) -> str:
+    """The jobs' runtimes; a size-capped job's is the most it runs (it ends at its cap)."""
+    words = []
+    for runtime in sorted({w.runtime_s for w in workloads}):
+        capped = all(w.io_size_bytes is not None or w.io_size_spans is not None
+                     for w in workloads if w.runtime_s == runtime)  # fmt: skip
+        words.append(f"at most {_seconds(runtime)}" if capped else _seconds(runtime))
+    capped_all = all(w.io_size_bytes is not None or w.io_size_spans is not None
+                     for w in workloads)  # fmt: skip
+    # a size-capped job ends when its bytes are moved: its runtime is only its limit
+    return ", ".join(words) + (" measured, or until the size cap" if capped_all else " measured")
 
 
 def _sweep_info(results: ResultsDir) -> dict[str, object]:
     manifest = results.manifest
-    runtimes = sorted({w.runtime_s for w in manifest.suite.workloads})
     ramps = sorted({w.ramp_s for w in manifest.suite.workloads})
     return {
         "path": str(results.path),
@@ -219,7 +238,7 @@ def _sweep_info(results: ResultsDir) -> dict[str, object]:
         "created_at": manifest.created_at,
         "host": manifest.host,
         "memory": format_bytes(manifest.host.memory_bytes),
-        "runtime": ", ".join(_seconds(r) for r in runtimes),
+        "runtime": _runtime_words(manifest.suite.workloads),
         "ramp": ", ".join(_seconds(r) for r in ramps),
         "repeat": manifest.repeat,
         "rounds": _rounds_words(results),
