@@ -10,6 +10,9 @@
 # (`-m "not slow"`, `-k NAME`) or `-n`, one plain pytest run does as asked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# compiled modules are kept (__pycache__, which git ignores): the tests start hundreds of
+# Python processes, and each would otherwise compile ssdcompare and the tests' assertions anew
+unset PYTHONDONTWRITEBYTECODE
 SSDCOMPARE_TEST_DEPS=1 scripts/install.sh >/dev/null
 pytest=(.venv/bin/python -m pytest -q)
 for arg in "$@"; do
