@@ -27,7 +27,7 @@ from ssdcompare.judge.cpu import ChosenCpus, CpuStats, Thresholds, judge
 from ssdcompare.judge.iocount import Counts, Run, check_io
 from ssdcompare.judge.verdict import Throttling, throttled_reason
 from ssdcompare.results.files import StoredFileError
-from ssdcompare.results.models import RoundsRecord, RunStatus, rounds_problem
+from ssdcompare.results.models import RoundsRecord, RunStatus
 from ssdcompare.results.store import ResultsDir
 from ssdcompare.suite.pts import RoundGroup
 from ssdcompare.suite.realism import given, realism_columns
@@ -170,9 +170,8 @@ def _rounds_columns(results: ResultsDir, status: RunStatus) -> dict[str, object]
         return values
     record, problem = checked_rounds_record(results, status.target, group)
     if record is not None and status.repeat > len(record.rounds) and status.status == "ok":
-        problem = (f"{results.files.name(results.rounds_dir(status.target, group.name))}/"
-                   f"rounds.json is damaged: it holds {len(record.rounds)} rounds, and round "
-                   f"{status.repeat} ran")  # fmt: skip
+        problem = _damaged(results, status.target, group, f"it holds {len(record.rounds)} "
+                           f"rounds, and round {status.repeat} ran")  # fmt: skip
     elif record is None and problem is None:
         problem = f"no record of the rounds of group {group.name} (rounds.json)"
     if problem is not None:  # which rounds make the window is not known: no figure is
@@ -199,20 +198,22 @@ def checked_rounds_record(
     results: ResultsDir, target: str, group: RoundGroup
 ) -> tuple[RoundsRecord | None, str | None]:
     """A PTS group's record as a reader takes it: (the record, None); (None, None) when
-    there is none; (None, why) when it is refused, damaged, at odds with itself
-    (results.models.rounds_problem) or with the rounds fio ran (each recorded figure is the
-    tracking job's in its round's fio.json)."""
+    there is none; (None, why) when it is refused, damaged, at odds with itself or with the
+    rounds fio ran (ResultsDir.rounds_record_problem)."""
     known = _CHECKED.setdefault(results, {})
     if (target, group.name) not in known:
         record, problem = results.read_rounds_record(target, group.name)
         if record is not None:
-            problem = rounds_problem(record, group, target) or results.rounds_figures_problem(
-                target, group, record)  # fmt: skip
+            problem = results.rounds_record_problem(target, group, record)
             if problem is not None:
-                where = results.files.name(results.rounds_dir(target, group.name))
-                record, problem = None, f"{where}/rounds.json is damaged: {problem}"
+                record, problem = None, _damaged(results, target, group, problem)
         known[(target, group.name)] = (record, problem)
     return known[(target, group.name)]
+
+
+def _damaged(results: ResultsDir, target: str, group: RoundGroup, problem: str) -> str:
+    where = results.files.name(results.rounds_dir(target, group.name))
+    return f"{where}/rounds.json is damaged: {problem}"
 
 
 def _precondition_words(

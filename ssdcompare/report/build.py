@@ -216,15 +216,14 @@ def _rounds_words(results: ResultsDir) -> str | None:
 
 def _runtime_words(workloads: list[Workload]) -> str:
     """The jobs' runtimes; a size-capped job's is the most it runs (it ends at its cap)."""
-    words = []
-    for runtime in sorted({w.runtime_s for w in workloads}):
-        capped = all(w.io_size_bytes is not None or w.io_size_spans is not None
-                     for w in workloads if w.runtime_s == runtime)  # fmt: skip
-        words.append(f"at most {_seconds(runtime)}" if capped else _seconds(runtime))
-    capped_all = all(w.io_size_bytes is not None or w.io_size_spans is not None
-                     for w in workloads)  # fmt: skip
+    capped: dict[float, bool] = {}  # runtime -> every job of it is size-capped
+    for w in workloads:
+        mine = w.io_size_bytes is not None or w.io_size_spans is not None
+        capped[w.runtime_s] = capped.get(w.runtime_s, True) and mine
+    words = [f"at most {_seconds(r)}" if c else _seconds(r) for r, c in sorted(capped.items())]
     # a size-capped job ends when its bytes are moved: its runtime is only its limit
-    return ", ".join(words) + (" measured, or until the size cap" if capped_all else " measured")
+    return ", ".join(words) + (" measured, or until the size cap" if all(capped.values())
+                               else " measured")  # fmt: skip
 
 
 def _sweep_info(results: ResultsDir) -> dict[str, object]:

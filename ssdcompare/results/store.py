@@ -61,6 +61,7 @@ from ssdcompare.results.models import (
     failed_status,
     migrate_manifest,
     migrate_status,
+    rounds_problem,
 )
 from ssdcompare.suite.options import TIMESERIES_PREFIX
 from ssdcompare.suite.pts import RoundGroup
@@ -538,14 +539,7 @@ class ResultsDir:
         record); (None, None) when there is none."""
         path = self.path / ROUNDS / target / PURGE_RECORD
         self.files.check_way(path)
-        try:
-            data = self.files.read_object(path, "record", "a purge record")
-            return PurgeRecord.model_validate(data), None
-        except StoredFileError as err:
-            return None, None if err.missing else f"{self.files.name(path)} {err.reason}"
-        except ValidationError as err:
-            problem = stored_validation_message(err, PurgeRecord)
-            return None, f"{self.files.name(path)} is not a purge record ({problem})"
+        return self._reading(path, PurgeRecord, "a purge record")
 
     def save_purge_record(self, record: PurgeRecord) -> None:
         path = self.path / ROUNDS / record.target / PURGE_RECORD
@@ -566,19 +560,19 @@ class ResultsDir:
         is none; (None, why) when it is refused or damaged, naming the file."""
         try:
             path = self.rounds_dir(target, group) / ROUNDS_RECORD
-            data = self.files.read_object(path, "record", "a PTS group's record")
-            return RoundsRecord.model_validate(data), None
-        except StoredFileError as err:
-            return None, None if err.missing else str(err)
-        except ValidationError as err:
-            problem = stored_validation_message(err, RoundsRecord)
-            return None, f"{self.files.name(path)} is damaged: {problem}"
+        except StoredFileError as err:  # a link on its way
+            return None, str(err)
+        return self._reading(path, RoundsRecord, "a PTS group's record")
 
-    def rounds_figures_problem(
+    def rounds_record_problem(
         self, target: str, group: RoundGroup, record: RoundsRecord
     ) -> str | None:
-        """The first figure of a group's record that is not the tracking job's in its round's
-        fio output (None: each is)."""
+        """Why a reader would not take a group's record (None: it would): at odds with the
+        group or with itself (results.models.rounds_problem), or a figure that is not the
+        tracking job's in its round's fio output."""
+        problem = rounds_problem(record, group, target)
+        if problem is not None:
+            return problem
         for number, figure in enumerate(record.rounds, 1):
             if figure is None:
                 continue
@@ -627,11 +621,20 @@ class ResultsDir:
     def _record(self, path: Path, model: type[_Record]) -> _Record | None:
         """A stored preconditioning record; None when there is none or it is damaged (then
         preconditioning runs again)."""
+        return self._reading(path, model, "a preconditioning record")[0]
+
+    def _reading(
+        self, path: Path, model: type[_Record], what: str
+    ) -> tuple[_Record | None, str | None]:
+        """A stored record: (it, None); (None, None) when there is none; (None, why) when it
+        is refused (a link, not a regular file, too large), not JSON or not `what`."""
         try:
-            data = self.files.read_object(path, "record", "a preconditioning record")
-            return model.model_validate(data)
-        except (StoredFileError, ValidationError):
-            return None
+            return model.model_validate(self.files.read_object(path, "record", what)), None
+        except StoredFileError as err:
+            return None, None if err.missing else str(err)
+        except ValidationError as err:
+            problem = stored_validation_message(err, model)
+            return None, f"{self.files.name(path)} is not {what} ({problem})"
 
     def cpu_json(self, status: RunStatus) -> Path:
         """Where a run's CPU samples are (see cpu_trace)."""

@@ -120,12 +120,9 @@ def records_for_resume(results: ResultsDir, plan: Plan) -> None:
     assert pts is not None
     for target in plan.targets:
         for group in pts.groups:
-            record = group_record(results, target.name, group)
-            if record is not None and results.rounds_figures_problem(target.name, group, record):
+            record = results.rounds_record(target.name, group.name)
+            if record is not None and results.rounds_record_problem(target.name, group, record):
                 results.set_aside_rounds_record(target.name, group.name)
-                continue
-            if record is None and results.rounds_record(target.name, group.name) is not None:
-                results.set_aside_rounds_record(target.name, group.name)  # at odds with itself
                 continue
             if record is None or record.failed_round is None:
                 continue
