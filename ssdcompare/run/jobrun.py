@@ -41,6 +41,7 @@ from ssdcompare.run.runner import (
 )
 from ssdcompare.suite.options import TIMESERIES_PREFIX
 from ssdcompare.target import probes
+from ssdcompare.target.devices import Target
 from ssdcompare.target.file import TargetFileError
 from ssdcompare.target.guard import claimed_all
 from ssdcompare.target.hosts import Host
@@ -122,6 +123,18 @@ def prepare(
     return folder
 
 
+def sampler_and_readonly(
+    plan: Plan, target: Target, sampler_factory: SamplerFactory | None
+) -> tuple[Sampler | None, bool]:
+    """For a fio run on `target`: the CPU sampler, and whether fio runs with --readonly."""
+    # the sampler sees this machine only: a remote host's CPU is known from fio's figures
+    sampler = sampler_factory() if sampler_factory and not target.remote else None
+    # a target no planned jobfile writes (and not a new file) was never offered for
+    # writing: fio itself refuses to write, create or extend anything there (--readonly)
+    readonly = all(target.name != t.name for t in plan.modified_targets)
+    return sampler, readonly
+
+
 def _fio_run(
     plan: Plan,
     job: RenderedJob,
@@ -135,11 +148,7 @@ def _fio_run(
     per server, the job sections fio must report, and the target's open files."""
     target, fio = job.target, plan.fio
     assert fio is not None
-    # the sampler sees this machine only: a remote host's CPU is known from fio's figures
-    sampler = sampler_factory() if sampler_factory and not target.remote else None
-    # a target no planned jobfile writes (and not a new file) was never offered for
-    # writing: fio itself refuses to write, create or extend anything there (--readonly)
-    readonly = all(target.name != t.name for t in plan.modified_targets)
+    sampler, readonly = sampler_and_readonly(plan, target, sampler_factory)
     clients = _host_jobfiles(job, folder, plan) if len(target.hosts) > 1 else []
     # a group's member fio dropped, or a job a server refused (fio's client still exits
     # 0), must not pass for a result: every section must be in the output, with I/O

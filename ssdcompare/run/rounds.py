@@ -18,7 +18,7 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -43,17 +43,15 @@ from ssdcompare.results.files import write_atomic
 from ssdcompare.results.models import RoundsRecord, RunStatus, now_iso, rounds_problem, status_of
 from ssdcompare.results.store import CPU_JSON, FIO_JSON, JOBFILE, STDERR, ResultsDir
 from ssdcompare.run.access import made_meanwhile, opened_for_fio, wrote
-from ssdcompare.run.jobrun import StoppedAfterRun, skip
+from ssdcompare.run.jobrun import SamplerFactory, StoppedAfterRun, sampler_and_readonly, skip
 from ssdcompare.run.plan import Plan
-from ssdcompare.run.runner import RunOutcome, Sampler, run_fio, timeout_for
+from ssdcompare.run.runner import RunOutcome, run_fio, timeout_for
 from ssdcompare.suite.options import TIMESERIES_PREFIX
 from ssdcompare.suite.pts import RoundGroup
 from ssdcompare.target import probes
 from ssdcompare.target.devices import Target
 from ssdcompare.target.guard import claimed_all
 from ssdcompare.target.probes.diskstats import PROBE as DISKSTATS
-
-SamplerFactory = Callable[[], Sampler]
 
 
 @dataclass(frozen=True)
@@ -216,8 +214,7 @@ def _run(
     timeout_s: float | None,
 ) -> RunOutcome:
     assert plan.fio is not None
-    sampler = sampler_factory() if sampler_factory and not one.target.remote else None
-    readonly = all(one.target.name != t.name for t in plan.modified_targets)
+    sampler, readonly = sampler_and_readonly(plan, one.target, sampler_factory)
     return run_fio(plan.fio, folder / JOBFILE, folder, timeout_s or timeout_for(one.duration_s),
                    sampler, readonly=readonly, host=one.target.host,
                    expected_jobs=[job.job_id for job in one.jobs],
